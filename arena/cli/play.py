@@ -1,0 +1,76 @@
+"""`moon play`: one game between bots, with a referee started for it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from ..bots import BotSpec, load_bot
+from ..game import play_game, serving
+from ..referee import Referee
+from ..report import print_game
+from ..timecontrol import ConfigError
+from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "example_bots"
+
+
+def resolve_bot(arg: str) -> BotSpec:
+    """A bot from a folder path, a bot.toml path, or the name of an example bot.
+
+    Raises:
+        click.BadParameter: nothing by that name, or a bad manifest.
+    """
+    p = Path(arg)
+    if not p.exists() and not any(c in arg for c in "/\\") and (EXAMPLES / arg).is_dir():
+        p = EXAMPLES / arg
+    if not p.exists():
+        known = sorted(d.name for d in EXAMPLES.iterdir() if (d / "bot.toml").is_file()) \
+            if EXAMPLES.is_dir() else []
+        raise click.BadParameter(
+            f"no bot {arg!r}: give a bot folder (with a bot.toml) or an example bot"
+            + (f" ({', '.join(known)})" if known else ""), param_hint="BOTS")
+    try:
+        return load_bot(p)
+    except ConfigError as e:
+        raise click.BadParameter(str(e), param_hint="BOTS") from None
+
+
+@click.command()
+@click.argument("bots", nargs=-1, required=True)
+@ruleset_options
+@click.option("--seed", type=int, default=None, help="Seed of the deals (random if omitted).")
+@click.option("--records", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("runs/records"), show_default=True, help="Folder for the record.")
+@click.option("--tcp", is_flag=True, help="Serve on TCP 127.0.0.1 instead of a Unix socket.")
+@time_options
+def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int | None,
+         records: Path, tcp: bool, **tc: Any) -> None:
+    """Play one game to the end between BOTS (3 or 4 bot folders or example names,
+    seat 0 first), print it hand by hand, and write its record.
+
+    \b
+    Example:  moon play heuristic random heuristic
+              moon play --preset moon4 heuristic random heuristic random
+    """
+    ruleset = make_ruleset(preset, options)
+    if len(bots) != ruleset.players:
+        raise click.UsageError(f"{preset} needs {ruleset.players} bots, got {len(bots)} "
+                               "(use --preset moon4 for 4 players)")
+    specs = [resolve_bot(b) for b in bots]
+    time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
+    console = Console()
+
+    async def run() -> None:
+        referee = Referee(record_dir=records)
+        async with serving(referee, "127.0.0.1:0" if tcp else None) as ep:
+            match = await play_game(referee, ep, specs, ruleset, preset=preset, seed=seed,
+                                    tc=time_control)
+        print_game(console, match.record())
+        console.print(f"record: {match.record_path}")
+
+    asyncio.run(run())

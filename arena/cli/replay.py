@@ -1,0 +1,52 @@
+"""`moon replay show|verify FILE`: read game records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from ..records import RecordError, load_record, verify_record
+from ..report import print_game
+
+
+@click.group()
+def replay() -> None:
+    """Show or verify game records."""
+
+
+def _load(path: Path) -> dict[str, object]:
+    try:
+        return load_record(path)
+    except RecordError as e:
+        raise click.ClickException(str(e)) from None
+
+
+@replay.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--plays/--no-plays", default=True, show_default=True,
+              help="Show every trick.")
+def show(file: Path, plays: bool) -> None:
+    """Print a record as a readable hand-by-hand story."""
+    print_game(Console(), _load(file), plays=plays)  # type: ignore[arg-type]
+
+
+@replay.command()
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def verify(files: tuple[Path, ...]) -> None:
+    """Re-simulate records with the engine and report every disagreement
+    (exit 1 if any record disagrees)."""
+    bad = 0
+    for f in files:
+        problems = verify_record(_load(f))  # type: ignore[arg-type]
+        if problems:
+            bad += 1
+            click.echo(f"{f}: {len(problems)} disagreement(s)")
+            for p in problems:
+                click.echo(f"  - {p}")
+        else:
+            click.echo(f"{f}: ok")
+    if bad:
+        raise click.ClickException(f"{bad} of {len(files)} record(s) disagree with the engine")

@@ -1,0 +1,55 @@
+"""`moon serve`: a standalone referee server."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from ..game import serving
+from ..referee import Referee
+from .options import TIME_FIELDS, make_time_control, time_options
+
+
+@click.command()
+@click.option("--address", default="127.0.0.1:50051", show_default=True,
+              help="TCP host:port to listen on ('' for none).")
+@click.option("--unix-socket", type=click.Path(dir_okay=False), default=None,
+              help="Also listen on this Unix socket path.")
+@click.option("--records", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("runs/records"), show_default=True,
+              help="Folder for game records.")
+@click.option("--grace", type=float, default=10.0, show_default=True,
+              help="Seconds running games get to finish on shutdown before they are aborted.")
+@time_options
+def serve(address: str, unix_socket: str | None, records: Path, grace: float,
+          **tc: Any) -> None:
+    """Run a referee server until Ctrl-C / SIGTERM.
+
+    Create matches with MatchService.CreateMatch (e.g. grpcurl), hand each bot its token.
+    """
+    time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
+    console = Console(stderr=True)
+
+    async def run() -> None:
+        referee = Referee(record_dir=records, default_tc=time_control)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            async with serving(referee, address or None, unix_socket, grace_s=grace) as ep:
+                console.print(f"[bold]moon referee[/] serving on {ep.address}"
+                              + (f" and unix://{unix_socket}" if unix_socket and address else "")
+                              + f"; records in {records}")
+                await stop.wait()
+                console.print("shutting down: running games get "
+                              f"{grace:.0f} s, then are aborted")
+        except RuntimeError as e:
+            raise click.ClickException(str(e)) from None
+
+    asyncio.run(run())

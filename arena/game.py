@@ -1,0 +1,113 @@
+"""Run games: a referee server in this process, bots as fresh local processes.
+
+:func:`serving` starts a referee server for the duration of a ``with`` block;
+:func:`play_game` plays one game between bot folders and returns the finished match.
+Both `moon play` and the ladder use them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from moon_sdk.rules import Ruleset
+
+from .bots import BotSpec, Limits, LocalProcess
+from .referee import Match, Referee
+from .server import create_server, set_serving
+from .timecontrol import ConfigError, TimeControl
+
+
+@dataclass
+class Endpoint:
+    """Where bots reach a running referee."""
+
+    address: str
+    """For MOON_ADDRESS: ``unix:///path`` or ``127.0.0.1:PORT``."""
+    port: int
+    unix_socket: str | None
+
+
+@contextlib.asynccontextmanager
+async def serving(referee: Referee, tcp: str | None = "127.0.0.1:0",
+                  unix_socket: str | None = None, grace_s: float = 1.0
+                  ) -> AsyncIterator[Endpoint]:
+    """Serve ``referee`` over gRPC inside the block; on exit, matches still running get
+    ``grace_s`` seconds, then are aborted, and the server stops.
+
+    With neither ``tcp`` nor ``unix_socket`` a Unix socket in a temp folder is used.
+    """
+    tmp = None
+    if not tcp and not unix_socket:
+        tmp = tempfile.TemporaryDirectory(prefix="moon-")
+        unix_socket = str(Path(tmp.name) / "referee.sock")
+    server, port = create_server(referee, tcp, unix_socket)
+    await server.start()
+    await set_serving(server)
+    address = f"unix://{unix_socket}" if unix_socket else f"127.0.0.1:{port}"
+    try:
+        yield Endpoint(address, port, unix_socket)
+    finally:
+        await referee.shutdown(grace_s)
+        await server.stop(grace_s)
+        if tmp is not None:
+            tmp.cleanup()
+
+
+async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
+                    ruleset: Ruleset, *, preset: str = "", seed: int | None = None,
+                    tc: TimeControl | None = None, match_id: str = "",
+                    log_dir: Path | None = None, limits: Limits | None = None,
+                    on_start: Callable[[Match], None] | None = None) -> Match:
+    """Play one game: create the match, start one fresh process per seat, wait for the
+    end, kill every process group, and rewrite the record with the bots' stderr tails.
+
+    Raises:
+        ConfigError: wrong number of bots for the ruleset (other failures of a bot are
+            that bot's recorded faults, never exceptions here).
+    """
+    if len(bots) != ruleset.players:
+        raise ConfigError(f"{ruleset.players} bots are needed for this ruleset, got {len(bots)}")
+    match = referee.create_match(ruleset, [(b.name, b.version) for b in bots], preset=preset,
+                                 seed=seed, tc=tc, match_id=match_id)
+    if on_start is not None:
+        on_start(match)
+    logs = log_dir or (referee.record_dir / "logs" if referee.record_dir else None)
+    tmp = None
+    if logs is None:
+        tmp = tempfile.TemporaryDirectory(prefix="moon-logs-")
+        logs = Path(tmp.name)
+    procs = [LocalProcess(b, endpoint.address, token, logs / f"{match.match_id}.seat{i}.log",
+                          limits) for i, (b, token) in enumerate(zip(bots, match.tokens))]
+    try:
+        for seat, p in enumerate(procs):
+            try:
+                p.start()
+            except ConfigError as e:
+                match.note_exit(seat, 127, str(e))
+        seen = [False] * len(procs)
+        while not match.done.is_set():
+            for seat, p in enumerate(procs):
+                rc = p.poll()
+                if rc is not None and not seen[seat]:
+                    seen[seat] = True
+                    match.note_exit(seat, rc)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(match.done.wait(), 0.05)
+    finally:
+        # bots exit by themselves at game end; give them a moment, then kill what's left
+        for _ in range(20):
+            if all(p.poll() is not None for p in procs):
+                break
+            await asyncio.sleep(0.025)
+        for p in procs:
+            p.kill()
+        match.logs = {i: p.log_tail() for i, p in enumerate(procs)}
+        match.write_record()
+        if tmp is not None:
+            tmp.cleanup()
+    return match

@@ -1,0 +1,202 @@
+"""Game records: a versioned JSON document per game, and `verify` that re-simulates one.
+
+A record holds the schema version, the ruleset, the seed, the seats (bot name and version),
+every hand (dealer, each seat's dealt tiles and the widow, the bids, the discard, the
+trump, every play with its seat and milliseconds, each trick's winner, the hand's scores),
+the engine's action list, the result and its termination reason, and every fault. The
+seed plus the actions are the whole game; the rest is there for people and tools, and
+`verify` checks that it agrees with a re-simulation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from moon_sdk.rules import (
+    ActionKind,
+    GameState,
+    HandRecord,
+    IllegalActionError,
+    Ruleset,
+    RulesetError,
+    action_kind,
+    action_tile,
+    action_trump,
+    bid_value,
+    tile_name,
+    tiles_of,
+    trump_name,
+)
+
+SCHEMA = "moon-arena.game-record"
+SCHEMA_VERSION = 1
+
+
+class RecordError(ValueError):
+    """A record that cannot be read: not JSON, another schema, a missing field."""
+
+
+def _tiles(mask: int) -> list[str]:
+    return [tile_name(t) for t in reversed(tiles_of(mask))]
+
+
+def _new_hand(s: GameState) -> dict[str, Any]:
+    return {
+        "number": s.hand_number, "dealer": s.dealer,
+        "dealt": [_tiles(m) for m in s.dealt], "widow": _tiles(s.widow),
+        "bids": [], "bidder": None, "bid": 0, "discard": None, "trump": None,
+        "plays": [], "tricks": [], "tricks_taken": None, "made": None,
+        "deltas": None, "scores": None, "finished": False,
+    }
+
+
+def _finish_hand(h: dict[str, Any], rec: HandRecord) -> None:
+    h.update(
+        bidder=rec.bidder if rec.bidder >= 0 else None, bid=rec.bid,
+        trump=trump_name(rec.trump) if rec.trump >= 0 else None,
+        tricks=[{"leader": t.leader, "plays": [{"seat": s, "tile": tile_name(x)}
+                                               for s, x in t.plays], "winner": t.winner}
+                for t in rec.tricks],
+        tricks_taken=list(rec.tricks_taken), made=rec.made, deltas=list(rec.deltas),
+        scores=list(rec.scores), finished=True,
+    )
+
+
+def hands_from_actions(ruleset: Ruleset, seed: int, actions: Sequence[int],
+                       ms: Sequence[int] | None = None) -> tuple[list[dict[str, Any]], GameState]:
+    """Re-simulate a game and describe it hand by hand (the ``hands`` of a record).
+
+    Args:
+        actions: the engine's action list.
+        ms: milliseconds each action took (same length), or None.
+
+    Raises:
+        IllegalActionError: an action is illegal where it stands.
+    """
+    s = GameState(ruleset, seed)
+    hands: list[dict[str, Any]] = []
+    cur = _new_hand(s)
+    for i, a in enumerate(actions):
+        seat = s.current
+        t = ms[i] if ms is not None else None
+        try:
+            s.apply(a)
+        except IllegalActionError as e:
+            raise IllegalActionError(f"action {i}: {e}") from None
+        kind = action_kind(a)
+        if kind is ActionKind.BID:
+            cur["bids"].append({"seat": seat, "bid": bid_value(a), "ms": t})
+        elif kind is ActionKind.DISCARD:
+            cur["discard"] = tile_name(action_tile(a))
+            cur["discard_ms"] = t
+        elif kind is ActionKind.TRUMP:
+            cur["trump"] = trump_name(action_trump(a))
+            cur["trump_ms"] = t
+        else:
+            cur["plays"].append({"seat": seat, "tile": tile_name(a), "ms": t})
+        if len(s.hand_records) > len(hands):
+            _finish_hand(cur, s.hand_records[-1])
+            hands.append(cur)
+            if not s.is_terminal():
+                cur = _new_hand(s)
+    if not s.is_terminal():
+        cur["bidder"] = s.bidder if s.bidder >= 0 else None
+        cur["bid"] = s.high_bid
+        cur["tricks"] = [
+            {"leader": t.leader, "plays": [{"seat": p, "tile": tile_name(x)} for p, x in t.plays],
+             "winner": t.winner} for t in s.tricks]
+        cur["tricks_taken"] = list(s.tricks_taken)
+        hands.append(cur)
+    return hands, s
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON to ``path`` atomically (temp file + rename), so a crash never leaves a
+    half-written record."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def load_record(path: Path) -> dict[str, Any]:
+    """Read and check a record's envelope.
+
+    Raises:
+        RecordError: unreadable, not JSON, not a game record, or a newer schema version.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise RecordError(f"cannot read {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise RecordError(f"{path} is not valid JSON (line {e.lineno}: {e.msg}); "
+                          "the file is damaged or not a game record") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise RecordError(f"{path} is not a Moon Arena game record (no schema {SCHEMA!r})")
+    v = data.get("schema_version")
+    if v != SCHEMA_VERSION:
+        raise RecordError(f"{path} has schema_version {v!r}; this version of moon reads "
+                          f"{SCHEMA_VERSION}: upgrade moon-arena to read it")
+    for key in ("ruleset", "seed", "seats", "actions", "hands", "result"):
+        if key not in data:
+            raise RecordError(f"{path} lacks the field {key!r}")
+    return data
+
+
+def verify_record(data: dict[str, Any]) -> list[str]:
+    """Re-simulate a record with the engine; every disagreement as a sentence (empty: the
+    record is consistent).
+
+    Checks the hands (deals, widow, bids, discard, trump, plays, tricks, winners, scores)
+    and, for a game that ended by the rules, the result.
+    """
+    problems: list[str] = []
+    try:
+        ruleset = Ruleset.from_dict(data["ruleset"])
+    except (RulesetError, TypeError) as e:
+        return [f"ruleset: {e}"]
+    actions = data["actions"]
+    if not isinstance(actions, list) or not all(isinstance(a, int) for a in actions):
+        return ["actions: must be a list of ints"]
+    try:
+        hands, state = hands_from_actions(ruleset, int(data["seed"]), actions)
+    except IllegalActionError as e:
+        return [f"actions: {e}"]
+    recorded = data["hands"]
+    if len(recorded) != len(hands):
+        problems.append(f"the record has {len(recorded)} hands, the replay {len(hands)}")
+    for i, (got, want) in enumerate(zip(recorded, hands)):
+        for key, value in want.items():
+            if key.endswith("ms"):
+                continue
+            have = got.get(key)
+            if key in ("bids", "plays") and isinstance(have, list):
+                have = [{k: v for k, v in x.items() if k != "ms"} for x in have]
+                value = [{k: v for k, v in x.items() if k != "ms"} for x in value]
+            if have != value:
+                problems.append(f"hand {i} {key}: recorded {have!r}, replay gives {value!r}")
+    result = data["result"]
+    if state.outcome is not None:
+        o = state.outcome
+        if result.get("termination") != o.termination.value:
+            problems.append(f"result termination: recorded {result.get('termination')!r}, "
+                            f"replay gives {o.termination.value!r}")
+        if result.get("winner") != o.winner:
+            problems.append(f"result winner: recorded {result.get('winner')!r}, "
+                            f"replay gives {o.winner}")
+        if result.get("scores") != list(o.scores):
+            problems.append(f"result scores: recorded {result.get('scores')!r}, "
+                            f"replay gives {list(o.scores)}")
+    elif result.get("termination") in ("target", "moon"):
+        problems.append("result says the game ended by the rules, but the replay is unfinished")
+    return problems

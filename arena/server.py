@@ -1,0 +1,214 @@
+"""The gRPC referee server: thin servicers over :class:`arena.referee.Referee`.
+
+``BotService.Play`` is registered with a raw-bytes request deserializer so that garbage
+from a bot is the bot's recorded protocol error, not an opaque transport failure.
+Errors map to status codes in one place (:func:`_status`). The standard health service
+and server reflection are served too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from moon.v1 import bot_pb2 as bpb
+from moon.v1 import match_pb2 as mpb
+from moon.v1 import match_pb2_grpc
+from moon_sdk.convert import ruleset_from_pb
+from moon_sdk.rules import RulesetError
+
+from .referee import MAX_MESSAGE_BYTES, Match, Referee, Refusal
+from .timecontrol import ConfigError, TimeControl
+
+log = logging.getLogger("arena.server")
+
+JOIN_TIMEOUT_S = 30.0
+"""How long a new stream may wait before sending its join."""
+MAX_RECEIVE_BYTES = 1024 * 1024
+"""Transport limit; the referee's own limit (MAX_MESSAGE_BYTES) is checked below it, so a
+bot's oversized message is recorded as its protocol error."""
+
+_CODES = {name: getattr(grpc.StatusCode, name) for name in (
+    "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND", "INVALID_ARGUMENT",
+    "ALREADY_EXISTS", "DEADLINE_EXCEEDED")}
+
+T = TypeVar("T")
+
+
+def _status(e: Exception) -> tuple[grpc.StatusCode, str]:
+    """The one place errors become gRPC status codes."""
+    if isinstance(e, Refusal):
+        return _CODES[e.code], str(e)
+    if isinstance(e, (ConfigError, RulesetError)):
+        return grpc.StatusCode.INVALID_ARGUMENT, str(e)
+    return grpc.StatusCode.INTERNAL, f"internal error: {e}"
+
+
+class BotServicer:
+    """``moon.v1.BotService``: one stream per seat."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def play(self, requests: AsyncIterator[bytes],
+                   context: grpc.aio.ServicerContext[bytes, bpb.PlayResponse]) -> None:
+        """Join, then pump the seat's outbox to the wire while reading replies."""
+        it = requests.__aiter__()
+        try:
+            first = await asyncio.wait_for(it.__anext__(), JOIN_TIMEOUT_S)
+        except (StopAsyncIteration, asyncio.CancelledError):
+            return
+        except asyncio.TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                f"no join within {JOIN_TIMEOUT_S:.0f} s")
+            return
+        try:
+            if len(first) > MAX_MESSAGE_BYTES:
+                raise Refusal("INVALID_ARGUMENT", "the join message is too large")
+            try:
+                req = bpb.PlayRequest.FromString(first)
+            except Exception:  # noqa: BLE001
+                raise Refusal("INVALID_ARGUMENT",
+                              "the first message is not a moon.v1.PlayRequest") from None
+            if req.WhichOneof("kind") != "join":
+                raise Refusal("INVALID_ARGUMENT", "the first message on a stream must be a join")
+            match, seat, link = self.referee.join(req.join)
+        except Refusal as e:
+            code, msg = _status(e)
+            await context.abort(code, msg)
+            return
+
+        async def read() -> None:
+            try:
+                async for raw in it:
+                    match.receive(seat, link, raw)
+            except Exception:  # noqa: BLE001 - the stream broke; treated as a drop
+                pass
+            match.detach(seat, link)
+
+        reader = asyncio.create_task(read())
+        try:
+            while (msg := await link.outbox.get()) is not None:
+                await context.write(msg)
+        finally:
+            reader.cancel()
+            match.detach(seat, link)
+
+
+class MatchServicer(match_pb2_grpc.MatchServiceServicer):
+    """``moon.v1.MatchService``: create, get, list, watch, cancel."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def _guard(self, context: grpc.aio.ServicerContext[Any, Any],
+                     fn: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await fn()
+        except (Refusal, ConfigError, RulesetError) as e:
+            code, msg = _status(e)
+            await context.abort(code, msg)
+            raise  # unreachable: abort raises
+
+    async def CreateMatch(self, request: mpb.CreateMatchRequest,  # noqa: N802
+                          context: grpc.aio.ServicerContext[Any, Any]) -> mpb.CreateMatchResponse:
+        async def go() -> mpb.CreateMatchResponse:
+            ruleset = ruleset_from_pb(request.ruleset)
+            tc = TimeControl.from_pb(request.time_control) if request.HasField(
+                "time_control") else None
+            m = self.referee.create_match(
+                ruleset, [(s.name or f"seat{i}", s.version) for i, s in enumerate(request.seats)],
+                preset=request.ruleset.preset or "moon3",
+                seed=request.seed if request.HasField("seed") else None, tc=tc,
+                match_id=request.match_id)
+            return mpb.CreateMatchResponse(
+                match=m.info(),
+                tokens=[mpb.SeatToken(seat=i, token=t) for i, t in enumerate(m.tokens)])
+        return await self._guard(context, go)
+
+    async def GetMatch(self, request: mpb.GetMatchRequest,  # noqa: N802
+                       context: grpc.aio.ServicerContext[Any, Any]) -> mpb.GetMatchResponse:
+        async def go() -> mpb.GetMatchResponse:
+            return mpb.GetMatchResponse(match=self.referee.get(request.match_id).info())
+        return await self._guard(context, go)
+
+    async def ListMatches(self, request: mpb.ListMatchesRequest,  # noqa: N802
+                          context: grpc.aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
+        return mpb.ListMatchesResponse(matches=[m.info() for m in self.referee.matches.values()])
+
+    async def WatchMatch(self, request: mpb.WatchMatchRequest,  # noqa: N802
+                         context: grpc.aio.ServicerContext[Any, Any]
+                         ) -> AsyncIterator[mpb.WatchMatchResponse]:
+        async def find() -> Match:
+            return self.referee.get(request.match_id)
+        m = await self._guard(context, find)
+        async for ev in m.watch():
+            yield mpb.WatchMatchResponse(event=ev)
+
+    async def CancelMatch(self, request: mpb.CancelMatchRequest,  # noqa: N802
+                          context: grpc.aio.ServicerContext[Any, Any]) -> mpb.CancelMatchResponse:
+        async def go() -> mpb.CancelMatchResponse:
+            from moon.v1 import game_pb2 as pb
+            m = self.referee.get(request.match_id)
+            m.stop(pb.TERMINATION_CANCELLED, request.reason or "cancelled by an operator")
+            await m.done.wait()
+            return mpb.CancelMatchResponse(match=m.info())
+        return await self._guard(context, go)
+
+
+def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
+                  unix_socket: str | None = None) -> tuple[grpc.aio.Server, int]:
+    """Build the referee server (not started).
+
+    Args:
+        address: ``host:port`` for TCP (port 0 picks a free one), or None for no TCP.
+        unix_socket: a filesystem path for a Unix socket listener, or None.
+
+    Returns:
+        ``(server, port)``: the TCP port bound (0 when there is no TCP listener).
+
+    Raises:
+        RuntimeError: the address cannot be bound.
+    """
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+        ("grpc.so_reuseport", 0),
+    ])
+    bots = BotServicer(referee)
+    handler = grpc.method_handlers_generic_handler("moon.v1.BotService", {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            bots.play, request_deserializer=None,
+            response_serializer=bpb.PlayResponse.SerializeToString),
+    })
+    server.add_generic_rpc_handlers((handler,))
+    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchServicer(referee), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = (
+        bpb.DESCRIPTOR.services_by_name["BotService"].full_name,
+        mpb.DESCRIPTOR.services_by_name["MatchService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+    port = 0
+    if address:
+        port = server.add_insecure_port(address)
+        if port == 0:
+            raise RuntimeError(f"cannot listen on {address}")
+    if unix_socket:
+        server.add_insecure_port(f"unix:{unix_socket}")
+    server._moon_health = health_servicer  # type: ignore[attr-defined]
+    return server, port
+
+
+async def set_serving(server: grpc.aio.Server) -> None:
+    """Mark every service SERVING in the health service (call after start)."""
+    h = server._moon_health  # type: ignore[attr-defined]
+    for name in ("", "moon.v1.BotService", "moon.v1.MatchService"):
+        await h.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -1,0 +1,71 @@
+"""Time control and fault policy: the limits the referee measures (DESIGN.md, "Time")."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from moon.v1 import game_pb2 as pb
+
+
+class ConfigError(ValueError):
+    """A bad setting (time control, ladder file, manifest); the message names it."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Limits for one game, all in milliseconds, measured at the referee.
+
+    Defaults are what a person watching finds sensible: a bot gets 10 s to start, 2 s a
+    decision, and a 30 s bank for the whole game that absorbs decisions running over.
+    """
+
+    startup_ms: int = 10_000
+    """From match creation until every seat must have joined."""
+    decision_ms: int = 2_000
+    """Per decision, before the bank is touched."""
+    bank_ms: int = 30_000
+    """Extra time for the whole game."""
+    reconnect_ms: int = 5_000
+    """Grace for a dropped stream to come back with its token."""
+    illegal_retries: int = 2
+    """Illegal actions a seat may retry per game; one more forfeits."""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > 86_400_000:
+                raise ConfigError(f"time control {f.name}={v!r}: must be 0..86400000 ms")
+        for name in ("startup_ms", "decision_ms"):
+            if getattr(self, name) == 0:
+                raise ConfigError(f"time control {name} must be more than 0 ms")
+
+    def to_pb(self) -> pb.TimeControl:
+        """As a ``TimeControl`` message."""
+        return pb.TimeControl(**dataclasses.asdict(self))
+
+    @classmethod
+    def from_pb(cls, m: pb.TimeControl) -> TimeControl:
+        """From a message; zero fields take the defaults (``illegal_retries`` 0 is 0 only
+        if some other field is set, i.e. an explicit time control)."""
+        base = cls()
+        given = {f.name: getattr(m, f.name) for f in dataclasses.fields(cls)}
+        explicit = any(given.values())
+        out = {k: (v if v or (k == "illegal_retries" and explicit) else getattr(base, k))
+               for k, v in given.items()}
+        return cls(**out)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TimeControl:
+        """From a dict (a ladder file's ``[time_control]`` table).
+
+        Raises:
+            ConfigError: unknown keys or bad values.
+        """
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown time control option(s): {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(known))}")
+        return cls(**data)

@@ -1,0 +1,177 @@
+"""Write a bot: subclass :class:`Bot`, answer :meth:`Bot.act`, call :func:`run`.
+
+    import random
+    from moon_sdk import Bot, run
+
+    class RandomBot(Bot):
+        name = "random"
+
+        def act(self, obs):
+            return random.choice(obs.legal_actions)
+
+    run(RandomBot())
+
+:func:`run` reads ``MOON_ADDRESS`` and ``MOON_TOKEN`` from the environment, joins the
+seat, answers every turn with :meth:`Bot.act`, reconnects after a dropped stream, and
+exits with the protocol's exit codes (docs/protocol.md): 0 game over, 1 error,
+2 bad configuration, 3 refused by the referee.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import sys
+import time
+from collections.abc import Iterator
+
+import grpc
+from moon.v1 import bot_pb2 as bpb
+from moon.v1 import bot_pb2_grpc
+from moon.v1 import game_pb2 as pb
+
+from .convert import PROTOCOL_VERSION, action_to_pb, observation_from_pb
+from .rules import Action, Observation
+
+log = logging.getLogger("moon_sdk")
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_CONFIG = 2
+EXIT_REFUSED = 3
+
+
+class Bot:
+    """Base class of a bot. Override :meth:`act`; the hooks are optional."""
+
+    name = "bot"
+    """Sent in the join, shown in records."""
+    version = "0"
+    """Sent in the join, shown in records."""
+
+    def act(self, obs: Observation) -> Action:
+        """Choose an action for this turn.
+
+        Args:
+            obs: everything this seat may know (:class:`moon_sdk.rules.Observation`);
+                ``obs.legal_actions`` lists the legal actions (engine ints, sorted).
+
+        Returns:
+            One of ``obs.legal_actions``.
+        """
+        raise NotImplementedError
+
+    def on_welcome(self, welcome: bpb.Welcome) -> None:
+        """Called once the seat is joined (``welcome.seat``, ``welcome.ruleset``...)."""
+
+    def on_event(self, event: pb.Event) -> None:
+        """Called for every public event (bids, trumps, plays, trick and hand results)."""
+
+    def on_rejected(self, rejected: bpb.Rejected) -> None:
+        """Called when an action was illegal (``rejected.reason``); a new turn follows."""
+
+    def on_game_over(self, result: pb.GameResult) -> None:
+        """Called when the game ends."""
+
+
+class _Refused(Exception):
+    pass
+
+
+def play(bot: Bot, address: str | None = None, token: str | None = None,
+         reconnect_s: float = 4.0, connect_s: float = 10.0) -> int:
+    """Play one game as ``bot``; returns the process exit code (see the module doc).
+
+    Args:
+        address: ``host:port`` or ``unix:///path``; default ``$MOON_ADDRESS``.
+        token: the seat's join token; default ``$MOON_TOKEN``.
+        reconnect_s: how long to keep trying after a dropped stream, in seconds.
+        connect_s: how long to wait for the referee at start, in seconds.
+    """
+    address = address or os.environ.get("MOON_ADDRESS")
+    token = token or os.environ.get("MOON_TOKEN")
+    if not address or not token:
+        log.error("MOON_ADDRESS and MOON_TOKEN must be set (the referee's address and this "
+                  "seat's join token)")
+        return EXIT_CONFIG
+    over = False
+    dropped_at: float | None = None
+    while True:
+        try:
+            over = _stream(bot, address, token, connect_s if dropped_at is None else reconnect_s)
+            if over:
+                return EXIT_OK
+            log.warning("the referee closed the stream before the game ended; reconnecting")
+        except _Refused as e:
+            log.error("the referee refused this bot: %s", e)
+            return EXIT_REFUSED
+        except grpc.RpcError as e:
+            log.warning("stream dropped (%s: %s); reconnecting", e.code().name, e.details())
+        except grpc.FutureTimeoutError:
+            log.error("cannot reach the referee at %s", address)
+            if dropped_at is None:
+                return EXIT_ERROR
+        now = time.monotonic()
+        dropped_at = dropped_at or now
+        if now - dropped_at > reconnect_s:
+            log.error("gave up reconnecting after %.1f s", reconnect_s)
+            return EXIT_ERROR
+        time.sleep(0.2)
+
+
+def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
+    """One stream; True if the game ended on it."""
+    outbox: queue.Queue[bpb.PlayRequest | None] = queue.Queue()
+    outbox.put(bpb.PlayRequest(join=bpb.Join(
+        token=token, protocol_version=PROTOCOL_VERSION, bot_name=bot.name,
+        bot_version=bot.version)))
+
+    def requests() -> Iterator[bpb.PlayRequest]:
+        while (m := outbox.get()) is not None:
+            yield m
+
+    with grpc.insecure_channel(address) as channel:
+        grpc.channel_ready_future(channel).result(timeout=connect_s)
+        stub = bot_pb2_grpc.BotServiceStub(channel)
+        over = False
+        try:
+            for resp in stub.Play(requests()):
+                kind = resp.WhichOneof("kind")
+                if kind == "turn":
+                    t = resp.turn
+                    obs = observation_from_pb(t.observation, list(t.legal_actions))
+                    action = bot.act(obs)
+                    outbox.put(bpb.PlayRequest(action=bpb.ActionReply(
+                        request_id=t.request_id, action=action_to_pb(action))))
+                elif kind == "event":
+                    bot.on_event(resp.event)
+                    if resp.event.WhichOneof("kind") == "game_ended":
+                        over = True
+                        bot.on_game_over(resp.event.game_ended)
+                elif kind == "welcome":
+                    log.info("joined match %s as seat %d%s", resp.welcome.match_id,
+                             resp.welcome.seat, " (resumed)" if resp.welcome.resumed else "")
+                    bot.on_welcome(resp.welcome)
+                elif kind == "rejected":
+                    log.warning("action rejected: %s", resp.rejected.reason)
+                    bot.on_rejected(resp.rejected)
+        except grpc.RpcError as e:
+            if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
+                            grpc.StatusCode.INVALID_ARGUMENT):
+                raise _Refused(f"{e.code().name}: {e.details()}") from None
+            if over:
+                return True
+            raise
+        finally:
+            outbox.put(None)
+        return over
+
+
+def run(bot: Bot) -> None:
+    """Play one game as ``bot`` with the address and token from the environment, then
+    exit the process with the protocol's exit code."""
+    logging.basicConfig(level=os.environ.get("MOON_LOG_LEVEL", "INFO"),
+                        format=f"%(asctime)s {bot.name} %(levelname)s %(message)s",
+                        stream=sys.stderr)
+    sys.exit(play(bot))

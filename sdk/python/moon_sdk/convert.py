@@ -1,0 +1,279 @@
+"""Conversions between the rules engine's values and the protocol's messages (moon.v1).
+
+The engine (:mod:`moon_sdk.rules`) knows nothing of protobuf; this module is the one
+bridge, used by the referee, the SDK and the tools alike.
+"""
+
+from __future__ import annotations
+
+from moon.v1 import game_pb2 as pb
+
+from .rules import (
+    DOUBLES,
+    NO_TRUMP,
+    Action,
+    ActionKind,
+    Observation,
+    Outcome,
+    Phase,
+    Ruleset,
+    RulesetError,
+    Tile,
+    TileSet,
+    Trick,
+    Trump,
+    action_kind,
+    action_tile,
+    action_trump,
+    bid,
+    bid_value,
+    discard,
+    name_trump,
+    play,
+    tile,
+    tile_pips,
+    tiles_of,
+)
+from .rules.observation import HandSummary
+
+PROTOCOL_VERSION = 1
+"""The protocol version this SDK and referee speak (Join.protocol_version)."""
+
+
+class ProtocolError(ValueError):
+    """A message that does not make sense (e.g. a tile end of 9, an empty action)."""
+
+
+# -- tiles and trumps ------------------------------------------------------------------
+def tile_to_pb(t: Tile) -> pb.Tile:
+    """Engine tile → ``Tile{high, low}``."""
+    h, lo = tile_pips(t)
+    return pb.Tile(high=h, low=lo)
+
+
+def tile_from_pb(m: pb.Tile) -> Tile:
+    """``Tile{high, low}`` (either order) → engine tile.
+
+    Raises:
+        ProtocolError: an end outside 0..6.
+    """
+    if m.high > 6 or m.low > 6:
+        raise ProtocolError(f"tile ends must be 0..6, got {m.high}-{m.low}")
+    return tile(m.high, m.low)
+
+
+def tiles_to_pb(mask: TileSet) -> list[pb.Tile]:
+    """A tile set as a list of tiles, highest first."""
+    return [tile_to_pb(t) for t in reversed(tiles_of(mask))]
+
+
+def trump_to_pb(trump: Trump) -> pb.Trump:
+    """Engine trump contract → ``Trump``."""
+    if trump == DOUBLES:
+        return pb.Trump(kind=pb.TRUMP_KIND_DOUBLES)
+    if trump == NO_TRUMP:
+        return pb.Trump(kind=pb.TRUMP_KIND_NO_TRUMP)
+    return pb.Trump(kind=pb.TRUMP_KIND_NUMBER, number=trump)
+
+
+def trump_from_pb(m: pb.Trump) -> Trump:
+    """``Trump`` → engine trump contract.
+
+    Raises:
+        ProtocolError: kind unset, or a number above 6.
+    """
+    if m.kind == pb.TRUMP_KIND_DOUBLES:
+        return DOUBLES
+    if m.kind == pb.TRUMP_KIND_NO_TRUMP:
+        return NO_TRUMP
+    if m.kind == pb.TRUMP_KIND_NUMBER:
+        if m.number > 6:
+            raise ProtocolError(f"trump number must be 0..6, got {m.number}")
+        return int(m.number)
+    raise ProtocolError("trump kind is not set (TRUMP_KIND_UNSPECIFIED)")
+
+
+# -- actions ---------------------------------------------------------------------------
+def action_to_pb(a: Action) -> pb.Action:
+    """Engine action → ``Action``."""
+    kind = action_kind(a)
+    if kind is ActionKind.PLAY:
+        return pb.Action(play=tile_to_pb(action_tile(a)))
+    if kind is ActionKind.DISCARD:
+        return pb.Action(discard=tile_to_pb(action_tile(a)))
+    if kind is ActionKind.BID:
+        return pb.Action(bid=pb.Bid(value=bid_value(a)))
+    return pb.Action(trump=trump_to_pb(action_trump(a)))
+
+
+def action_from_pb(m: pb.Action) -> Action:
+    """``Action`` → engine action (not checked for legality).
+
+    Raises:
+        ProtocolError: no field set, or a value that is no action at all (bid 9, tile 8-1).
+    """
+    which = m.WhichOneof("kind")
+    if which == "play":
+        return play(tile_from_pb(m.play))
+    if which == "discard":
+        return discard(tile_from_pb(m.discard))
+    if which == "trump":
+        return name_trump(trump_from_pb(m.trump))
+    if which == "bid":
+        try:
+            return bid(m.bid.value)
+        except ValueError as e:
+            raise ProtocolError(str(e)) from None
+    raise ProtocolError("the action has none of bid, discard, trump, play set")
+
+
+# -- ruleset ---------------------------------------------------------------------------
+_ALL_PASS = {"redeal": pb.ALL_PASS_REDEAL, "force_dealer": pb.ALL_PASS_FORCE_DEALER}
+_SCORING = {"points": pb.SCORING_POINTS, "marks": pb.SCORING_MARKS}
+_TEAM = {"tricks": pb.TEAM_MADE_SCORES_TRICKS, "bid": pb.TEAM_MADE_SCORES_BID}
+_OPTIONAL = ("players", "remove_double_blank", "min_bid", "trump_before_widow",
+             "allow_doubles_trump", "allow_no_trump", "moon_wins_game", "target_score",
+             "target_marks")
+
+
+def ruleset_to_pb(r: Ruleset, preset: str = "") -> pb.Ruleset:
+    """A complete ``Ruleset`` message with every field set."""
+    m = pb.Ruleset(
+        preset=preset, all_pass=_ALL_PASS[r.all_pass], scoring=_SCORING[r.scoring],
+        team_made_scores=_TEAM[r.team_made_scores],
+    )
+    for name in _OPTIONAL:
+        setattr(m, name, getattr(r, name))
+    return m
+
+
+def ruleset_from_pb(m: pb.Ruleset) -> Ruleset:
+    """A ``Ruleset`` message (preset + set fields) → engine ruleset.
+
+    Raises:
+        RulesetError: unknown preset or an invalid option.
+    """
+    options: dict[str, object] = {"preset": m.preset or "moon3"}
+    for name in _OPTIONAL:
+        if m.HasField(name):
+            v = getattr(m, name)
+            options[name] = v if isinstance(v, bool) else int(v)
+    for field, table in (("all_pass", _ALL_PASS), ("scoring", _SCORING),
+                         ("team_made_scores", _TEAM)):
+        v = getattr(m, field)
+        if v:
+            names = [k for k, code in table.items() if code == v]
+            if not names:
+                raise RulesetError(f"ruleset option {field} has an unknown value {v}")
+            options[field] = names[0]
+    return Ruleset.from_dict(options)
+
+
+# -- observation -----------------------------------------------------------------------
+_PHASE = {Phase.BIDDING: pb.PHASE_BIDDING, Phase.DISCARD: pb.PHASE_DISCARD,
+          Phase.TRUMP: pb.PHASE_TRUMP, Phase.PLAY: pb.PHASE_PLAY,
+          Phase.GAME_OVER: pb.PHASE_GAME_OVER}
+PHASE_FROM_PB = {v: k for k, v in _PHASE.items()}
+
+
+def trick_to_pb(t: Trick) -> pb.Trick:
+    """A completed trick."""
+    return pb.Trick(plays=[pb.SeatPlay(seat=s, tile=tile_to_pb(x)) for s, x in t.plays],
+                    winner=t.winner)
+
+
+def hand_summary_to_pb(h: HandSummary) -> pb.HandResult:
+    """Public result of a hand."""
+    m = pb.HandResult(
+        hand_number=h.number, dealer=h.dealer, bid=h.bid,
+        bids=[pb.SeatBid(seat=s, value=v) for s, v in h.bids],
+        tricks_taken=list(h.tricks_taken), score_deltas=list(h.deltas), scores=list(h.scores),
+    )
+    if h.bidder >= 0:
+        m.bidder = h.bidder
+        m.trump.CopyFrom(trump_to_pb(h.trump))
+    if h.made is not None:
+        m.made = h.made
+    return m
+
+
+def observation_to_pb(o: Observation, preset: str = "") -> pb.Observation:
+    """An engine :class:`Observation` → ``Observation`` (nothing hidden is added)."""
+    m = pb.Observation(
+        seat=o.seat, ruleset=ruleset_to_pb(o.ruleset, preset), phase=_PHASE[o.phase],
+        hand_number=o.hand_number, dealer=o.dealer, hand=tiles_to_pb(o.hand),
+        widow=tiles_to_pb(o.widow), bids=[pb.SeatBid(seat=s, value=v) for s, v in o.bids],
+        bid=o.bid, tricks=[trick_to_pb(t) for t in o.tricks],
+        trick=[pb.SeatPlay(seat=s, tile=tile_to_pb(x)) for s, x in o.trick],
+        tricks_taken=list(o.tricks_taken), scores=list(o.scores),
+        hands=[hand_summary_to_pb(h) for h in o.hands],
+    )
+    if o.current_player >= 0:
+        m.current_seat = o.current_player
+    if o.discard >= 0:
+        m.discard.CopyFrom(tile_to_pb(o.discard))
+    if o.bidder >= 0:
+        m.bidder = o.bidder
+    if o.trump >= 0:
+        m.trump.CopyFrom(trump_to_pb(o.trump))
+    return m
+
+
+def outcome_to_pb(o: Outcome, hands_played: int) -> pb.GameResult:
+    """An engine :class:`Outcome` → ``GameResult``."""
+    term = pb.TERMINATION_MOON if o.termination.value == "moon" else pb.TERMINATION_TARGET
+    return pb.GameResult(termination=term, winner=o.winner, scores=list(o.scores),
+                         places=list(o.places), hands_played=hands_played)
+
+
+def _tiles_from_pb(ms: object) -> TileSet:
+    mask = 0
+    for m in ms:  # type: ignore[attr-defined]
+        mask |= 1 << tile_from_pb(m)
+    return mask
+
+
+def _trick_from_pb(m: pb.Trick) -> Trick:
+    plays = tuple((p.seat, tile_from_pb(p.tile)) for p in m.plays)
+    return Trick(plays[0][0] if plays else 0, plays, m.winner)
+
+
+def observation_from_pb(m: pb.Observation, legal: list[pb.Action] | None = None) -> Observation:
+    """``Observation`` (+ the turn's legal actions) → engine :class:`Observation`, the typed
+    view a bot works with.
+
+    Raises:
+        ProtocolError: a value out of range.
+        RulesetError: an invalid ruleset.
+    """
+    hands = tuple(
+        HandSummary(
+            h.hand_number, h.dealer, tuple((b.seat, b.value) for b in h.bids),
+            h.bidder if h.HasField("bidder") else -1, h.bid,
+            trump_from_pb(h.trump) if h.HasField("bidder") else -1,
+            tuple(h.tricks_taken), h.made if h.HasField("made") else None,
+            tuple(h.score_deltas), tuple(h.scores))
+        for h in m.hands
+    )
+    return Observation(
+        seat=m.seat,
+        ruleset=ruleset_from_pb(m.ruleset),
+        phase=PHASE_FROM_PB.get(m.phase, Phase.BIDDING),
+        hand_number=m.hand_number,
+        dealer=m.dealer,
+        current_player=m.current_seat if m.HasField("current_seat") else -1,
+        hand=_tiles_from_pb(m.hand),
+        widow=_tiles_from_pb(m.widow),
+        discard=tile_from_pb(m.discard) if m.HasField("discard") else -1,
+        bids=tuple((b.seat, b.value) for b in m.bids),
+        bidder=m.bidder if m.HasField("bidder") else -1,
+        bid=m.bid,
+        trump=trump_from_pb(m.trump) if m.HasField("trump") else -1,
+        tricks=tuple(_trick_from_pb(t) for t in m.tricks),
+        trick=tuple((p.seat, tile_from_pb(p.tile)) for p in m.trick),
+        tricks_taken=tuple(m.tricks_taken),
+        scores=tuple(m.scores),
+        hands=hands,
+        legal_actions=tuple(action_from_pb(a) for a in (legal or [])),
+        outcome=None,
+    )
