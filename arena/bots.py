@@ -19,6 +19,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -148,19 +149,31 @@ class LocalProcess:
                    MOON_BOT_NAME=self.spec.name, PYTHONUNBUFFERED="1")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         lim = self.limits
-
-        def pre() -> None:
+        argv = self.spec.command()
+        exe = argv[0] if argv else ""
+        found = (self.spec.folder / exe).is_file() if "/" in exe else shutil.which(exe)
+        if not found:
+            raise ConfigError(f"bot {self.spec.name}: cannot run {self.spec.run!r} in "
+                              f"{self.spec.folder}: {exe!r} not found")
+        preexec = None
+        prlimit = shutil.which("prlimit")
+        if prlimit:  # util-linux: limits without a preexec_fn, so the spawn can use vfork
             mem = lim.memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-            resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 5))
-            resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
+            argv = [prlimit, f"--as={mem}", f"--cpu={lim.cpu_s}:{lim.cpu_s + 5}",
+                    f"--nofile={lim.open_files}", "--", *argv]
+        else:
+            def preexec() -> None:
+                mem = lim.memory_mb * 1024 * 1024
+                resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+                resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 5))
+                resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
 
         with open(self.log_path, "wb") as log:
             try:
                 self.proc = subprocess.Popen(
-                    self.spec.command(), cwd=self.spec.folder, env=env,
+                    argv, cwd=self.spec.folder, env=env,
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
-                    start_new_session=True, preexec_fn=pre)
+                    start_new_session=True, preexec_fn=preexec)
             except OSError as e:
                 raise ConfigError(f"bot {self.spec.name}: cannot run {self.spec.run!r} in "
                                   f"{self.spec.folder}: {e.strerror}") from None

@@ -53,6 +53,8 @@ from .timecontrol import ConfigError, TimeControl
 
 log = logging.getLogger("arena.referee")
 
+EXIT_REFUSED = 3
+"""A bot's exit code for "refused by the referee" (docs/protocol.md)."""
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a larger one is a protocol error."""
 
@@ -364,9 +366,14 @@ class Match:
                                f"seat {s} did not join within {self.tc.startup_ms} ms",
                                forfeit=True) for s in missing])
             if item.kind == "exit" and not self.joined[item.seat]:
-                rc, _ = item.payload
+                rc, detail = item.payload
+                if rc == EXIT_REFUSED:
+                    raise self._forfeit(item.seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+                                        "the bot exited with code 3 (refused by the referee: "
+                                        "a bad token or protocol version) before joining")
                 raise self._forfeit(item.seat, pb.FAULT_REASON_CRASH,
-                                    f"the bot process exited (code {rc}) before joining")
+                                    f"the bot process exited (code {rc}) before joining"
+                                    + (f": {detail}" if detail else ""))
             self._common(item, -1)
 
     async def _turn(self, seat: int) -> None:

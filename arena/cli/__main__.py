@@ -1,0 +1,5 @@
+"""`python -m arena.cli` is `moon`."""
+
+from . import main
+
+main()

@@ -1,0 +1,121 @@
+"""Misbehaving bots over real gRPC: each fault has its recorded reason, the offender
+forfeits (ranks last), and a clean game running at the same time is not disturbed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from arena.game import play_game
+from arena.records import load_record, verify_record
+from arena.timecontrol import TimeControl
+from moon.v1 import game_pb2 as pb
+from moon_sdk.rules import Ruleset
+
+from e2e_support import example, misbehaving, with_referee
+
+TC = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=500, reconnect_ms=1500,
+                 illegal_retries=2)
+BAD_SEAT = 1
+
+
+def play_beside_clean_game(tmp_path: Path, mode: str, tc: TimeControl = TC):
+    """A game with the misbehaving bot in seat 1, and a clean game at the same time."""
+    moon3 = Ruleset.preset("moon3")
+
+    async def body(referee, ep):
+        bad = play_game(referee, ep, [example("heuristic"), misbehaving(mode),
+                                      example("heuristic")],
+                        moon3, preset="moon3", seed=11, tc=tc, match_id=f"bad-{mode}")
+        clean = play_game(referee, ep, [example("heuristic")] * 3, moon3, preset="moon3",
+                          seed=12, tc=TimeControl(), match_id=f"clean-{mode}")
+        return await asyncio.gather(bad, clean)
+
+    bad, clean = with_referee(tmp_path, body)
+    # the clean game ended by the rules, with no fault, and its record verifies
+    assert clean.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON)
+    assert list(clean.faults) == []
+    assert verify_record(load_record(Path(clean.record_path))) == []
+    # the bad game's record is complete and consistent too, forfeit or not
+    record = load_record(Path(bad.record_path))
+    assert verify_record(record) == []
+    return bad, record
+
+
+def assert_forfeit(match, record, reason: str) -> None:
+    res = match.result
+    assert res.termination == pb.TERMINATION_FORFEIT
+    assert res.forfeit.seat == BAD_SEAT
+    assert record["result"]["termination"] == "forfeit"
+    assert record["result"]["forfeit"]["reason"] == reason
+    assert record["result"]["forfeit"]["seat"] == BAD_SEAT
+    # the offender ranks last; the others rank by score
+    places = list(res.places)
+    assert places[BAD_SEAT] == 3
+    s0, s2 = res.scores[0], res.scores[2]
+    assert (places[0], places[2]) == ((1, 1) if s0 == s2 else (1, 2) if s0 > s2 else (2, 1))
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("hang", "timeout"),
+    ("crash", "crash"),
+    ("out_of_turn", "protocol_error"),
+    ("garbage", "protocol_error"),
+    ("oversized", "protocol_error"),
+    ("wrong_id", "protocol_error"),
+    ("wrong_token", "protocol_error"),
+])
+def test_fault_forfeits_with_its_reason(tmp_path, mode, reason):
+    match, record = play_beside_clean_game(tmp_path, mode)
+    assert_forfeit(match, record, reason)
+
+
+def test_illegal_actions_are_rejected_then_forfeit(tmp_path):
+    match, record = play_beside_clean_game(tmp_path, "illegal")
+    assert_forfeit(match, record, "illegal_action")
+    faults = [f for f in record["faults"] if f["seat"] == BAD_SEAT]
+    # illegal_retries=2: two rejections with a fresh turn each, the third forfeits
+    assert [f["forfeit"] for f in faults] == [False, False, True]
+    assert all(f["reason"] == "illegal_action" for f in faults)
+    assert all(f["detail"] for f in faults)  # the engine's reason is recorded
+
+
+def test_never_joining_is_a_startup_stall(tmp_path):
+    tc = TimeControl(startup_ms=1500, decision_ms=500, bank_ms=500, reconnect_ms=1500)
+    match, record = play_beside_clean_game(tmp_path, "nojoin", tc)
+    assert_forfeit(match, record, "startup_stall")
+    assert record["hands"] == [] or all(not h["bids"] for h in record["hands"])
+
+
+def test_second_stream_on_a_seat_is_refused_and_recorded(tmp_path):
+    match, record = play_beside_clean_game(tmp_path, "double_stream")
+    # the game goes on with the first stream and ends by the rules
+    assert match.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON)
+    faults = record["faults"]
+    assert len(faults) == 1
+    assert faults[0]["seat"] == BAD_SEAT and faults[0]["reason"] == "protocol_error"
+    assert not faults[0]["forfeit"]
+    assert "second stream refused: FAILED_PRECONDITION" in record["logs"][str(BAD_SEAT)]
+
+
+def test_reconnect_within_grace_gets_the_turn_again(tmp_path):
+    match, record = play_beside_clean_game(tmp_path, "reconnect")
+    assert match.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON)
+    assert record["faults"] == []
+    assert "resumed=True" in record["logs"][str(BAD_SEAT)]
+
+
+def test_slow_bot_spends_its_bank_then_times_out(tmp_path):
+    # 1.5 s per decision against 500 ms + a 2500 ms bank: the first two decisions eat
+    # 2 x 1000 ms of bank, the third cannot be paid for.
+    tc = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=2500, reconnect_ms=1500)
+    match, record = play_beside_clean_game(tmp_path, "slow", tc)
+    assert_forfeit(match, record, "timeout")
+    assert len(record["actions"]) >= 2
+    seat_actions = [b for h in record["hands"] for b in h["bids"] if b["seat"] == BAD_SEAT]
+    seat_actions += [p for h in record["hands"] for p in h["plays"] if p["seat"] == BAD_SEAT]
+    assert len(seat_actions) == 2
+    assert all(1400 <= a["ms"] <= 3000 for a in seat_actions)
+    assert json.dumps(record)  # serializable

@@ -1,0 +1,211 @@
+"""The referee server over real gRPC: whole games through the CLI, the match service,
+spectators, health, reflection, and refusals with the right status codes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from arena.game import play_game
+from arena.records import load_record, verify_record
+from arena.timecontrol import TimeControl
+from e2e_support import ROOT, example, with_referee
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from moon.v1 import bot_pb2 as bpb
+from moon.v1 import bot_pb2_grpc
+from moon.v1 import game_pb2 as pb
+from moon.v1 import match_pb2 as mpb
+from moon.v1 import match_pb2_grpc
+from moon_sdk.rules import Ruleset, parse_tile
+
+MOON = [sys.executable, "-m", "arena.cli"]
+
+
+def moon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MOON, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("preset, bots", [
+    ("moon3", ["heuristic", "random", "heuristic"]),
+    ("moon4", ["heuristic", "random", "heuristic", "random"]),
+])
+def test_moon_play_full_game(tmp_path, preset, bots):
+    out = moon("play", "--preset", preset, "--seed", "5", "--records", str(tmp_path), *bots,
+               cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "winner:" in out.stdout
+    [path] = tmp_path.glob("*.json")
+    record = load_record(path)
+    assert verify_record(record) == []
+    assert record["result"]["termination"] in ("target", "moon")
+    assert [s["name"] for s in record["seats"]] == bots
+    # the game really ended: a side at or over the target, strictly ahead, or a moon
+    scores = record["result"]["scores"]
+    if record["result"]["termination"] == "target":
+        top = max(scores)
+        assert top >= 21 and scores.count(top) == 1
+    # every play carries its seat and milliseconds
+    plays = [p for h in record["hands"] for p in h["plays"]]
+    assert plays and all(isinstance(p["ms"], int) and p["ms"] >= 0 for p in plays)
+    # `moon replay verify` agrees, and `show` tells the story
+    v = moon("replay", "verify", str(path), cwd=ROOT)
+    assert v.returncode == 0 and "ok" in v.stdout
+    s = moon("replay", "show", str(path), cwd=ROOT)
+    assert s.returncode == 0 and "winner:" in s.stdout
+
+
+def test_replay_verify_catches_a_tampered_record(tmp_path):
+    out = moon("play", "--seed", "9", "--records", str(tmp_path), "heuristic", "heuristic",
+               "heuristic", cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    [path] = tmp_path.glob("*.json")
+    data = json.loads(path.read_text())
+    first = data["hands"][0]
+    # move a trick to another winner: the replay must disagree
+    idx = next(i for i, h in enumerate(data["hands"]) if h["tricks"])
+    t = data["hands"][idx]["tricks"][0]
+    t["winner"] = (t["winner"] + 1) % 3
+    path.write_text(json.dumps(data))
+    v = moon("replay", "verify", str(path), cwd=ROOT)
+    assert v.returncode == 1
+    assert f"hand {idx} tricks" in v.stdout
+    assert first["dealt"]  # the deal is in the record
+    path.write_text("{not json")
+    v = moon("replay", "verify", str(path), cwd=ROOT)
+    assert v.returncode == 1 and "not valid JSON" in v.stderr
+
+
+def test_cli_bad_arguments_are_clear(tmp_path):
+    out = moon("play", "heuristic", "nosuchbot", "random", cwd=tmp_path)
+    assert out.returncode == 2 and "no bot 'nosuchbot'" in out.stderr
+    out = moon("play", "heuristic", "random", cwd=tmp_path)
+    assert out.returncode == 2 and "needs 3 bots" in out.stderr
+    out = moon("play", "-o", "min_bid=9", "heuristic", "random", "random", cwd=tmp_path)
+    assert out.returncode == 2 and "min_bid" in out.stderr
+    out = moon("play", "--decision-ms", "0", "heuristic", "random", "random", cwd=tmp_path)
+    assert out.returncode == 2 and "decision_ms" in out.stderr
+
+
+def _tiles_in(msg) -> list[pb.Tile]:
+    """Every Tile message anywhere inside ``msg``."""
+    found = []
+    for field, value in msg.ListFields():
+        values = value if field.is_repeated else [value]
+        for v in values:
+            if isinstance(v, pb.Tile):
+                found.append(v)
+            elif hasattr(v, "ListFields"):
+                found.extend(_tiles_in(v))
+    return found
+
+
+def test_spectator_sees_no_hidden_tile_and_services_work(tmp_path):
+    async def body(referee, ep):
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{ep.port}") as ch:
+            stub = match_pb2_grpc.MatchServiceStub(ch)
+            # health and reflection
+            h = await health_pb2_grpc.HealthStub(ch).Check(
+                health_pb2.HealthCheckRequest(service="moon.v1.MatchService"), timeout=5)
+            assert h.status == health_pb2.HealthCheckResponse.SERVING
+            refl = reflection_pb2_grpc.ServerReflectionStub(ch)
+            names = []
+            async for r in refl.ServerReflectionInfo(
+                    iter([reflection_pb2.ServerReflectionRequest(list_services="")])):
+                names = [s.name for s in r.list_services_response.service]
+            assert {"moon.v1.BotService", "moon.v1.MatchService",
+                    "grpc.health.v1.Health"} <= set(names)
+            # bad create requests are INVALID_ARGUMENT with the reason
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await stub.CreateMatch(mpb.CreateMatchRequest(
+                    ruleset=pb.Ruleset(preset="moon3", min_bid=9),
+                    seats=[mpb.SeatConfig(name="a")] * 3), timeout=5)
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "min_bid" in e.value.details()
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await stub.GetMatch(mpb.GetMatchRequest(match_id="nope"), timeout=5)
+            assert e.value.code() == grpc.StatusCode.NOT_FOUND
+
+            # a real game, watched from the start by a spectator
+            tc = TimeControl(startup_ms=8000)
+            game = asyncio.create_task(play_game(
+                referee, ep, [example("heuristic"), example("random"), example("heuristic")],
+                Ruleset.preset("moon3"), preset="moon3", seed=21, tc=tc, match_id="watched"))
+            while "watched" not in referee.matches:
+                await asyncio.sleep(0.01)
+            events = [r.event async for r in stub.WatchMatch(
+                mpb.WatchMatchRequest(match_id="watched"))]
+            match = await game
+            listed = await stub.ListMatches(mpb.ListMatchesRequest(), timeout=5)
+            got = await stub.GetMatch(mpb.GetMatchRequest(match_id="watched"), timeout=5)
+            return match, events, listed, got
+
+    match, events, listed, got = with_referee(tmp_path, body, tcp=True)
+    assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+    assert events[-1].WhichOneof("kind") == "game_ended"
+    assert got.match.status == mpb.MATCH_STATUS_FINISHED
+    assert got.match.result == match.result
+    assert "watched" in [m.match_id for m in listed.matches]
+    # no event carries a tile before it is played: every tile in an event is a tile
+    # already played in the current hand
+    played: set[tuple[int, int]] = set()
+    kinds = set()
+    for ev in events:
+        kind = ev.WhichOneof("kind")
+        kinds.add(kind)
+        if kind == "hand_started":
+            played = set()
+        if kind == "played":
+            played.add((ev.played.tile.high, ev.played.tile.low))
+        for t in _tiles_in(ev):
+            assert (t.high, t.low) in played, f"hidden tile {t.high}-{t.low} in {kind} event"
+    assert {"hand_started", "bid", "played", "trick_won", "hand_ended", "game_ended"} <= kinds
+    # ... and the widow / discard never appear, though the record knows them
+    record = load_record(Path(match.record_path))
+    discards = {h["discard"] for h in record["hands"] if h["discard"]}
+    assert discards
+    for ev in events:
+        if ev.WhichOneof("kind") in ("widow_taken", "discarded"):
+            assert _tiles_in(ev) == []
+    assert parse_tile(next(iter(discards))) >= 0
+
+
+def test_join_refusals_have_clear_status(tmp_path):
+    async def body(referee, ep):
+        m = referee.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=1,
+                                 tc=TimeControl(startup_ms=3000))
+        results = {}
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{ep.port}") as ch:
+            stub = bot_pb2_grpc.BotServiceStub(ch)
+            for name, join in {
+                "bad_token": bpb.Join(token="nope", protocol_version=1),
+                "bad_version": bpb.Join(token=m.tokens[0], protocol_version=99),
+            }.items():
+                call = stub.Play(iter([bpb.PlayRequest(join=join)]))
+                with pytest.raises(grpc.aio.AioRpcError) as e:
+                    async for _ in call:
+                        pass
+                results[name] = (e.value.code(), e.value.details())
+            call = stub.Play(iter([bpb.PlayRequest(action=bpb.ActionReply(request_id=1))]))
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                async for _ in call:
+                    pass
+            results["no_join"] = (e.value.code(), e.value.details())
+        m.stop(pb.TERMINATION_CANCELLED, "test over")
+        await m.done.wait()
+        return results, m
+
+    results, m = with_referee(tmp_path, body, tcp=True)
+    assert results["bad_token"][0] == grpc.StatusCode.UNAUTHENTICATED
+    assert "MOON_TOKEN" in results["bad_token"][1]
+    assert results["bad_version"][0] == grpc.StatusCode.FAILED_PRECONDITION
+    assert "99" in results["bad_version"][1] and "version 1" in results["bad_version"][1]
+    assert results["no_join"][0] == grpc.StatusCode.INVALID_ARGUMENT
+    assert m.result.termination == pb.TERMINATION_CANCELLED
