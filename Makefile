@@ -5,8 +5,17 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# buf (proto lint and breaking-change checks) comes from npm, pinned in tools/package-lock.json.
+NPM ?= npm
+BUF := tools/node_modules/.bin/buf
+BUF_STAMP := tools/node_modules/.installed
+# `buf breaking` compares proto/ with this branch of the local git repository.
+BUF_AGAINST_BRANCH ?= main
+PROTO_FILES := $(sort $(wildcard proto/moon/v1/*.proto))
+PROTO_OUT := sdk/python
 
 .PHONY: all setup test lint typecheck pytest demo proto clean
+.PHONY: buf buflint
 
 all: test
 
@@ -27,7 +36,36 @@ typecheck: setup
 pytest: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test: lint typecheck pytest
+test: buflint lint typecheck pytest
+
+# Regenerate the Python stubs (sdk/python/moon/v1) from proto/; the output is committed, and
+# tests/test_proto.py fails when it is stale. grpcio-tools is pinned, so this is reproducible.
+proto: setup
+	rm -f $(PROTO_OUT)/moon/v1/*_pb2.py $(PROTO_OUT)/moon/v1/*_pb2.pyi \
+		$(PROTO_OUT)/moon/v1/*_pb2_grpc.py
+	$(PY) -m grpc_tools.protoc -I proto --python_out=$(PROTO_OUT) --pyi_out=$(PROTO_OUT) \
+		--grpc_python_out=$(PROTO_OUT) $(PROTO_FILES)
+
+$(BUF_STAMP): tools/package.json tools/package-lock.json
+	cd tools && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $(BUF_STAMP)
+
+buf: $(BUF_STAMP)
+
+# buf lint; buf format (fails on a diff: `$(BUF) format -w` fixes it); buf breaking against
+# the committed $(BUF_AGAINST_BRANCH) (skipped while that branch has no .proto files yet, or
+# outside a git checkout).
+buflint: buf
+	$(BUF) lint
+	$(BUF) format --diff --exit-code
+	@gitdir=$$(git rev-parse --git-common-dir 2>/dev/null || true); \
+	if [ -n "$$gitdir" ] && git ls-tree -r --name-only $(BUF_AGAINST_BRANCH) -- proto 2>/dev/null \
+			| grep -q '\.proto$$'; then \
+		echo "$(BUF) breaking --against $$gitdir#branch=$(BUF_AGAINST_BRANCH),subdir=proto"; \
+		$(BUF) breaking --against "$$gitdir#branch=$(BUF_AGAINST_BRANCH),subdir=proto"; \
+	else \
+		echo "buf breaking: skipped (no git branch $(BUF_AGAINST_BRANCH) with proto/*.proto yet)"; \
+	fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

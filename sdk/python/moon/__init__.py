@@ -1,0 +1,1 @@
+"""Generated protocol code for Moon Arena, one subpackage per protocol version."""

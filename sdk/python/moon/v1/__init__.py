@@ -1,0 +1,1 @@
+"""Generated stubs for package moon.v1 (proto/moon/v1): run `make proto` to regenerate."""
