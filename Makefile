@@ -67,5 +67,11 @@ buflint: buf
 		echo "buf breaking: skipped (no git branch $(BUF_AGAINST_BRANCH) with proto/*.proto yet)"; \
 	fi
 
+# The main job: a short but real duplicate ladder among the example bots over gRPC.
+demo: setup
+	rm -f runs/demo.sqlite runs/demo.sqlite-wal runs/demo.sqlite-shm
+	rm -rf runs/demo.sqlite.records
+	$(VENV)/bin/moon ladder run ladders/demo.toml --results runs/demo.sqlite
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,142 @@
+"""`moon ladder run|show`: duplicate ladders with ratings and resumable results."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from ..ladder.config import LadderConfig, ladder_from_dict, load_ladder
+from ..ladder.ratings import LiveRatings
+from ..ladder.report import build_report, export, print_report
+from ..ladder.runner import RunSummary, open_store, run_ladder
+from ..ladder.store import GameRow, ResultsStore
+from ..timecontrol import ConfigError
+
+
+@click.group()
+def ladder() -> None:
+    """Run a ladder among bots, or show one's results."""
+
+
+def _config(file: Path | None, bots: tuple[str, ...], overrides: dict[str, Any]) -> LadderConfig:
+    try:
+        if file is not None:
+            return load_ladder(file, overrides)
+        if len(bots) < 2:
+            raise click.UsageError("give a ladder file, or at least two --bot folders")
+        data = {"ladder": {k: v for k, v in overrides.items() if v is not None},
+                "bots": [{"path": str(Path(b).resolve())} for b in bots]}
+        return ladder_from_dict(data, Path("flags.toml"))
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+
+
+def _live_table(live: LiveRatings) -> Table:
+    t = Table(title="live OpenSkill (μ − 3σ)", title_justify="left")
+    for c in ("bot", "μ", "σ", "μ − 3σ"):
+        t.add_column(c, justify="left" if c == "bot" else "right")
+    for b, mu, sigma, cons in live.table():
+        t.add_row(b, f"{mu:.1f}", f"{sigma:.1f}", f"{cons:.1f}")
+    return t
+
+
+@ladder.command()
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False,
+                                                         path_type=Path))
+@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Results file (SQLite); default runs/<ladder name>.sqlite. "
+                   "An existing file is resumed.")
+@click.option("--bot", "bots", multiple=True, help="A bot folder (instead of a ladder file).")
+@click.option("--boards", type=int, default=None, help="Number of boards (seeded deals).")
+@click.option("--concurrency", "-j", type=int, default=None, help="Games at once.")
+@click.option("--seed", type=int, default=None, help="Master seed of the boards.")
+@click.option("--preset", default=None, help="Ruleset preset (moon3, moon4, ...).")
+@click.option("--bootstrap", type=int, default=200, show_default=True,
+              help="Bootstrap resamples for the rating intervals.")
+def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: int | None,
+        concurrency: int | None, seed: int | None, preset: str | None, bootstrap: int) -> None:
+    """Play a ladder (resuming RESULTS if it exists) and print the leaderboard.
+
+    \b
+    Example:  moon ladder run ladders/demo.toml
+              moon ladder run --bot example_bots/heuristic --bot example_bots/random -j 2
+    """
+    cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
+                               "preset": preset})
+    if results is None:
+        results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
+    console = Console()
+    try:
+        store = open_store(cfg, results)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    live = LiveRatings([b.name for b in cfg.bots])
+    for g in store.games():
+        live.update(g)
+    progress = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                        TextColumn("ETA"), TimeRemainingColumn(), console=console)
+    task = progress.add_task("games", total=None, rate="")
+    state = {"start": 0.0, "played": 0}
+
+    def on_plan(s: RunSummary) -> None:
+        import time
+        for name, why in s.skipped_bots.items():
+            console.print(f"[red]left out[/] {name}: {why}")
+        progress.update(task, total=s.scheduled, completed=s.already_done)
+        state["start"] = time.monotonic()
+        if s.already_done:
+            console.print(f"resuming {results}: {s.already_done} of {s.scheduled} games done")
+
+    def on_game(row: GameRow) -> None:
+        import time
+        state["played"] += 1
+        live.update(row)
+        per_min = state["played"] / max(1e-9, time.monotonic() - state["start"]) * 60
+        progress.update(task, advance=1, rate=f"{per_min:.1f}/min")
+        view.update(Group(progress, _live_table(live)))
+
+    with Live(Group(progress, _live_table(live)), console=console, transient=False,
+              refresh_per_second=4) as view:
+        summary = asyncio.run(run_ladder(cfg, store, results, on_game=on_game,
+                                         on_plan=on_plan))
+    if summary.voided:
+        console.print(f"{summary.voided} game(s) voided by infrastructure faults and replayed")
+    print_report(console, build_report(store, bootstrap=bootstrap))
+    console.print(f"results: {results}")
+    store.close()
+
+
+@ladder.command()
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True)
+@click.option("--bootstrap", type=int, default=200, show_default=True)
+def show(results: Path, fmt: str, bootstrap: int) -> None:
+    """Show a ladder's leaderboard, cross-table and per-bot statistics."""
+    try:
+        store = ResultsStore(results)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    rep = build_report(store, bootstrap=bootstrap)
+    if fmt == "table":
+        print_report(Console(), rep)
+    else:
+        click.echo(export(rep, fmt), nl=False)
+    store.close()
+
+

@@ -1,0 +1,189 @@
+"""The ladder file: TOML, validated with errors that name the line.
+
+Example (``ladders/demo.toml``)::
+
+    [ladder]
+    preset = "moon3"          # ruleset preset; players follow from it
+    boards = 4                # seeded deals, each played in every seating
+    seed = 1                  # the master seed: boards derive from it
+    concurrency = 2           # games at once
+    options = { min_bid = 4 } # ruleset overrides (RULES.md option names)
+
+    [time_control]            # optional, milliseconds
+    decision_ms = 2000
+
+    [[bots]]
+    path = "../example_bots/heuristic"   # a bot folder, relative to this file
+    [[bots]]
+    path = "../example_bots/random"
+    runner = "local"                      # or "docker"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from moon_sdk.rules import Ruleset, RulesetError
+
+from ..bots import BotSpec, load_bot
+from ..timecontrol import ConfigError, TimeControl
+
+LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results"}
+BOT_KEYS = {"path", "runner", "name"}
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    """A validated ladder."""
+
+    name: str
+    preset: str
+    ruleset: Ruleset
+    boards: int
+    seed: int
+    concurrency: int
+    time_control: TimeControl
+    bots: tuple[BotSpec, ...]
+    results: Path | None = None
+    source: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def identity(self) -> str:
+        """A hash of everything that fixes the games' content (not ``boards`` nor
+        ``concurrency``: a ladder may be extended with more boards and resumed)."""
+        data = {
+            "ruleset": self.ruleset.to_dict(), "seed": self.seed,
+            "time_control": self.time_control.__dict__,
+            "bots": [[b.name, b.version, b.runner] for b in self.bots],
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _line_of(text: str, table: str, key: str, index: int = 0) -> int | None:
+    """1-based line of ``key = ...`` inside ``[table]`` (or the ``index``-th
+    ``[[table]]``), or of the table header when ``key`` is empty."""
+    current, seen = "", -1
+    header = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-]+)\s*\]\]?")
+    for n, line in enumerate(text.splitlines(), 1):
+        m = header.match(line)
+        if m:
+            current = m.group(1)
+            if current == table:
+                seen += 1
+                if not key and seen == index:
+                    return n
+            continue
+        if current == table and seen == index and key and re.match(
+                rf"^\s*{re.escape(key)}\s*=", line):
+            return n
+    return None
+
+
+def _where(path: Path, text: str, table: str, key: str = "", index: int = 0) -> str:
+    line = _line_of(text, table, key, index) or _line_of(text, table, "", index)
+    return f"{path}:{line}" if line else str(path)
+
+
+def load_ladder(path: str | Path, overrides: dict[str, Any] | None = None) -> LadderConfig:
+    """Read and validate a ladder file; ``overrides`` (from CLI flags) replace
+    ``[ladder]`` keys.
+
+    Raises:
+        ConfigError: bad TOML, unknown keys, bad values, unknown bots; the message names
+            the file and line.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read ladder file {p}: {e.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    return ladder_from_dict(data, p, text, overrides)
+
+
+def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
+                     overrides: dict[str, Any] | None = None) -> LadderConfig:
+    """Validate a parsed ladder (see :func:`load_ladder`)."""
+    unknown_top = sorted(set(data) - {"ladder", "time_control", "bots"})
+    if unknown_top:
+        raise ConfigError(f"{_where(path, text, unknown_top[0])}: unknown table "
+                          f"{unknown_top[0]!r}; a ladder file has [ladder], [time_control] "
+                          "and [[bots]]")
+    lad = dict(data.get("ladder", {}))
+    lad.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    unknown = sorted(set(lad) - LADDER_KEYS)
+    if unknown:
+        raise ConfigError(f"{_where(path, text, 'ladder', unknown[0])}: unknown key "
+                          f"{unknown[0]!r} in [ladder]; known: {', '.join(sorted(LADDER_KEYS))}")
+
+    def need_int(key: str, default: int, lo: int, hi: int) -> int:
+        v = lad.get(key, default)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise ConfigError(f"{_where(path, text, 'ladder', key)}: {key} = {v!r}: must be a "
+                              f"whole number from {lo} to {hi}")
+        return v
+
+    boards = need_int("boards", 4, 1, 100_000)
+    seed = need_int("seed", 1, 0, 2**63 - 1)
+    concurrency = need_int("concurrency", 1, 1, 64)
+    preset = lad.get("preset", "moon3")
+    options = lad.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{_where(path, text, 'ladder', 'options')}: options must be a table "
+                          "of ruleset options, e.g. options = { min_bid = 3 }")
+    try:
+        ruleset = Ruleset.from_dict({"preset": preset, **options})
+    except (RulesetError, TypeError) as e:
+        key = "options" if options else "preset"
+        raise ConfigError(f"{_where(path, text, 'ladder', key)}: {e}") from None
+    try:
+        tc = TimeControl.from_dict(dict(data.get("time_control", {})))
+    except (ConfigError, TypeError) as e:
+        raise ConfigError(f"{_where(path, text, 'time_control')}: {e}") from None
+
+    raw_bots = data.get("bots", [])
+    if not isinstance(raw_bots, list) or len(raw_bots) < 2:
+        raise ConfigError(f"{_where(path, text, 'bots')}: a ladder needs at least 2 [[bots]] "
+                          "entries, each with a path to a bot folder")
+    bots: list[BotSpec] = []
+    for i, b in enumerate(raw_bots):
+        where = _where(path, text, "bots", "path", i)
+        if not isinstance(b, dict) or not isinstance(b.get("path"), str):
+            raise ConfigError(f"{where}: bot {i + 1} needs path = \"<bot folder>\"")
+        bad = sorted(set(b) - BOT_KEYS)
+        if bad:
+            raise ConfigError(f"{_where(path, text, 'bots', bad[0], i)}: unknown key {bad[0]!r} "
+                              f"for a bot; known: {', '.join(sorted(BOT_KEYS))}")
+        folder = (path.parent / b["path"]).resolve() if not Path(b["path"]).is_absolute() \
+            else Path(b["path"])
+        try:
+            spec = load_bot(folder)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+        runner = b.get("runner", spec.runner)
+        if runner not in ("local", "docker"):
+            raise ConfigError(f"{_where(path, text, 'bots', 'runner', i)}: runner {runner!r}: "
+                              "use 'local' or 'docker'")
+        name = b.get("name", spec.name)
+        spec = BotSpec(name=name, folder=spec.folder, run=spec.run, version=spec.version,
+                       language=spec.language, build=spec.build, runner=runner,
+                       extra=spec.extra)
+        if any(x.name == spec.name for x in bots):
+            raise ConfigError(f"{where}: two bots are named {spec.name!r}; give one a "
+                              "different name = \"...\"")
+        bots.append(spec)
+    results = lad.get("results")
+    return LadderConfig(
+        name=str(lad.get("name", path.stem)), preset=preset, ruleset=ruleset, boards=boards,
+        seed=seed, concurrency=concurrency, time_control=tc, bots=tuple(bots),
+        results=(path.parent / results) if isinstance(results, str) else None,
+        source=str(path))

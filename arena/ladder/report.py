@@ -1,0 +1,186 @@
+"""Ladder results for people and tools: leaderboard, cross-table, per-bot statistics, and
+CSV / JSON exports. Everything is computed from the results file alone."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .ratings import Rating, rate
+from .store import ResultsStore
+
+
+@dataclass
+class BotStats:
+    """One bot's figures over the ladder."""
+
+    bot: str
+    games: int = 0
+    wins: int = 0
+    """Games finished alone in first place (a partnership's win counts for both)."""
+    hands: int = 0
+    points: int = 0
+    """Sum of its side's score changes over the hands it played."""
+    auctions_won: int = 0
+    contracts_made: int = 0
+    moons_tried: int = 0
+    moons_made: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+    forfeits: int = 0
+
+    @property
+    def points_per_hand(self) -> float:
+        """Average change of its side's score per hand (redeals included)."""
+        return self.points / self.hands if self.hands else 0.0
+
+    @property
+    def made_pct(self) -> float:
+        """Contracts made, % of auctions won."""
+        return 100.0 * self.contracts_made / self.auctions_won if self.auctions_won else 0.0
+
+
+@dataclass
+class LadderReport:
+    """Everything `moon ladder show` prints."""
+
+    meta: dict[str, Any]
+    ratings: list[Rating]
+    stats: dict[str, BotStats]
+    cross: dict[str, dict[str, tuple[float, int]]]
+    """``cross[a][b] = (score of a against b, games)``: 1 for finishing ahead, ½ a tie."""
+    games: int
+
+
+def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
+    """Compute the report from a results file."""
+    meta = store.meta()
+    bots = [b["name"] for b in meta.get("bots", [])]
+    games = list(store.games())
+    for g in games:
+        for b in g.seats:
+            if b not in bots:
+                bots.append(b)
+    ratings = rate(games, bots, bootstrap=bootstrap)
+    stats = {b: BotStats(b) for b in bots}
+    cross_acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for g in games:
+        side = (lambda s: s) if g.players == 3 else (lambda s: s % 2)
+        for b in set(g.seats):
+            stats[b].games += 1
+            seat = g.seats.index(b)
+            if g.places[side(seat)] == 1 and g.places.count(1) == 1:
+                stats[b].wins += 1
+        for i, a in enumerate(g.seats):
+            for j, b in enumerate(g.seats):
+                if a == b or side(i) == side(j):
+                    continue
+                pa, pb = g.places[side(i)], g.places[side(j)]
+                cross_acc[a][b].append(1.0 if pa < pb else 0.5 if pa == pb else 0.0)
+    seat_bot = {(g.game_id, s): b for g in games for s, b in enumerate(g.seats)}
+    players = {g.game_id: g.players for g in games}
+    for gid, bidder, bid, made, deltas in store.db.execute(
+            "SELECT game_id, bidder, bid, made, deltas FROM hands WHERE finished = 1"):
+        n = players[gid]
+        d = json.loads(deltas)
+        for s in range(n):
+            b = seat_bot[(gid, s)]
+            stats[b].hands += 1
+            stats[b].points += d[s if n == 3 else s % 2]
+        if bidder is not None:
+            b = seat_bot[(gid, bidder)]
+            stats[b].auctions_won += 1
+            stats[b].contracts_made += int(bool(made))
+            if bid == 21:
+                stats[b].moons_tried += 1
+                stats[b].moons_made += int(bool(made))
+    # a bot that sits twice at a table (2-bot ladders) counts each hand once per seat
+    for bot, reason, forfeit in store.db.execute("SELECT bot, reason, forfeit FROM faults"):
+        c = Counter(stats[bot].faults)
+        c[reason] += 1
+        stats[bot].faults = dict(c)
+        stats[bot].forfeits += forfeit
+    cross = {a: {b: (sum(v) / len(v), len(v)) for b, v in row.items()}
+             for a, row in cross_acc.items()}
+    return LadderReport(meta, ratings, stats, cross, len(games))
+
+
+def print_report(console: Console, rep: LadderReport) -> None:
+    """Leaderboard, cross-table and per-bot statistics as tables."""
+    title = (f"ladder {rep.meta.get('name', '')}: {rep.games} games, "
+             f"{rep.meta.get('preset', '')}, {rep.meta.get('boards', '?')} boards")
+    lb = Table(title=title)
+    for col, j in (("#", "right"), ("bot", "left"), ("rating", "right"), ("95% CI", "right"),
+                   ("games", "right"), ("wins", "right"), ("win %", "right"),
+                   ("pts/hand", "right")):
+        lb.add_column(col, justify=j)  # type: ignore[arg-type]
+    for i, r in enumerate(rep.ratings, 1):
+        s = rep.stats[r.bot]
+        lb.add_row(str(i), r.bot, f"{r.rating:.0f} ± {r.margin:.0f}",
+                   f"{r.low:.0f}–{r.high:.0f}", str(s.games), str(s.wins),
+                   f"{100 * s.wins / s.games:.0f}%" if s.games else "-",
+                   f"{s.points_per_hand:+.2f}")
+    console.print(lb)
+    order = [r.bot for r in rep.ratings]
+    ct = Table(title="head to head: row finished ahead of column (ties ½), games")
+    ct.add_column("")
+    for b in order:
+        ct.add_column(b, justify="right")
+    for a in order:
+        cells = []
+        for b in order:
+            v = rep.cross.get(a, {}).get(b)
+            cells.append("" if a == b or v is None else f"{100 * v[0]:.0f}% ({v[1]})")
+        ct.add_row(a, *cells)
+    console.print(ct)
+    st = Table(title="per bot")
+    for col in ("bot", "auctions won", "made %", "moons tried", "moons made", "faults",
+                "forfeits"):
+        st.add_column(col, justify="left" if col in ("bot", "faults") else "right")
+    for b in order:
+        s = rep.stats[b]
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(s.faults.items())) or "-"
+        st.add_row(b, str(s.auctions_won), f"{s.made_pct:.0f}%", str(s.moons_tried),
+                   str(s.moons_made), faults, str(s.forfeits))
+    console.print(st)
+
+
+def report_rows(rep: LadderReport) -> list[dict[str, Any]]:
+    """One flat row per bot (for CSV / JSON)."""
+    rows = []
+    for i, r in enumerate(rep.ratings, 1):
+        s = rep.stats[r.bot]
+        rows.append({
+            "rank": i, "bot": r.bot, "rating": round(r.rating, 1),
+            "ci_low": round(r.low, 1), "ci_high": round(r.high, 1), "games": s.games,
+            "wins": s.wins, "points_per_hand": round(s.points_per_hand, 4),
+            "auctions_won": s.auctions_won, "contracts_made": s.contracts_made,
+            "made_pct": round(s.made_pct, 2), "moons_tried": s.moons_tried,
+            "moons_made": s.moons_made, "forfeits": s.forfeits,
+            "faults": ";".join(f"{k}={v}" for k, v in sorted(s.faults.items())),
+        })
+    return rows
+
+
+def export(rep: LadderReport, fmt: str) -> str:
+    """The report as ``csv`` (one row per bot) or ``json`` (leaderboard, cross-table,
+    stats, meta)."""
+    rows = report_rows(rep)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["bot"])
+        w.writeheader()
+        w.writerows(rows)
+        return buf.getvalue()
+    return json.dumps({
+        "ladder": rep.meta, "games": rep.games, "leaderboard": rows,
+        "cross_table": {a: {b: {"score": round(v[0], 4), "games": v[1]} for b, v in row.items()}
+                        for a, row in rep.cross.items()},
+        "stats": {b: asdict(s) for b, s in rep.stats.items()},
+    }, indent=1)

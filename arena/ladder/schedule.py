@@ -1,0 +1,94 @@
+"""Boards, duplicate sets and balanced schedules (ANCHORS.md, "Duplicate play").
+
+A *board* is a seed: it fixes the first dealer and every deal of a game, whoever sits
+where. A *duplicate set* is one board played by one group of bots in every seating that
+matters, and is the unit of the bootstrap:
+
+- 3 players: a triple of bots in all 6 seatings (each bot holds each seat's cards twice,
+  each opponent once on each side). With only 2 bots, the triples are (a, a, b) and
+  (a, b, b), each in its 3 distinct seatings.
+- 4 players: two partnerships at two tables with the partnerships swapped (team 1 in
+  seats 0/2, then in seats 1/3); partners trade seats on odd boards. With 4+ bots every 4-set plays all 3 ways to pair up
+  (rotating partners); with 2 or 3 bots each bot partners a copy of itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+_MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class ScheduledGame:
+    """One game of the schedule."""
+
+    game_id: str
+    """Stable id: the same ladder always makes the same ids (resume relies on it)."""
+    board: int
+    dset: str
+    """The duplicate set this game belongs to."""
+    seed: int
+    seats: tuple[str, ...]
+    """Bot name per seat, seat 0 first."""
+
+
+def board_seed(master: int, board: int) -> int:
+    """The seed of board ``board`` (SplitMix64 of the master seed and board number)."""
+    z = (master * 0x9E3779B97F4A7C15 + (board + 1) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return (z ^ (z >> 31)) >> 1  # 63 bits
+
+
+def groups_3(bots: list[str]) -> list[tuple[str, ...]]:
+    """Bot triples for 3-player ladders (see the module doc)."""
+    if len(bots) >= 3:
+        return list(itertools.combinations(bots, 3))
+    a, b = bots
+    return [(a, a, b), (a, b, b)]
+
+
+def seatings_3(group: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Distinct seatings of a triple, in a fixed order."""
+    return sorted(set(itertools.permutations(group)))
+
+
+def tables_4(bots: list[str]) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """Pairs of partnerships for 4-player ladders (see the module doc)."""
+    if len(bots) >= 4:
+        out = []
+        for a, b, c, d in itertools.combinations(bots, 4):
+            out += [((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))]
+        return out
+    return [((x, x), (y, y)) for x, y in itertools.combinations(bots, 2)]
+
+
+def make_schedule(bots: list[str], players: int, boards: int, seed: int) -> list[ScheduledGame]:
+    """Every game of the ladder, board by board (so a partial run covers whole boards of
+    every group first).
+
+    Raises:
+        ValueError: fewer than 2 bots.
+    """
+    if len(bots) < 2:
+        raise ValueError("a ladder needs at least 2 bots")
+    games: list[ScheduledGame] = []
+    for board in range(boards):
+        s = board_seed(seed, board)
+        if players == 3:
+            for g, group in enumerate(groups_3(bots)):
+                dset = f"b{board}-g{g}"
+                for k, seats in enumerate(seatings_3(group)):
+                    games.append(ScheduledGame(f"{dset}-s{k}", board, dset, s, seats))
+        else:
+            for t, (team1, team2) in enumerate(tables_4(bots)):
+                dset = f"b{board}-t{t}"
+                if board % 2:  # partners swap seats on odd boards: over two boards every
+                    team1, team2 = team1[::-1], team2[::-1]  # bot sits in every seat
+                games.append(ScheduledGame(f"{dset}-s0", board, dset, s,
+                                           (team1[0], team2[0], team1[1], team2[1])))
+                games.append(ScheduledGame(f"{dset}-s1", board, dset, s,
+                                           (team2[0], team1[0], team2[1], team1[1])))
+    return games

@@ -1,0 +1,69 @@
+"""Bad ladder files give clear errors that name the file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from arena.ladder.config import load_ladder
+from arena.timecontrol import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD = f"""[ladder]
+preset = "moon3"
+boards = 2
+seed = 5
+
+[[bots]]
+path = "{ROOT}/example_bots/heuristic"
+
+[[bots]]
+path = "{ROOT}/example_bots/random"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "l.toml"
+    p.write_text(text)
+    return p
+
+
+def test_good_file_loads(tmp_path):
+    cfg = load_ladder(write(tmp_path, GOOD))
+    assert [b.name for b in cfg.bots] == ["heuristic", "random"]
+    assert cfg.boards == 2 and cfg.seed == 5 and cfg.ruleset.players == 3
+
+
+@pytest.mark.parametrize("old, new, line, words", [
+    ("boards = 2", "boards = -1", 3, "boards"),
+    ("seed = 5", "seeed = 5", 4, "unknown key 'seeed'"),
+    ('preset = "moon3"', 'preset = "moon9"', 2, "moon9"),
+    ("seed = 5", "seed = 5\noptions = { min_bid = 8 }", 5, "min_bid"),
+    ("seed = 5", "seed = 5\noptions = { colour = 1 }", 5, "colour"),
+    ('path = "{R}/example_bots/random"', 'path = "{R}/example_bots/nothere"', 10, "no such folder"),
+    ('path = "{R}/example_bots/random"', 'path = "{R}/example_bots/random"\nrunner = "vm"', 11,
+     "runner"),
+    ('path = "{R}/example_bots/random"', 'path = "{R}/example_bots/heuristic"', 10,
+     "two bots are named"),
+])
+def test_bad_values_name_the_line(tmp_path, old, new, line, words):
+    text = GOOD.replace(old.replace("{R}", str(ROOT)), new.replace("{R}", str(ROOT)))
+    assert text != GOOD
+    p = write(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        load_ladder(p)
+    assert f"{p}:{line}" in str(e.value)
+    assert words in str(e.value)
+
+
+def test_bad_toml_names_the_line(tmp_path):
+    p = write(tmp_path, GOOD.replace("boards = 2", "boards = = 2"))
+    with pytest.raises(ConfigError) as e:
+        load_ladder(p)
+    assert "not valid TOML" in str(e.value) and "line 3" in str(e.value)
+
+
+def test_too_few_bots(tmp_path):
+    p = write(tmp_path, GOOD.split("[[bots]]")[0] + f'[[bots]]\npath = "{ROOT}/example_bots/random"\n')
+    with pytest.raises(ConfigError, match="at least 2"):
+        load_ladder(p)

@@ -1,0 +1,126 @@
+"""Real ladders over gRPC with bot processes: duplicate deals, resume after kill -9,
+and ratings that separate a strong bot from a weak one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from arena.ladder.report import build_report, export
+from arena.ladder.schedule import make_schedule
+from arena.ladder.store import ResultsStore
+from arena.records import load_record, verify_record
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ladder_file(tmp_path: Path, bots: list[str], boards: int, preset: str = "moon3",
+                concurrency: int = 2, seed: int = 3) -> Path:
+    text = f'[ladder]\nname = "t"\npreset = "{preset}"\nboards = {boards}\nseed = {seed}\n' \
+           f"concurrency = {concurrency}\n"
+    for b in bots:
+        text += f'\n[[bots]]\npath = "{ROOT}/example_bots/{b}"\n'
+    p = tmp_path / "ladder.toml"
+    p.write_text(text)
+    return p
+
+
+def moon(*args: str, **kw) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True,
+                          text=True, timeout=900, cwd=ROOT,
+                          env={**os.environ, "COLUMNS": "200"}, **kw)
+
+
+def test_duplicate_sets_replay_the_same_deal_in_every_seating(tmp_path):
+    lf = ladder_file(tmp_path, ["heuristic", "random", "weak"], boards=2)
+    res = tmp_path / "r.sqlite"
+    out = moon("ladder", "run", str(lf), "--results", str(res), "--bootstrap", "20")
+    assert out.returncode == 0, out.stderr
+    db = sqlite3.connect(res)
+    rows = db.execute("SELECT id, dset, seed, record_path FROM games").fetchall()
+    assert len(rows) == 2 * 6  # 2 boards x 6 seatings of the one triple
+    by_set: dict[str, list[dict]] = {}
+    for gid, dset, seed, path in rows:
+        rec = load_record(Path(path))
+        assert verify_record(rec) == []
+        by_set.setdefault(dset, []).append(rec)
+    for dset, recs in by_set.items():
+        assert len(recs) == 6
+        # the same seed, the same first dealer and the same deal to every seat...
+        assert len({r["seed"] for r in recs}) == 1
+        assert len({r["hands"][0]["dealer"] for r in recs}) == 1
+        assert len({json.dumps(r["hands"][0]["dealt"]) for r in recs}) == 1
+        # ... held by a different bot in every seating
+        seatings = {tuple(s["name"] for s in r["seats"]) for r in recs}
+        assert len(seatings) == 6
+        # hands that every game reached were dealt identically too
+        common = min(len(r["hands"]) for r in recs)
+        for k in range(common):
+            assert len({json.dumps(r["hands"][k]["dealt"]) for r in recs}) == 1
+
+
+def test_resume_after_kill_9_loses_nothing_and_plays_nothing_twice(tmp_path):
+    lf = ladder_file(tmp_path, ["heuristic", "random", "weak"], boards=3, concurrency=1)
+    res = tmp_path / "r.sqlite"
+    cmd = [sys.executable, "-m", "arena.cli", "ladder", "run", str(lf), "--results", str(res),
+           "--bootstrap", "10"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    before: list = []
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            if res.exists():
+                try:
+                    n = sqlite3.connect(res).execute("SELECT COUNT(*) FROM games").fetchone()[0]
+                except sqlite3.OperationalError:
+                    continue
+                if n >= 4:
+                    break
+        os.killpg(proc.pid, signal.SIGKILL)  # mid-game, no chance to clean up
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    db = sqlite3.connect(res)
+    before = db.execute("SELECT id, scores, places, termination FROM games").fetchall()
+    assert 4 <= len(before) < 18
+    db.close()
+    out = moon("ladder", "run", str(lf), "--results", str(res), "--bootstrap", "10")
+    assert out.returncode == 0, out.stderr
+    assert "resuming" in out.stdout
+    db = sqlite3.connect(res)
+    after = db.execute("SELECT id, scores, places, termination FROM games").fetchall()
+    ids = [r[0] for r in after]
+    expected = {g.game_id for g in make_schedule(["heuristic", "random", "weak"], 3, 3, 3)}
+    assert len(ids) == len(set(ids)) == 18 and set(ids) == expected
+    assert set(before) <= set(after)  # finished games survive unchanged
+    seats = db.execute("SELECT COUNT(*) FROM seats").fetchone()[0]
+    assert seats == 18 * 3
+
+
+def test_weak_bot_ends_below_heuristic_with_separate_intervals(tmp_path):
+    lf = ladder_file(tmp_path, ["heuristic", "weak"], boards=4, seed=11)
+    res = tmp_path / "r.sqlite"
+    out = moon("ladder", "run", str(lf), "--results", str(res), "--bootstrap", "100")
+    assert out.returncode == 0, out.stderr
+    store = ResultsStore(res)
+    rep = build_report(store, bootstrap=100)
+    r = {x.bot: x for x in rep.ratings}
+    assert rep.games == 4 * 6
+    assert r["heuristic"].low > r["weak"].high, (r["heuristic"], r["weak"])
+    # the weak bot never wins an auction it could pass, so it never makes a contract
+    assert rep.stats["weak"].contracts_made == 0
+    rows = {row["bot"]: row for row in json.loads(export(rep, "json"))["leaderboard"]}
+    assert rows["heuristic"]["rank"] == 1
+    csv = export(rep, "csv").splitlines()
+    assert csv[0].startswith("rank,bot,rating") and len(csv) == 3
+    shown = moon("ladder", "show", str(res), "--bootstrap", "20")
+    assert shown.returncode == 0 and "heuristic" in shown.stdout and "head to head" in shown.stdout

@@ -1,0 +1,76 @@
+"""Schedules are balanced: seats, opponents and partners, as properties over ladder sizes."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+from arena.ladder.schedule import board_seed, make_schedule
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+names = st.integers(min_value=2, max_value=6).map(lambda n: [f"bot{i}" for i in range(n)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(bots=names, boards=st.integers(1, 3), seed=st.integers(0, 2**40))
+def test_three_player_balance(bots, boards, seed):
+    games = make_schedule(bots, 3, boards, seed)
+    seat_counts = Counter((b, s) for g in games for s, b in enumerate(g.seats))
+    # every bot sits in every seat equally often
+    per_bot = {b: {seat_counts[(b, s)] for s in range(3)} for b in bots}
+    assert all(len(v) == 1 for v in per_bot.values()), per_bot
+    if len(bots) >= 3:
+        # every bot plays every other bot equally often, on each side equally often
+        pairs = Counter((g.seats[i], g.seats[j]) for g in games for i in range(3)
+                        for j in range(3) if i != j)
+        assert len({pairs[(a, b)] for a, b in itertools.permutations(bots, 2)}) == 1
+        # left-hand and right-hand neighbours are balanced too
+        left = Counter((g.seats[i], g.seats[(i + 1) % 3]) for g in games for i in range(3))
+        assert len({left[(a, b)] for a, b in itertools.permutations(bots, 2)}) == 1
+        assert len(games) == boards * 6 * len(list(itertools.combinations(bots, 3)))
+    # ids are unique and stable
+    assert len({g.game_id for g in games}) == len(games)
+    assert [g.game_id for g in make_schedule(bots, 3, boards, seed)] == \
+        [g.game_id for g in games]
+
+
+@settings(max_examples=40, deadline=None)
+@given(bots=names, boards=st.integers(1, 3), seed=st.integers(0, 2**40))
+def test_four_player_balance(bots, boards, seed):
+    games = make_schedule(bots, 4, boards, seed)
+    partners = Counter()
+    opponents = Counter()
+    for g in games:
+        for i in range(4):
+            for j in range(4):
+                if i != j and g.seats[i] != g.seats[j]:
+                    (partners if i % 2 == j % 2 else opponents)[(g.seats[i], g.seats[j])] += 1
+    if len(bots) >= 4:
+        every_pair = list(itertools.permutations(bots, 2))
+        assert len({partners[p] for p in every_pair}) == 1  # rotating partners, balanced
+        assert len({opponents[p] for p in every_pair}) == 1
+    else:
+        assert not partners  # each bot partners a copy of itself
+        assert len({opponents[p] for p in itertools.permutations(bots, 2)}) == 1
+    # every duplicate set is one deal at two tables, partnerships swapped
+    by_set = {}
+    for g in games:
+        by_set.setdefault(g.dset, []).append(g)
+    for dset, (a, b) in by_set.items():
+        assert a.seed == b.seed
+        assert {a.seats[0], a.seats[2]} == {b.seats[1], b.seats[3]}
+        assert {a.seats[1], a.seats[3]} == {b.seats[0], b.seats[2]}
+    # over every two boards, every bot sits in every seat equally often
+    seat_counts = Counter((b, s) for g in games if g.board < boards - boards % 2
+                          for s, b in enumerate(g.seats))
+    if boards >= 2:
+        assert all(len({seat_counts[(b, s)] for s in range(4)}) == 1 for b in bots)
+
+
+def test_boards_have_distinct_seeds_and_sets_share_them():
+    games = make_schedule(["a", "b", "c"], 3, 5, seed=7)
+    seeds = {g.board: g.seed for g in games}
+    assert len(set(seeds.values())) == 5
+    assert all(g.seed == board_seed(7, g.board) for g in games)
+    assert board_seed(7, 0) != board_seed(8, 0)
