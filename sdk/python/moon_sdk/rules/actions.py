@@ -90,7 +90,9 @@ def action_kind(a: Action) -> ActionKind:
     Raises:
         ValueError: ``a`` outside 0..71.
     """
-    if 0 <= a < DISCARD_BASE:
+    if a < 0:
+        raise ValueError(f"not an action: {a}")
+    if a < DISCARD_BASE:
         return ActionKind.PLAY
     if a < PASS:
         return ActionKind.DISCARD

@@ -51,11 +51,11 @@ class Ruleset:
         def bad(option: str, value: object, allowed: str) -> RulesetError:
             return RulesetError(f"ruleset option {option}={value!r} is invalid: {allowed}")
 
-        if self.players not in (3, 4) or isinstance(self.players, bool):
+        if type(self.players) is not int or self.players not in (3, 4):
             raise bad("players", self.players, "must be 3 or 4")
         if self.players == 4 and self.remove_double_blank:
             raise bad("remove_double_blank", True, "only 3-player Moon removes 0-0")
-        if self.min_bid not in (3, 4, 5) or isinstance(self.min_bid, bool):
+        if type(self.min_bid) is not int or self.min_bid not in (3, 4, 5):
             raise bad("min_bid", self.min_bid, "must be 3, 4 or 5")
         if self.all_pass not in ("redeal", "force_dealer"):
             raise bad("all_pass", self.all_pass, "must be 'redeal' or 'force_dealer'")

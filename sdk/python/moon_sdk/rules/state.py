@@ -71,6 +71,12 @@ class Phase(enum.IntEnum):
     GAME_OVER = 6
 
 
+# The phases as module constants for the hot paths: reading ``Phase.PLAY`` is an enum class
+# lookup (~0.1 µs), and every decision would pay it several times.
+_BIDDING, _DISCARD, _TRUMP, _PLAY, _HAND_OVER, _GAME_OVER = (
+    Phase.BIDDING, Phase.DISCARD, Phase.TRUMP, Phase.PLAY, Phase.HAND_OVER, Phase.GAME_OVER)
+
+
 class Termination(enum.Enum):
     """How a game ended."""
 
@@ -142,6 +148,18 @@ def _splitmix64(x: int) -> tuple[int, int]:
     return x, z ^ (z >> 31)
 
 
+def _bid_list(forced: bool, lo: int) -> tuple[Action, ...]:
+    """The legal bids when no bid below ``lo`` is allowed (``forced``: the dealer may not
+    pass); ``lo`` 8 leaves the pass (if allowed) and the moon."""
+    return (() if forced else (PASS,)) + tuple(bid(v) for v in range(max(lo, 3), 8)) + (MOON,)
+
+
+_BIDS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
+    tuple(_bid_list(forced, lo) for lo in range(9)) for forced in (False, True)
+)
+"""``_BIDS[forced][lo]``, lo = max(min_bid, high bid + 1): the legal bids, precomputed."""
+
+
 def first_dealer(seed: int, players: int) -> int:
     """The dealer of a game's first hand, drawn from the match seed (RULES.md, "Deal")."""
     return _splitmix64((seed ^ 0x5EED5EED) & _MASK64)[1] % players
@@ -158,8 +176,11 @@ def deal(seed: int, hand_number: int, ruleset: Ruleset) -> tuple[tuple[TileSet, 
     tiles = tiles_of(ruleset.tile_set)
     x = (seed ^ ((hand_number + 1) * 0xD1B54A32D192ED03)) & _MASK64
     for i in range(len(tiles) - 1, 0, -1):
-        x, r = _splitmix64(x)
-        j = r % (i + 1)
+        # _splitmix64, inlined (the deal is a fifth of a random hand's time).
+        x = (x + 0x9E3779B97F4A7C15) & _MASK64
+        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        j = (z ^ (z >> 31)) % (i + 1)
         tiles[i], tiles[j] = tiles[j], tiles[i]
     hands = []
     for seat in range(ruleset.players):
@@ -183,7 +204,7 @@ class GameState:
         "ruleset", "seed", "n", "phase", "hand_number", "dealer", "current", "hands",
         "dealt", "widow", "widow_taken", "discard", "bids", "high_bid", "bidder", "trump",
         "led", "trick", "tricks", "tricks_taken", "played", "scores", "history",
-        "hand_records", "outcome", "_first_dealer",
+        "hand_records", "outcome", "_first_dealer", "_trump_actions",
     )
 
     def __init__(self, ruleset: Ruleset, seed: int) -> None:
@@ -205,6 +226,7 @@ class GameState:
         self.outcome: Outcome | None = None
         self.hand_number = 0
         self._first_dealer = first_dealer(seed, self.n)
+        self._trump_actions = tuple(TRUMP_BASE + t for t in ruleset.allowed_trumps)
         self._start_hand()
 
     # -- the deal ------------------------------------------------------------------------
@@ -229,18 +251,18 @@ class GameState:
         self.tricks_taken = [0] * self.n
         self.played: TileSet = 0
         """Tiles played so far this hand."""
-        self.phase = Phase.BIDDING
+        self.phase = _BIDDING
         self.current = (self.dealer + 1) % self.n
 
     # -- queries -------------------------------------------------------------------------
     @property
     def current_player(self) -> int:
         """The seat to act, or -1 when the game is over."""
-        return -1 if self.phase == Phase.GAME_OVER else self.current
+        return -1 if self.phase == _GAME_OVER else self.current
 
     def is_terminal(self) -> bool:
         """True when the game is over (:attr:`outcome` is set)."""
-        return self.phase == Phase.GAME_OVER
+        return self.phase == _GAME_OVER
 
     def side_of(self, seat: int) -> int:
         """Scoring side of ``seat`` (see :meth:`Ruleset.side_of`)."""
@@ -259,25 +281,26 @@ class GameState:
     def legal_actions(self) -> list[Action]:
         """The current seat's legal actions, sorted ascending; empty only at game end."""
         phase = self.phase
-        if phase == Phase.PLAY:
-            return tiles_of(self.legal_plays())
-        if phase == Phase.BIDDING:
-            return self._legal_bids()
-        if phase == Phase.DISCARD:
+        if phase == _PLAY:  # legal_plays(), inlined: this is the hot path
+            hand = self.hands[self.current]
+            if self.trick:
+                f = hand & FOLLOW_MASK[self.trump][self.led]
+                if f:
+                    return tiles_of(f)
+            return tiles_of(hand)
+        if phase == _BIDDING:
+            return list(self._legal_bids())
+        if phase == _DISCARD:
             return [DISCARD_BASE + t for t in tiles_of(self.hands[self.current])]
-        if phase == Phase.TRUMP:
-            return [TRUMP_BASE + t for t in self.ruleset.allowed_trumps]
+        if phase == _TRUMP:
+            return list(self._trump_actions)
         return []
 
-    def _legal_bids(self) -> list[Action]:
+    def _legal_bids(self) -> tuple[Action, ...]:
         r = self.ruleset
-        forced = (r.all_pass == "force_dealer" and self.current == self.dealer
-                  and self.bidder < 0)
-        out = [] if forced else [PASS]
-        lo = max(r.min_bid, self.high_bid + 1)
-        out.extend(bid(v) for v in range(lo, 8))
-        out.append(MOON)
-        return out
+        forced = (self.bidder < 0 and self.current == self.dealer
+                  and r.all_pass == "force_dealer")
+        return _BIDS[forced][max(r.min_bid, self.high_bid + 1)]
 
     # -- apply ---------------------------------------------------------------------------
     def apply(self, action: Action) -> None:
@@ -288,21 +311,36 @@ class GameState:
                 state is unchanged.
         """
         phase = self.phase
-        if phase == Phase.PLAY:
-            if not (0 <= action < 28 and (self.legal_plays() >> action) & 1):
+        if action.__class__ is not int:  # not a bool, float or str: the history is ints
+            raise IllegalActionError(self._why_illegal(action))
+        if phase == _PLAY:
+            hand = self.hands[self.current]
+            if self.trick:  # legal_plays(), inlined
+                f = hand & FOLLOW_MASK[self.trump][self.led]
+                if f:
+                    hand = f
+            if not (0 <= action < 28 and (hand >> action) & 1):
                 raise IllegalActionError(self._why_illegal(action))
             self.history.append(action)
             self._play(action)
-            return
-        if action not in self.legal_actions():
-            raise IllegalActionError(self._why_illegal(action))
-        self.history.append(action)
-        if phase == Phase.BIDDING:
+        elif phase == _BIDDING:
+            if action not in self._legal_bids():
+                raise IllegalActionError(self._why_illegal(action))
+            self.history.append(action)
             self._bid(bid_value(action))
-        elif phase == Phase.DISCARD:
+        elif phase == _DISCARD:
+            if not (DISCARD_BASE <= action < PASS
+                    and (self.hands[self.current] >> (action - DISCARD_BASE)) & 1):
+                raise IllegalActionError(self._why_illegal(action))
+            self.history.append(action)
             self._discard(action - DISCARD_BASE)
-        else:
+        elif phase == _TRUMP:
+            if action not in self._trump_actions:
+                raise IllegalActionError(self._why_illegal(action))
+            self.history.append(action)
             self._name_trump(action - TRUMP_BASE)
+        else:
+            raise IllegalActionError(self._why_illegal(action))
 
     def _bid(self, value: int) -> None:
         seat = self.current
@@ -323,12 +361,12 @@ class GameState:
         if self.widow and not self.ruleset.trump_before_widow:
             self._take_widow()
         else:
-            self.phase = Phase.TRUMP
+            self.phase = _TRUMP
 
     def _take_widow(self) -> None:
         self.hands[self.bidder] |= self.widow
         self.widow_taken = True
-        self.phase = Phase.DISCARD
+        self.phase = _DISCARD
 
     def _discard(self, t: Tile) -> None:
         self.hands[self.bidder] &= ~(1 << t)
@@ -336,7 +374,7 @@ class GameState:
         if self.trump >= 0:
             self._start_play()
         else:
-            self.phase = Phase.TRUMP
+            self.phase = _TRUMP
 
     def _name_trump(self, trump: Trump) -> None:
         self.trump = trump
@@ -346,13 +384,14 @@ class GameState:
             self._start_play()
 
     def _start_play(self) -> None:
-        self.phase = Phase.PLAY
+        self.phase = _PLAY
         self.current = self.bidder
 
     def _play(self, t: Tile) -> None:
         seat = self.current
-        self.hands[seat] &= ~(1 << t)
-        self.played |= 1 << t
+        bit = 1 << t
+        self.hands[seat] ^= bit  # apply() checked that the seat holds t
+        self.played |= bit
         trick = self.trick
         if not trick:
             self.led = LED_SUIT[self.trump][t]
@@ -361,11 +400,10 @@ class GameState:
             self.current = (seat + 1) % self.n
             return
         ranks = RANK[self.trump][self.led]
-        best = trick[0]
-        for p in trick[1:]:
-            if ranks[p[1]] > ranks[best[1]]:
-                best = p
-        winner = best[0]
+        winner, top = -1, -2
+        for p_seat, p_tile in trick:
+            if ranks[p_tile] > top:
+                winner, top = p_seat, ranks[p_tile]
         self.tricks.append(Trick(trick[0][0], tuple(trick), winner))
         self.tricks_taken[winner] += 1
         self.trick = []
@@ -400,7 +438,7 @@ class GameState:
         self._finish_hand(made=made, deltas=tuple(deltas))
 
     def _finish_hand(self, made: bool | None, deltas: tuple[int, ...]) -> None:
-        self.phase = Phase.HAND_OVER
+        self.phase = _HAND_OVER
         for side, d in enumerate(deltas):
             self.scores[side] += d
         self.hand_records.append(HandRecord(
@@ -422,7 +460,7 @@ class GameState:
         self._start_hand()
 
     def _end_game(self, termination: Termination, winner: int) -> None:
-        self.phase = Phase.GAME_OVER
+        self.phase = _GAME_OVER
         scores = tuple(self.scores)
         places = tuple(
             1 if side == winner else 1 + sum(
@@ -433,7 +471,7 @@ class GameState:
 
     # -- why an action is illegal --------------------------------------------------------
     def _why_illegal(self, action: Action) -> str:
-        if not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+        if action.__class__ is not int or not 0 <= action < NUM_ACTIONS:
             return f"not an action: {action!r}"
         if self.phase == Phase.GAME_OVER:
             return "the game is over"

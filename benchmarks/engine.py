@@ -1,0 +1,236 @@
+"""How fast is the rules engine? Random hands and decisions per second, 3 and 4 players,
+beside a deliberately naive implementation of the play phase alone.
+
+    .venv/bin/python benchmarks/engine.py [--seconds 1] [--runs 5] [--seed 1]
+
+The engine runs whole games of a preset with a uniformly random policy over
+``legal_actions()``: every hand goes from the seeded deal through the auction, the widow,
+trumps and 7 validated tricks to the scoring and the hand's record (passed-out hands are
+redealt and timed, but not counted as hands). "Decisions" are all the actions applied, bids
+included.
+
+The naive reference does less per hand: a shuffle, a random contract, and 7 tricks. It
+offers a bot the engine's contract (int actions, sorted legal actions, a validating
+``apply``) but is written the obvious way: tiles as ``(high, low)`` tuples in lists, an
+action is a tile's position in the list of all tiles (found with ``list.index``), legality
+and trick winners worked out afresh from the rules' definitions, no tables. Its decisions
+are the plays only. Before timing, it is checked against the engine on 20,000 random
+tricks. The same random policy (``random.choice`` over the legal actions) drives both.
+
+Times are CPU time of this process (``time.process_time``), so other work on the machine
+disturbs the figures less; engine and naive runs alternate, and the best of each is kept.
+Nothing here is asserted in the tests; the figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sdk" / "python"))
+
+from moon_sdk.rules import (  # noqa: E402
+    PRESETS,
+    GameState,
+    legal_follow,
+    mask_of,
+    trick_winner_index,
+)
+
+Pips = tuple[int, int]
+
+
+# -- the engine -----------------------------------------------------------------------------
+
+def engine_run(preset: str, seconds: float, seed: int) -> tuple[int, int, float]:
+    """Play random games of ``preset`` for about ``seconds``: (hands, decisions, elapsed)."""
+    ruleset = PRESETS[preset]
+    rng = random.Random(seed)
+    choice = rng.choice
+    hands = decisions = 0
+    game_seed = seed
+    start = time.process_time()
+    deadline = start + seconds
+    while time.process_time() < deadline:
+        state = GameState(ruleset, game_seed)
+        game_seed += 1
+        apply, legal_actions, is_terminal = state.apply, state.legal_actions, state.is_terminal
+        for _ in range(2000):  # check the clock now and then, not at every decision
+            if is_terminal():
+                break
+            apply(choice(legal_actions()))
+            decisions += 1
+        else:
+            # Uniformly random bids make very long games; go on with this one.
+            while not is_terminal() and time.process_time() < deadline:
+                for _ in range(2000):
+                    if is_terminal():
+                        break
+                    apply(choice(legal_actions()))
+                    decisions += 1
+        hands += sum(1 for h in state.hand_records if h.bidder >= 0)
+    return hands, decisions, time.process_time() - start
+
+
+# -- the naive reference: the play phase only -------------------------------------------------
+
+def naive_tiles(players: int) -> list[Pips]:
+    if players == 4:
+        return [(h, lo) for h in range(7) for lo in range(h + 1)]
+    return [(h, lo) for h in range(1, 7) for lo in range(1, h + 1)] + [(0, 0)]
+
+
+def naive_is_trump(t: Pips, trump: int | str) -> bool:
+    if trump == "none":
+        return False
+    if trump == "doubles":
+        return t[0] == t[1]
+    return trump in t
+
+
+def naive_suit(lead: Pips, trump: int | str) -> int | str:
+    return "trumps" if naive_is_trump(lead, trump) else max(lead)
+
+
+def naive_follows(t: Pips, suit: int | str, trump: int | str) -> bool:
+    if suit == "trumps":
+        return naive_is_trump(t, trump)
+    return suit in t and not naive_is_trump(t, trump)
+
+
+def naive_strength(t: Pips, suit: int | str, trump: int | str) -> tuple[int, int]:
+    if naive_is_trump(t, trump):
+        if trump == "doubles":
+            return (2, t[0])
+        return (2, 99 if t[0] == t[1] else (t[1] if t[0] == trump else t[0]))
+    if naive_follows(t, suit, trump):
+        return (1, 99 if t[0] == t[1] else (t[1] if t[0] == suit else t[0]))
+    return (0, 0)
+
+
+ALL_TILES: list[Pips] = [(h, lo) for h in range(7) for lo in range(h + 1)]
+"""The canonical tile list: a tile's action number is its position (as in the engine)."""
+
+
+class NaivePlayPhase:
+    """The play phase of one hand, written the obvious way: a deal shuffled from the tile
+    list, a contract, hands as lists of tuples, and the engine's contract for a bot (int
+    actions in and out, a validating ``apply``), with nothing precomputed: every rule is
+    evaluated from its definition when it is needed."""
+
+    def __init__(self, players: int, rng: random.Random) -> None:
+        tiles = naive_tiles(players)
+        rng.shuffle(tiles)
+        self.players = players
+        self.hands = [tiles[7 * i: 7 * i + 7] for i in range(players)]
+        self.trump: int | str = rng.choice([1, 2, 3, 4, 5, 6, "doubles", "none"])
+        self.current = rng.randrange(players)
+        self.trick: list[tuple[int, Pips]] = []
+        self.tricks: list[tuple[list[tuple[int, Pips]], int]] = []
+        self.taken = [0] * players
+
+    def is_over(self) -> bool:
+        return len(self.tricks) == 7
+
+    def legal_tiles(self) -> list[Pips]:
+        hand = self.hands[self.current]
+        if not self.trick:
+            return list(hand)
+        suit = naive_suit(self.trick[0][1], self.trump)
+        return [t for t in hand if naive_follows(t, suit, self.trump)] or list(hand)
+
+    def legal_actions(self) -> list[int]:
+        return sorted(ALL_TILES.index(t) for t in self.legal_tiles())
+
+    def apply(self, action: int) -> None:
+        t = ALL_TILES[action]
+        if t not in self.legal_tiles():
+            raise ValueError(f"illegal play {t}")
+        self.hands[self.current].remove(t)
+        self.trick.append((self.current, t))
+        if len(self.trick) < self.players:
+            self.current = (self.current + 1) % self.players
+            return
+        suit = naive_suit(self.trick[0][1], self.trump)
+        seat, _ = max(self.trick, key=lambda p: naive_strength(p[1], suit, self.trump))
+        self.tricks.append((self.trick, seat))
+        self.taken[seat] += 1
+        self.trick = []
+        self.current = seat
+
+
+def check_naive_agrees(trials: int = 20_000) -> None:
+    """Make sure the naive reference plays by the same rules as the engine (a benchmark of
+    a wrong reference would mean nothing): legal plays and trick winners on random tricks."""
+    rng = random.Random(0)
+    contracts: list[int | str] = [0, 1, 2, 3, 4, 5, 6, "doubles", "none"]
+    for _ in range(trials):
+        k = rng.randrange(9)
+        trump = contracts[k]
+        tiles = rng.sample(range(28), 8)
+        trick, hand = tiles[:4], tiles[4:]
+        suit = naive_suit(ALL_TILES[trick[0]], trump)
+        naive_legal = [t for t in hand if naive_follows(ALL_TILES[t], suit, trump)] or hand
+        assert mask_of(naive_legal) == legal_follow(k, trick[0], mask_of(hand))
+        best = max(range(4), key=lambda i: naive_strength(ALL_TILES[trick[i]], suit, trump))
+        assert best == trick_winner_index(k, trick)
+
+
+def naive_run(players: int, seconds: float, seed: int) -> tuple[int, int, float]:
+    """Play random hands of the naive play phase for about ``seconds``."""
+    rng = random.Random(seed)
+    choice = rng.choice
+    hands = decisions = 0
+    start = time.process_time()
+    deadline = start + seconds
+    while time.process_time() < deadline:
+        for _ in range(50):
+            hand = NaivePlayPhase(players, rng)
+            while not hand.is_over():
+                hand.apply(choice(hand.legal_actions()))
+                decisions += 1
+            hands += 1
+    return hands, decisions, time.process_time() - start
+
+
+# -- the table ------------------------------------------------------------------------------
+
+def rates(run: tuple[int, int, float]) -> tuple[float, float]:
+    """(hands/s, decisions/s) of a run's (hands, decisions, seconds)."""
+    hands, decisions, elapsed = run
+    return hands / elapsed, decisions / elapsed
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=1.0, help="CPU time per run (1)")
+    p.add_argument("--runs", type=int, default=5, help="runs per figure, best kept (5)")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
+    check_naive_agrees()
+    print(f"Moon rules engine benchmark: Python {platform.python_version()} "
+          f"({platform.python_implementation()}), {platform.machine()}, "
+          f"best of {args.runs} x {args.seconds:g} s")
+    header = (f"{'players':>7} | {'engine hands/s':>14} {'decisions/s':>12} | "
+              f"{'naive hands/s':>13} {'plays/s':>10} | {'engine/naive: hands':>19} "
+              f"{'decisions':>9}")
+    print(header)
+    print("-" * len(header))
+    for players, preset in ((3, "moon3"), (4, "moon4")):
+        engine: list[tuple[float, float]] = []
+        naive: list[tuple[float, float]] = []
+        for _ in range(args.runs):  # interleaved, so both see the same machine
+            engine.append(rates(engine_run(preset, args.seconds, args.seed)))
+            naive.append(rates(naive_run(players, args.seconds, args.seed)))
+        e_hands, e_dec = max(engine)
+        n_hands, n_dec = max(naive)
+        print(f"{players:>7} | {e_hands:>14,.0f} {e_dec:>12,.0f} | {n_hands:>13,.0f} "
+              f"{n_dec:>10,.0f} | {e_hands / n_hands:>18.2f}x {e_dec / n_dec:>8.2f}x")
+
+
+if __name__ == "__main__":
+    main()

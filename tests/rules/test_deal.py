@@ -1,0 +1,119 @@
+"""The seeded deal and the dealer (RULES.md "Deal and bidding"): a replay must be
+bit-for-bit repeatable, so the algorithm documented in docs/rules.md is pinned here by a
+second implementation written from that description, and by literal deals."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from moon_sdk.rules import PRESETS, GameState, Ruleset, deal, first_dealer, format_tiles
+
+from . import reference as ref
+
+M64 = (1 << 64) - 1
+
+
+def splitmix64_next(x: int) -> tuple[int, int]:
+    """One SplitMix64 step (Steele, Lea & Flood 2014): ``(new state, output)``."""
+    x = (x + 0x9E3779B97F4A7C15) & M64
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return x, z ^ (z >> 31)
+
+
+def documented_deal(seed: int, hand_number: int, r: Ruleset) -> tuple[list[set[int]], set[int]]:
+    """docs/rules.md: the tile set ascending; the stream starts at
+    ``seed XOR (hand_number + 1) * 0xD1B54A32D192ED03`` (mod 2^64); Fisher-Yates from the
+    last position down, swapping i with ``next() mod (i + 1)``; seat i gets positions
+    7i..7i+6 and the rest is the widow."""
+    tiles = sorted(ref.index(p) for p in ref.tile_set(r.players, r.remove_double_blank))
+    x = (seed ^ ((hand_number + 1) * 0xD1B54A32D192ED03)) & M64
+    for i in range(len(tiles) - 1, 0, -1):
+        x, out = splitmix64_next(x)
+        j = out % (i + 1)
+        tiles[i], tiles[j] = tiles[j], tiles[i]
+    hands = [set(tiles[7 * s: 7 * s + 7]) for s in range(r.players)]
+    return hands, set(tiles[7 * r.players:])
+
+
+def as_sets(hands: tuple[int, ...], widow: int) -> tuple[list[set[int]], set[int]]:
+    def bits(m: int) -> set[int]:
+        return {t for t in range(28) if m >> t & 1}
+
+    return [bits(h) for h in hands], bits(widow)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_deal_follows_the_documented_algorithm(name: str) -> None:
+    r = PRESETS[name]
+    for seed in [0, 1, 2, 12345, 2**63 + 5, 2**64 - 1, -7]:
+        for hand_number in range(4):
+            assert as_sets(*deal(seed, hand_number, r)) == documented_deal(seed, hand_number, r)
+
+
+def test_pinned_deals() -> None:
+    # Literal deals, recorded once (the test above checks the algorithm): if these change,
+    # every recorded game stops replaying.
+    hands, widow = deal(0, 0, Ruleset())
+    assert [format_tiles(h) for h in hands] == [
+        "6-6 6-4 6-1 5-4 5-3 3-2 3-1", "6-5 6-2 5-2 4-4 4-2 3-3 1-1",
+        "5-5 5-1 4-3 4-1 2-2 2-1 0-0"]
+    assert format_tiles(widow) == "6-3"
+    hands, widow = deal(42, 3, Ruleset(players=4))
+    assert [format_tiles(h) for h in hands] == [
+        "6-4 6-2 5-5 3-3 3-1 3-0 0-0", "6-0 5-3 4-4 4-3 4-2 4-1 2-0",
+        "6-5 6-3 6-1 5-1 4-0 2-2 1-1", "6-6 5-4 5-2 5-0 3-2 2-1 1-0"]
+    assert widow == 0
+    assert [first_dealer(s, 3) for s in range(8)] == [0, 1, 2, 2, 2, 0, 2, 0]
+    assert [first_dealer(s, 4) for s in range(8)] == [1, 1, 0, 3, 1, 0, 3, 0]
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_deal_is_the_whole_set(name: str) -> None:
+    r = PRESETS[name]
+    for seed in range(200):
+        hands, widow = deal(seed, seed % 5, r)
+        assert all(h.bit_count() == 7 for h in hands)
+        union = widow
+        for h in hands:
+            assert not union & h
+            union |= h
+        assert union == r.tile_set
+        assert widow.bit_count() == (1 if r.has_widow else 0)
+
+
+def test_deal_depends_on_seed_and_hand_number_only() -> None:
+    r = Ruleset()
+    assert deal(5, 0, r) == deal(5, 0, r)
+    assert deal(5, 0, r) != deal(5, 1, r) and deal(5, 0, r) != deal(6, 0, r)
+    # Same seed, same deals, whatever the first dealer or the play: hand k of a game is
+    # deal(seed, k).
+    g = GameState(r, 5)
+    assert (tuple(g.hands), g.widow) == deal(5, 0, r)
+    for _ in range(3):
+        g.apply(56)
+    assert (tuple(g.hands), g.widow) == deal(5, 1, r)
+
+
+def test_deal_is_a_fair_shuffle_roughly() -> None:
+    # Every tile should land with every seat about equally often (a smoke test of the
+    # shuffle, not a statistical proof): 3000 deals, expected 750 a seat, allow +-15%.
+    r = Ruleset(players=4)
+    counts: Counter[tuple[int, int]] = Counter()
+    for seed in range(3000):
+        for seat, h in enumerate(deal(seed, 0, r)[0]):
+            for t in range(28):
+                if h >> t & 1:
+                    counts[(seat, t)] += 1
+    assert all(637 <= counts[(s, t)] <= 863 for s in range(4) for t in range(28))
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_first_dealer_is_drawn_from_the_seed(players: int) -> None:
+    counts = Counter(first_dealer(s, players) for s in range(4000))
+    assert set(counts) == set(range(players))
+    assert all(abs(c - 4000 / players) < 0.1 * 4000 / players for c in counts.values())
+    for s in range(20):
+        assert GameState(Ruleset(players=players), s).dealer == first_dealer(s, players)
