@@ -26,13 +26,16 @@ def splitmix64_next(x: int) -> tuple[int, int]:
 def documented_deal(seed: int, hand_number: int, r: Ruleset) -> tuple[list[set[int]], set[int]]:
     """docs/rules.md: the tile set ascending; the stream starts at
     ``seed XOR (hand_number + 1) * 0xD1B54A32D192ED03`` (mod 2^64); Fisher-Yates from the
-    last position down, swapping i with ``next() mod (i + 1)``; seat i gets positions
-    7i..7i+6 and the rest is the widow."""
+    last position down, swapping i with ``j = floor(z * (i + 1) / 2^64)``, then
+    ``z = z * (i + 1) mod 2^64``, ``z`` refilled with ``next()`` before every fourth swap;
+    seat i gets positions 7i..7i+6 and the rest is the widow."""
     tiles = sorted(ref.index(p) for p in ref.tile_set(r.players, r.remove_double_blank))
     x = (seed ^ ((hand_number + 1) * 0xD1B54A32D192ED03)) & M64
-    for i in range(len(tiles) - 1, 0, -1):
-        x, out = splitmix64_next(x)
-        j = out % (i + 1)
+    z = 0
+    for k, i in enumerate(range(len(tiles) - 1, 0, -1)):
+        if k % 4 == 0:
+            x, z = splitmix64_next(x)
+        j, z = divmod(z * (i + 1), 2**64)
         tiles[i], tiles[j] = tiles[j], tiles[i]
     hands = [set(tiles[7 * s: 7 * s + 7]) for s in range(r.players)]
     return hands, set(tiles[7 * r.players:])
@@ -58,13 +61,13 @@ def test_pinned_deals() -> None:
     # every recorded game stops replaying.
     hands, widow = deal(0, 0, Ruleset())
     assert [format_tiles(h) for h in hands] == [
-        "6-6 6-4 6-1 5-4 5-3 3-2 3-1", "6-5 6-2 5-2 4-4 4-2 3-3 1-1",
-        "5-5 5-1 4-3 4-1 2-2 2-1 0-0"]
-    assert format_tiles(widow) == "6-3"
+        "6-5 5-4 5-2 5-1 4-4 2-1 1-1", "6-6 6-1 5-5 5-3 4-3 3-2 0-0",
+        "6-4 6-3 6-2 4-2 4-1 3-3 3-1"]
+    assert format_tiles(widow) == "2-2"
     hands, widow = deal(42, 3, Ruleset(players=4))
     assert [format_tiles(h) for h in hands] == [
-        "6-4 6-2 5-5 3-3 3-1 3-0 0-0", "6-0 5-3 4-4 4-3 4-2 4-1 2-0",
-        "6-5 6-3 6-1 5-1 4-0 2-2 1-1", "6-6 5-4 5-2 5-0 3-2 2-1 1-0"]
+        "5-5 5-3 5-0 4-2 4-1 3-1 2-2", "6-6 6-4 6-2 5-4 5-1 3-2 2-1",
+        "6-3 6-0 5-2 3-3 1-1 1-0 0-0", "6-5 6-1 4-4 4-3 4-0 3-0 2-0"]
     assert widow == 0
     assert [first_dealer(s, 3) for s in range(8)] == [0, 1, 2, 2, 2, 0, 2, 0]
     assert [first_dealer(s, 4) for s in range(8)] == [1, 1, 0, 3, 1, 0, 3, 0]

@@ -2,14 +2,16 @@
 must match it line for line. Regenerate with ``.venv/bin/python -m tests.rules.playthrough``
 (then read the diff: it is the change in behaviour).
 
-A few lines of ``moon3_seed1.txt`` checked by hand against RULES.md (also in docs/rules.md):
-hand 0 is dealt by seat 1, so seat 2 bids first and the dealer last; after seat 2's 4, seat 0
-may only pass or bid 5..7 or 21; seat 1 wins at 5 and holds 8 tiles with the widow 5-5. Ones
-trump, 2-1 led: it is a trump, so seat 2 must play a trump (4-1 or 5-1) and seat 0 may play
-1-1, 3-1 or 6-1 but not 0-0; 6-1 wins (highest other end). 4-3 led: fours, and seat 1's
-only four is 5-4 (4-4 already played), which beats 4-3, while 3-3 is no four. Seat 1 takes 2
-tricks, short of 5: set, -5; seats 0 and 2 score their 3 and 2 tricks. Hand 1 is passed out:
-no score, and hand 2 is dealt by seat 0.
+A few lines of ``moon3_seed1.txt`` checked by hand against RULES.md: hand 0 is dealt by
+seat 1, so seat 2 bids first and the dealer last; after seat 2's 4, seat 0 may only pass or
+bid 5..7 or 21; seat 0 wins at 5 and holds 8 tiles with the widow 3-3, discards 6-2 and names
+ones. 6-1 led is a trump lead: seat 1 must play one of its trumps 1-1, 2-1, 5-1 and seat 2
+one of 3-1, 4-1; 1-1 wins (the double is the top trump). 5-1 led: seat 2's only trump is 4-1;
+seat 0 has no trump and may play anything (0-0 is no one); 5-1 beats 4-1 (other end 5 > 4).
+5-5 led calls for fives (a non-trump double leads its number): seat 2 must play 5-3 and
+seat 0 5-2. 6-5 led: sixes; 6-6 wins. Seat 0 takes no trick: set, -5; seats 1 and 2 score
+their 5 and 2 tricks. Hands 1 and 2 are passed out: no score, and the deal moves on to
+seats 2, 0, then 1.
 """
 
 from __future__ import annotations

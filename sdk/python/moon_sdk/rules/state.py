@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .actions import (
     DISCARD_BASE,
@@ -100,9 +101,8 @@ class Outcome:
     and the winner is always alone in first place."""
 
 
-@dataclass(frozen=True)
-class Trick:
-    """A completed trick."""
+class Trick(NamedTuple):
+    """A completed trick (a named tuple: cheap to build, seven times a hand)."""
 
     leader: int
     plays: tuple[tuple[int, Tile], ...]
@@ -169,29 +169,31 @@ def deal(seed: int, hand_number: int, ruleset: Ruleset) -> tuple[tuple[TileSet, 
     """The deal of hand ``hand_number`` of a game with ``seed``: ``(hands, widow)``.
 
     A SplitMix64 stream seeded by ``(seed, hand_number)`` drives a Fisher–Yates shuffle of
-    the tile set (ascending); seat ``i`` gets shuffled tiles ``7i..7i+6`` and the rest is
-    the widow. It depends on nothing else (not the dealer, not the bots), so a board plays
-    the same deals in every seating.
+    the tile set (ascending), each 64-bit output serving four swaps by multiplication
+    (docs/rules.md gives the exact steps); seat ``i`` gets shuffled tiles ``7i..7i+6`` and
+    the rest is the widow. It depends on nothing else (not the dealer, not the bots), so a
+    board plays the same deals in every seating.
     """
-    tiles = tiles_of(ruleset.tile_set)
+    tiles = [1 << t for t in tiles_of(ruleset.tile_set)]  # shuffled as bits: sums are masks
     x = (seed ^ ((hand_number + 1) * 0xD1B54A32D192ED03)) & _MASK64
+    z = left = 0
     for i in range(len(tiles) - 1, 0, -1):
-        # _splitmix64, inlined (the deal is a fifth of a random hand's time).
-        x = (x + 0x9E3779B97F4A7C15) & _MASK64
-        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-        j = (z ^ (z >> 31)) % (i + 1)
+        if not left:  # a fresh SplitMix64 output (inlined) serves four swaps
+            x = (x + 0x9E3779B97F4A7C15) & _MASK64
+            z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+            z ^= z >> 31
+            left = 4
+        # j = floor(z * (i + 1) / 2^64); the low 64 bits of the product carry the rest of
+        # the entropy to the next swap (batched ranged random integers: Brackett-Rozinsky
+        # & Lemire, 2024).
+        z *= i + 1
+        j = z >> 64
+        z &= _MASK64
+        left -= 1
         tiles[i], tiles[j] = tiles[j], tiles[i]
-    hands = []
-    for seat in range(ruleset.players):
-        m = 0
-        for t in tiles[7 * seat: 7 * seat + 7]:
-            m |= 1 << t
-        hands.append(m)
-    widow = 0
-    for t in tiles[7 * ruleset.players:]:
-        widow |= 1 << t
-    return tuple(hands), widow
+    n = ruleset.players
+    return tuple(sum(tiles[7 * seat: 7 * seat + 7]) for seat in range(n)), sum(tiles[7 * n:])
 
 
 class GameState:
