@@ -15,7 +15,7 @@ PROTO_FILES := $(sort $(wildcard proto/moon/v1/*.proto))
 PROTO_OUT := sdk/python
 
 .PHONY: all setup test lint typecheck pytest demo proto clean
-.PHONY: buf buflint
+.PHONY: buf buflint docker-up docker-down
 
 all: test
 
@@ -36,7 +36,16 @@ typecheck: setup
 pytest: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test: buflint lint typecheck pytest
+test: buflint lint typecheck bots go-plugins grpcurl pytest
+
+# A Docker engine for the sandbox tests (tests/sandbox, marker `docker`) and Docker bots:
+# installs docker.io and starts dockerd if needed (as root), imports the base image.
+# `make docker-down` stops a dockerd that docker-up started (and only that). See docs/sandbox.md.
+docker-up: setup
+	scripts/docker-up.sh
+
+docker-down:
+	scripts/docker-down.sh
 
 # Regenerate the Python stubs (sdk/python/moon/v1) from proto/; the output is committed, and
 # tests/test_proto.py fails when it is stale. grpcio-tools is pinned, so this is reproducible.
@@ -75,3 +84,36 @@ demo: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# Bots and tools in other languages. Their toolchains (go, node/npm, cargo) are on CI; where
+# one is missing, its bots and tests are skipped with the reason instead of failing.
+GO ?= go
+GRPCURL_VERSION := v1.9.4
+GRPCURL_STAMP := tools/bin/.grpcurl-$(GRPCURL_VERSION)
+
+.PHONY: bots gen-go go-plugins grpcurl
+
+# Build the example bots whose build is stale (their bot.toml `build`: npm ci, go build,
+# cargo build); python -m arena.botbuild keeps a stamp per bot folder.
+bots: setup
+	$(PY) -m arena.botbuild example_bots/*
+
+# Regenerate the Go code of the protocol (example_bots/go-heuristic/gen/moonv1); it is
+# committed, and tests/test_codegen.py fails when it is stale. protoc comes from grpcio-tools,
+# protoc-gen-go and protoc-gen-go-grpc (pinned in tools/gen_go.py) are installed into tools/bin.
+gen-go: setup
+	$(PY) tools/gen_go.py
+
+go-plugins: setup
+	@if command -v $(GO) >/dev/null 2>&1; then $(PY) tools/gen_go.py --install; \
+	else echo "go-plugins: skipped (no go toolchain; tests/test_codegen.py will skip)"; fi
+
+# grpcurl, a third-party gRPC client for tests/e2e/test_grpcurl.py, into tools/bin.
+grpcurl: $(GRPCURL_STAMP)
+
+$(GRPCURL_STAMP):
+	@if command -v $(GO) >/dev/null 2>&1; then \
+		echo "GOBIN=tools/bin $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)"; \
+		GOBIN=$(CURDIR)/tools/bin $(GO) install \
+			github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION) && touch $@; \
+	else echo "grpcurl: skipped (no go toolchain; tests/e2e/test_grpcurl.py will skip)"; fi

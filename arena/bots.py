@@ -4,7 +4,7 @@ A bot folder holds ``bot.toml``::
 
     name = "heuristic"          # required: letters, digits, '-', '_', '.'
     version = "1.0"             # optional, default "0"
-    language = "python"         # informative
+    language = "python"         # informative, except "stdio": run through the stdio bridge
     run = "{python} bot.py"     # required: run from the folder; {python} is our Python
     build = "go build -o bot ." # optional: run once before the first game
 
@@ -31,6 +31,8 @@ from typing import Any
 from .timecontrol import ConfigError
 
 MANIFEST = "bot.toml"
+STDIO = "stdio"
+"""The language of a bot that reads JSON turns on stdin and writes JSON actions on stdout."""
 LOG_TAIL_BYTES = 8 * 1024
 """How much of a bot's stderr a game record keeps (the end of it)."""
 
@@ -52,8 +54,13 @@ class BotSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def command(self) -> list[str]:
-        """The run command as argv, with ``{python}`` filled in."""
-        return [sys.executable if w == "{python}" else w for w in shlex.split(self.run)]
+        """The run command as argv, with ``{python}`` filled in. A ``stdio`` bot's command
+        runs under the stdio bridge (:mod:`arena.stdio_bridge`), which speaks gRPC for it."""
+        argv = [sys.executable if w == "{python}" else w for w in shlex.split(self.run)]
+        if self.language == STDIO:
+            argv = [sys.executable, "-m", "arena.stdio_bridge", "--name", self.name,
+                    "--version", self.version, "--", *argv]
+        return argv
 
 
 def load_bot(path: str | Path) -> BotSpec:

@@ -1,4 +1,5 @@
-"""Run games: a referee server in this process, bots as fresh local processes.
+"""Run games: a referee server in this process, bots as fresh processes or containers
+(:func:`arena.sandbox.make_process` picks by the bot's runner).
 
 :func:`serving` starts a referee server for the duration of a ``with`` block;
 :func:`play_game` plays one game between bot folders and returns the finished match.
@@ -11,15 +12,26 @@ import asyncio
 import contextlib
 import tempfile
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
 
-from .bots import BotSpec, Limits, LocalProcess
+from .bots import BotSpec, Limits
 from .referee import Match, Referee
+from .sandbox import BotProcess, exit_detail, is_infrastructure_error, make_process
 from .server import create_server, set_serving
 from .timecontrol import ConfigError, TimeControl
+
+if TYPE_CHECKING:
+    from .sandbox.docker import DockerLimits
+
+_STARTER = ThreadPoolExecutor(max_workers=32, thread_name_prefix="moon-bot-proc")
+"""Starting and killing a container blocks for a while: it happens here, never on the
+event loop, which must keep serving every game's clock."""
 
 
 @dataclass
@@ -62,9 +74,12 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
                     ruleset: Ruleset, *, preset: str = "", seed: int | None = None,
                     tc: TimeControl | None = None, match_id: str = "",
                     log_dir: Path | None = None, limits: Limits | None = None,
-                    on_start: Callable[[Match], None] | None = None) -> Match:
-    """Play one game: create the match, start one fresh process per seat, wait for the
-    end, kill every process group, and rewrite the record with the bots' stderr tails.
+                    on_start: Callable[[Match], None] | None = None,
+                    docker_limits: DockerLimits | None = None) -> Match:
+    """Play one game: create the match, start one fresh process (or container) per seat,
+    wait for the end, kill every process group (remove every container), and rewrite the
+    record with the bots' output tails. A failure of the sandbox itself (no Docker engine)
+    aborts the game (not scored) instead of faulting the bot.
 
     Raises:
         ConfigError: wrong number of bots for the ruleset (other failures of a bot are
@@ -81,21 +96,30 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     if logs is None:
         tmp = tempfile.TemporaryDirectory(prefix="moon-logs-")
         logs = Path(tmp.name)
-    procs = [LocalProcess(b, endpoint.address, token, logs / f"{match.match_id}.seat{i}.log",
-                          limits) for i, (b, token) in enumerate(zip(bots, match.tokens))]
-    try:
-        for seat, p in enumerate(procs):
-            try:
-                p.start()
-            except ConfigError as e:
+    procs = [make_process(b, endpoint.address, token, logs / f"{match.match_id}.seat{i}.log",
+                          limits, docker_limits=docker_limits, match_id=match.match_id, seat=i)
+             for i, (b, token) in enumerate(zip(bots, match.tokens, strict=True))]
+    loop = asyncio.get_running_loop()
+
+    async def start(seat: int, p: BotProcess) -> None:
+        try:
+            await loop.run_in_executor(_STARTER, p.start)
+        except ConfigError as e:
+            if is_infrastructure_error(e):
+                match.stop(pb.TERMINATION_ABORTED, f"sandbox failure: {e}")
+            else:
                 match.note_exit(seat, 127, str(e))
+
+    try:
+        await asyncio.gather(*(start(seat, p) for seat, p in enumerate(procs)))
         seen = [False] * len(procs)
         while not match.done.is_set():
             for seat, p in enumerate(procs):
                 rc = p.poll()
-                if rc is not None and not seen[seat]:
-                    seen[seat] = True
-                    match.note_exit(seat, rc)
+                if rc is None or seen[seat]:
+                    continue
+                seen[seat] = True
+                match.note_exit(seat, rc, exit_detail(p))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(match.done.wait(), 0.05)
     finally:
@@ -104,8 +128,7 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
             if all(p.poll() is not None for p in procs):
                 break
             await asyncio.sleep(0.025)
-        for p in procs:
-            p.kill()
+        await asyncio.gather(*(loop.run_in_executor(_STARTER, p.kill) for p in procs))
         match.logs = {i: p.log_tail() for i, p in enumerate(procs)}
         match.write_record()
         if tmp is not None:

@@ -175,7 +175,7 @@ def verify_record(data: dict[str, Any]) -> list[str]:
     recorded = data["hands"]
     if len(recorded) != len(hands):
         problems.append(f"the record has {len(recorded)} hands, the replay {len(hands)}")
-    for i, (got, want) in enumerate(zip(recorded, hands)):
+    for i, (got, want) in enumerate(zip(recorded, hands, strict=False)):
         for key, value in want.items():
             if key.endswith("ms"):
                 continue

@@ -121,7 +121,7 @@ class _Item:
 
 
 def _now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 class Match:
@@ -154,6 +154,7 @@ class Match:
         self.joined_as: list[tuple[str, str]] = [("", "")] * self.n
         self.disconnected_at: list[float | None] = [None] * self.n
         self.exited: list[int | None] = [None] * self.n
+        self.exit_detail = [""] * self.n
         self.bank_ms = [tc.bank_ms] * self.n
         self.retries_left = [tc.illegal_retries] * self.n
         self.faults: list[pb.Fault] = []
@@ -329,7 +330,7 @@ class Match:
             return None
         try:
             return await asyncio.wait_for(self.inbox.get(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
 
     def _common(self, item: _Item, waiting_for: int) -> None:
@@ -346,14 +347,23 @@ class Match:
                                 f"sent {what} out of turn (seat {waiting_for} is to act)"
                                 if waiting_for >= 0 else f"sent {what} before the game began")
         if item.kind == "exit":
-            self.exited[s] = item.payload[0]
+            self.exited[s], self.exit_detail[s] = item.payload
         if item.kind in ("exit", "gone") and self.exited[s] is not None and self.links[s] is None:
-            rc, detail = self.exited[s], (item.payload[1] if item.kind == "exit" else "")
-            if detail == "out_of_memory":
-                raise self._forfeit(s, pb.FAULT_REASON_OUT_OF_MEMORY,
-                                    "the bot was killed for using too much memory")
-            raise self._forfeit(s, pb.FAULT_REASON_CRASH,
-                                f"the bot process exited (code {rc}) during the game")
+            raise self._exit_forfeit(s, "during the game")
+
+    def _exit_forfeit(self, seat: int, when: str) -> _Forfeit:
+        """The fault for a bot process that ended (crash, out of memory, refused)."""
+        rc, detail = self.exited[seat], self.exit_detail[seat]
+        if detail == "out_of_memory":
+            return self._forfeit(seat, pb.FAULT_REASON_OUT_OF_MEMORY,
+                                 f"the bot was killed for using too much memory {when}")
+        if rc == EXIT_REFUSED and not self.joined[seat]:
+            return self._forfeit(seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+                                 "the bot exited with code 3 (refused by the referee: a bad "
+                                 "token or protocol version) before joining")
+        return self._forfeit(seat, pb.FAULT_REASON_CRASH,
+                             f"the bot process exited (code {rc}) {when}"
+                             + (f": {detail}" if detail else ""))
 
     async def _wait_for_seats(self) -> None:
         deadline = self.created_mono + self.tc.startup_ms / 1000
@@ -366,14 +376,8 @@ class Match:
                                f"seat {s} did not join within {self.tc.startup_ms} ms",
                                forfeit=True) for s in missing])
             if item.kind == "exit" and not self.joined[item.seat]:
-                rc, detail = item.payload
-                if rc == EXIT_REFUSED:
-                    raise self._forfeit(item.seat, pb.FAULT_REASON_PROTOCOL_ERROR,
-                                        "the bot exited with code 3 (refused by the referee: "
-                                        "a bad token or protocol version) before joining")
-                raise self._forfeit(item.seat, pb.FAULT_REASON_CRASH,
-                                    f"the bot process exited (code {rc}) before joining"
-                                    + (f": {detail}" if detail else ""))
+                self.exited[item.seat], self.exit_detail[item.seat] = item.payload
+                raise self._exit_forfeit(item.seat, "before joining")
             self._common(item, -1)
 
     async def _turn(self, seat: int) -> None:
@@ -396,8 +400,7 @@ class Match:
                 if self.links[seat] is None:
                     gone = self.disconnected_at[seat] or sent
                     if self.exited[seat] is not None:
-                        raise self._forfeit(seat, pb.FAULT_REASON_CRASH,
-                                            f"the bot process exited (code {self.exited[seat]})")
+                        raise self._exit_forfeit(seat, "during the game")
                     deadline = gone + self.tc.reconnect_ms / 1000
                 else:
                     deadline = sent + (self.tc.decision_ms + self.bank_ms[seat]) / 1000

@@ -63,8 +63,9 @@ def print_game(console: Console, record: dict[str, Any], plays: bool = False) ->
     res = record["result"]
     term = res["termination"]
     if res.get("winner") is not None:
+        final = ", ".join(f"{s} {x}" for s, x in zip(sides, res["scores"], strict=False))
         console.print(f"[bold green]winner: {sides[res['winner']]}[/] ({term}); "
-                      f"final scores {', '.join(f'{s} {x}' for s, x in zip(sides, res['scores']))}")
+                      f"final scores {final}")
     else:
         console.print(f"[bold yellow]no winner[/] ({term})")
     if res.get("forfeit"):

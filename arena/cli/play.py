@@ -40,6 +40,26 @@ def resolve_bot(arg: str) -> BotSpec:
         raise click.BadParameter(str(e), param_hint="BOTS") from None
 
 
+def prepare_docker_bots(specs: list[BotSpec]) -> None:
+    """Before the game: remove containers a crashed run left, build (or find) the image of
+    every ``runner = "docker"`` bot.
+
+    Raises:
+        click.ClickException: no Docker engine, or a bot's image cannot be built.
+    """
+    docker_bots = {s.folder: s for s in specs if s.runner == "docker"}
+    if not docker_bots:
+        return
+    from ..sandbox import build, cleanup_stale
+
+    cleanup_stale()
+    for spec in docker_bots.values():
+        try:
+            build(spec)
+        except ConfigError as e:
+            raise click.ClickException(str(e)) from None
+
+
 @click.command()
 @click.argument("bots", nargs=-1, required=True)
 @ruleset_options
@@ -62,6 +82,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
         raise click.UsageError(f"{preset} needs {ruleset.players} bots, got {len(bots)} "
                                "(use --preset moon4 for 4 players)")
     specs = [resolve_bot(b) for b in bots]
+    prepare_docker_bots(specs)
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console()
 

@@ -27,11 +27,14 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moon_sdk.rules import Ruleset, RulesetError
 
 from ..bots import BotSpec, load_bot
+
+if TYPE_CHECKING:
+    from ..sandbox.docker import DockerLimits
 from ..timecontrol import ConfigError, TimeControl
 
 LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results"}
@@ -51,6 +54,8 @@ class LadderConfig:
     time_control: TimeControl
     bots: tuple[BotSpec, ...]
     results: Path | None = None
+    docker_limits: DockerLimits | None = None
+    """Limits of the bots run with ``runner = "docker"`` (the ``[sandbox]`` table)."""
     source: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -113,11 +118,11 @@ def load_ladder(path: str | Path, overrides: dict[str, Any] | None = None) -> La
 def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
                      overrides: dict[str, Any] | None = None) -> LadderConfig:
     """Validate a parsed ladder (see :func:`load_ladder`)."""
-    unknown_top = sorted(set(data) - {"ladder", "time_control", "bots"})
+    unknown_top = sorted(set(data) - {"ladder", "time_control", "bots", "sandbox"})
     if unknown_top:
         raise ConfigError(f"{_where(path, text, unknown_top[0])}: unknown table "
-                          f"{unknown_top[0]!r}; a ladder file has [ladder], [time_control] "
-                          "and [[bots]]")
+                          f"{unknown_top[0]!r}; a ladder file has [ladder], [time_control], "
+                          "[sandbox] and [[bots]]")
     lad = dict(data.get("ladder", {}))
     lad.update({k: v for k, v in (overrides or {}).items() if v is not None})
     unknown = sorted(set(lad) - LADDER_KEYS)
@@ -150,6 +155,13 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     except (ConfigError, TypeError) as e:
         raise ConfigError(f"{_where(path, text, 'time_control')}: {e}") from None
 
+    docker_limits = None
+    if "sandbox" in data:
+        from ..sandbox.docker import DockerLimits
+        try:
+            docker_limits = DockerLimits.from_dict(dict(data["sandbox"]))
+        except (ConfigError, TypeError, ValueError) as e:
+            raise ConfigError(f"{_where(path, text, 'sandbox')}: {e}") from None
     raw_bots = data.get("bots", [])
     if not isinstance(raw_bots, list) or len(raw_bots) < 2:
         raise ConfigError(f"{_where(path, text, 'bots')}: a ladder needs at least 2 [[bots]] "
@@ -186,4 +198,5 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         name=str(lad.get("name", path.stem)), preset=preset, ruleset=ruleset, boards=boards,
         seed=seed, concurrency=concurrency, time_control=tc, bots=tuple(bots),
         results=(path.parent / results) if isinstance(results, str) else None,
+        docker_limits=docker_limits,
         source=str(path))

@@ -162,8 +162,8 @@ class LiveRatings:
                   for b in side] for side in sides]
         new = self.model.rate(teams, ranks=ranks)
         acc: dict[str, list[tuple[float, float]]] = {}
-        for side, team in zip(sides, new):
-            for b, r in zip(side, team):
+        for side, team in zip(sides, new, strict=False):
+            for b, r in zip(side, team, strict=False):
                 acc.setdefault(b, []).append((r.mu, r.sigma))
         for b, vals in acc.items():
             mu = sum(v[0] for v in vals) / len(vals)

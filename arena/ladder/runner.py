@@ -13,7 +13,7 @@ from pathlib import Path
 
 from moon.v1 import game_pb2 as pb
 
-from ..bots import BotSpec, build_bot
+from .. import sandbox
 from ..game import play_game, serving
 from ..referee import FAULT_NAMES, TERMINATION_NAMES, Match, Referee
 from ..timecontrol import ConfigError
@@ -71,7 +71,7 @@ def _row(g: ScheduledGame, match: Match, wall_ms: int) -> tuple[GameRow, dict[st
     winner = res.winner if res.HasField("winner") else None
     scores, places = list(res.scores), list(res.places)
     think = sum(match.action_ms)
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     game = {"id": g.game_id, "board": g.board, "dset": g.dset, "seed": g.seed,
             "players": players, "termination": term, "winner": winner,
             "scores": json.dumps(scores), "places": json.dumps(places),
@@ -95,20 +95,18 @@ def _row(g: ScheduledGame, match: Match, wall_ms: int) -> tuple[GameRow, dict[st
     return row, game, seats, hands, faults
 
 
-def build_all(bots: tuple[BotSpec, ...], log_dir: Path) -> dict[str, str]:
-    """Build every bot that has a build command; returns ``{name: reason}`` of the bots
-    whose build failed (their logs are kept in ``log_dir``)."""
+def build_all(cfg: LadderConfig, log_dir: Path) -> dict[str, str]:
+    """The build stage (:func:`arena.sandbox.build`: a local bot's build command, a Docker
+    bot's image); returns ``{name: reason}`` of the bots whose build failed — they are
+    left out of this run — with every build log kept in ``log_dir``."""
     failed: dict[str, str] = {}
-    for b in bots:
-        if not b.build:
-            continue
+    log_dir.mkdir(parents=True, exist_ok=True)
+    for b in cfg.bots:
+        log = log_dir / f"build-{b.name}.log"
         try:
-            out = build_bot(b)
-            log_dir.mkdir(parents=True, exist_ok=True)
-            (log_dir / f"build-{b.name}.log").write_text(out)
+            sandbox.build(b, docker_limits=cfg.docker_limits, log_path=log)
         except ConfigError as e:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            (log_dir / f"build-{b.name}.log").write_text(str(e))
+            log.write_text(str(e) + "\n" + str(getattr(e, "log", "")))
             failed[b.name] = str(e).splitlines()[0]
     return failed
 
@@ -125,7 +123,9 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
     rec_dir = records_dir(results)
     summary = RunSummary(scheduled=len(schedule),
                          already_done=sum(1 for g in schedule if g.game_id in done))
-    summary.skipped_bots = build_all(cfg.bots, rec_dir / "logs")
+    if any(b.runner == "docker" for b in cfg.bots):
+        sandbox.cleanup_stale()  # containers a crashed earlier run left behind
+    summary.skipped_bots = build_all(cfg, rec_dir / "logs")
     todo = [g for g in schedule if g.game_id not in done
             and not set(g.seats) & set(summary.skipped_bots)]
     if on_plan is not None:
@@ -142,6 +142,7 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
                     match = await play_game(
                         referee, ep, [specs[n] for n in g.seats], cfg.ruleset,
                         preset=cfg.preset, seed=g.seed, tc=cfg.time_control,
+                        docker_limits=cfg.docker_limits,
                         match_id=g.game_id if attempt == 0 else f"{g.game_id}-retry{attempt}")
                     wall_ms = int((time.monotonic() - t0) * 1000)
                     assert match.result is not None

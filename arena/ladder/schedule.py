@@ -8,8 +8,9 @@ matters, and is the unit of the bootstrap:
   each opponent once on each side). With only 2 bots, the triples are (a, a, b) and
   (a, b, b), each in its 3 distinct seatings.
 - 4 players: two partnerships at two tables with the partnerships swapped (team 1 in
-  seats 0/2, then in seats 1/3); partners trade seats on odd boards. With 4+ bots every 4-set plays all 3 ways to pair up
-  (rotating partners); with 2 or 3 bots each bot partners a copy of itself.
+  seats 0/2, then in seats 1/3); partners trade seats on odd boards. With 4+ bots every
+  4-set plays all 3 ways to pair up (rotating partners); with 2 or 3 bots each bot
+  partners a copy of itself.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from moon_sdk.rules import (
     action_kind,
     action_tile,
     action_trump,
-    bid,
     bid_value,
     is_double,
     iter_tiles,

@@ -2,7 +2,7 @@
 lowest legal tile. A floor every real bot must clear."""
 
 from moon_sdk import Bot, run
-from moon_sdk.rules import PASS, action_kind, ActionKind
+from moon_sdk.rules import PASS, ActionKind, action_kind
 
 
 class WeakBot(Bot):

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from arena.game import play_game
-from arena.records import load_record, verify_record
-from arena.timecontrol import TimeControl
+from e2e_support import example, misbehaving, with_referee
 from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
 
-from e2e_support import example, misbehaving, with_referee
+from arena.game import play_game
+from arena.records import load_record, verify_record
+from arena.timecontrol import TimeControl
 
 TC = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=500, reconnect_ms=1500,
                  illegal_retries=2)

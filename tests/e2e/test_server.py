@@ -12,18 +12,18 @@ from pathlib import Path
 
 import grpc
 import pytest
-from arena.game import play_game
-from arena.records import load_record, verify_record
-from arena.timecontrol import TimeControl
 from e2e_support import ROOT, example, with_referee
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from moon.v1 import bot_pb2 as bpb
-from moon.v1 import bot_pb2_grpc
+from moon.v1 import bot_pb2_grpc, match_pb2_grpc
 from moon.v1 import game_pb2 as pb
 from moon.v1 import match_pb2 as mpb
-from moon.v1 import match_pb2_grpc
 from moon_sdk.rules import Ruleset, parse_tile
+
+from arena.game import play_game
+from arena.records import load_record, verify_record
+from arena.timecontrol import TimeControl
 
 MOON = [sys.executable, "-m", "arena.cli"]
 

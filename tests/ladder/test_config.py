@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from arena.ladder.config import load_ladder
 from arena.timecontrol import ConfigError
 
@@ -64,6 +65,7 @@ def test_bad_toml_names_the_line(tmp_path):
 
 
 def test_too_few_bots(tmp_path):
-    p = write(tmp_path, GOOD.split("[[bots]]")[0] + f'[[bots]]\npath = "{ROOT}/example_bots/random"\n')
+    one_bot = f'[[bots]]\npath = "{ROOT}/example_bots/random"\n'
+    p = write(tmp_path, GOOD.split("[[bots]]")[0] + one_bot)
     with pytest.raises(ConfigError, match="at least 2"):
         load_ladder(p)

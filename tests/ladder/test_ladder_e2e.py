@@ -46,11 +46,11 @@ def test_duplicate_sets_replay_the_same_deal_in_every_seating(tmp_path):
     rows = db.execute("SELECT id, dset, seed, record_path FROM games").fetchall()
     assert len(rows) == 2 * 6  # 2 boards x 6 seatings of the one triple
     by_set: dict[str, list[dict]] = {}
-    for gid, dset, seed, path in rows:
+    for _gid, dset, _seed, path in rows:
         rec = load_record(Path(path))
         assert verify_record(rec) == []
         by_set.setdefault(dset, []).append(rec)
-    for dset, recs in by_set.items():
+    for recs in by_set.values():
         assert len(recs) == 6
         # the same seed, the same first dealer and the same deal to every seat...
         assert len({r["seed"] for r in recs}) == 1

@@ -6,6 +6,7 @@ import math
 import random
 
 import pytest
+
 from arena.ladder.ratings import ELO, Comparison, comparisons, fit, rate
 from arena.ladder.store import GameRow
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from arena.ladder.schedule import board_seed, make_schedule
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from arena.ladder.schedule import board_seed, make_schedule
 
 names = st.integers(min_value=2, max_value=6).map(lambda n: [f"bot{i}" for i in range(n)])
 
@@ -57,7 +58,7 @@ def test_four_player_balance(bots, boards, seed):
     by_set = {}
     for g in games:
         by_set.setdefault(g.dset, []).append(g)
-    for dset, (a, b) in by_set.items():
+    for _dset, (a, b) in by_set.items():
         assert a.seed == b.seed
         assert {a.seats[0], a.seats[2]} == {b.seats[1], b.seats[3]}
         assert {a.seats[1], a.seats[3]} == {b.seats[0], b.seats[2]}

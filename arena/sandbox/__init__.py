@@ -1,0 +1,154 @@
+"""Where a bot runs: a local process (``runner = "local"``) or a Docker container
+(``runner = "docker"``). See docs/sandbox.md.
+
+- :func:`make_process` makes the right process object for a seat of a game; every kind has
+  ``start``/``poll``/``kill``/``log_tail`` (:class:`BotProcess`).
+- :func:`build` is the build stage, once per bot before its games: the manifest's ``build``
+  command for a local bot, the image (Dockerfile build, pull, or the base image) for a
+  Docker bot. It raises :class:`~arena.timecontrol.ConfigError` (for a Docker build,
+  :class:`BuildError`, which carries the log) when the bot cannot be built: leave it out.
+- :func:`cleanup_stale` removes containers a crashed runner left behind.
+
+The ``docker`` SDK is imported only when a Docker bot is used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ..bots import BotSpec, Limits, LocalProcess, build_bot
+from ..timecontrol import ConfigError
+
+if TYPE_CHECKING:
+    from .docker import DockerLimits
+
+RUNNERS = ("local", "docker")
+
+
+class BotProcess(Protocol):
+    """One bot process (or container) for one game."""
+
+    def start(self) -> None: ...
+    def poll(self) -> int | None: ...
+    def kill(self) -> None: ...
+    def log_tail(self) -> str: ...
+
+
+def check_runner(spec: BotSpec) -> str:
+    """The bot's runner, checked.
+
+    Raises:
+        ConfigError: an unknown runner.
+    """
+    if spec.runner not in RUNNERS:
+        raise ConfigError(f"bot {spec.name}: runner {spec.runner!r} is not one of "
+                          f"{', '.join(RUNNERS)}")
+    return spec.runner
+
+
+def make_process(spec: BotSpec, address: str, token: str, log_path: Path,
+                 limits: Limits | None = None, *, docker_limits: DockerLimits | None = None,
+                 env: dict[str, str] | None = None, match_id: str = "", seat: int = 0
+                 ) -> BotProcess:
+    """A fresh process for ``spec`` in one seat: a :class:`LocalProcess` (with ``limits``)
+    or a :class:`~arena.sandbox.docker.DockerProcess` (with ``docker_limits``), as
+    ``spec.runner`` says. Nothing starts until ``start()``.
+
+    Raises:
+        ConfigError: an unknown runner.
+    """
+    if check_runner(spec) == "docker":
+        from .docker import DockerProcess
+
+        return DockerProcess(spec, address, token, log_path, docker_limits, env,
+                             match_id=match_id, seat=seat)
+    return LocalProcess(spec, address, token, log_path, limits, env)
+
+
+def exit_detail(proc: BotProcess) -> str:
+    """Why the process ended, for ``Match.note_exit``: ``"out_of_memory"`` for an
+    OOM-killed container, else ``""``."""
+    detail = getattr(proc, "exit_detail", None)
+    return str(detail()) if callable(detail) else ""
+
+
+def is_infrastructure_error(e: BaseException) -> bool:
+    """True for a failure of the sandbox itself (no Docker engine...), which must never be
+    scored against a bot."""
+    from .docker import SandboxError
+
+    return isinstance(e, SandboxError)
+
+
+def build(spec: BotSpec, *, docker_limits: DockerLimits | None = None,
+          log_path: Path | None = None, timeout_s: float = 600.0,
+          allow_host_build: bool = False) -> str:
+    """The build stage of one bot; returns its log (also written to ``log_path``).
+
+    A local bot runs its manifest's ``build`` command. A Docker bot gets its image
+    (Dockerfile build, pull, or the base image); its ``build`` command would run on the
+    host, outside any sandbox, so it is refused unless ``allow_host_build`` (a trusted bot):
+    an untrusted bot builds in its Dockerfile.
+
+    Raises:
+        ConfigError: the bot cannot be built (for Docker: :class:`BuildError`, with
+            ``.log``); leave it out. For Docker, :class:`SandboxError` (a subclass too)
+            when no engine answers.
+    """
+    out = ""
+    if check_runner(spec) == "docker":
+        from .docker import BuildError, build_image
+
+        if spec.build and not allow_host_build:
+            raise BuildError(spec.name, "a Docker bot's 'build' command would run on the "
+                             "host, unsandboxed: build in a Dockerfile instead (or trust it: "
+                             "allow_host_build)")
+        if spec.build:
+            out = _host_build(spec, timeout_s, log_path)
+        out += build_image(spec, docker_limits, log_path)
+        if log_path is not None:
+            log_path.write_text(out)
+        return out
+    return _host_build(spec, timeout_s, log_path)
+
+
+def _host_build(spec: BotSpec, timeout_s: float, log_path: Path | None) -> str:
+    try:
+        out = build_bot(spec, timeout_s)
+    except ConfigError as e:
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text(str(e))
+        raise
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text(out)
+    return out
+
+
+def cleanup_stale(everything: bool = False) -> int:
+    """Remove leftover sandbox containers of dead runners on this host (all of them with
+    ``everything``); returns how many. Does nothing (0) when no Docker engine answers."""
+    from .docker import SandboxError
+    from .docker import cleanup_stale as clean
+
+    try:
+        return clean(everything)
+    except SandboxError:
+        return 0
+
+
+def __getattr__(name: str) -> object:
+    # DockerProcess, DockerLimits, BuildError, SandboxError without importing docker early
+    if name in ("DockerProcess", "DockerLimits", "BuildError", "SandboxError",
+                "ensure_base_image", "BASE_IMAGE"):
+        from . import docker
+
+        return getattr(docker, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["RUNNERS", "BotProcess", "build", "check_runner", "cleanup_stale", "exit_detail",
+           "is_infrastructure_error", "make_process", "DockerProcess", "DockerLimits",
+           "BuildError", "SandboxError", "ensure_base_image", "BASE_IMAGE"]

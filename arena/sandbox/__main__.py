@@ -1,0 +1,36 @@
+"""``python -m arena.sandbox base-image | cleanup [--all] | check``: set-up helpers for
+scripts/docker-up.sh and scripts/docker-down.sh."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .docker import BASE_IMAGE, SandboxError, cleanup_stale, engine_problem, ensure_base_image
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m arena.sandbox")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("base-image", help=f"import {BASE_IMAGE} unless the engine has it")
+    clean = sub.add_parser("cleanup", help="remove leftover sandbox containers")
+    clean.add_argument("--all", action="store_true", help="every moon-arena container")
+    sub.add_parser("check", help="exit 0 if a Docker engine answers")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "base-image":
+            print(f"base image: {ensure_base_image()}")
+        elif args.cmd == "cleanup":
+            print(f"removed {cleanup_stale(everything=args.all)} container(s)")
+        else:
+            problem = engine_problem()
+            print(problem or "a Docker engine answers")
+            return 1 if problem else 0
+    except SandboxError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

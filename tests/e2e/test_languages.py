@@ -1,0 +1,154 @@
+"""Bots in any language over real gRPC: Node.js, Go and a stdio bot (Rust, through the
+stdio bridge) play with Python bots; stdio bots that misbehave get the fault a gRPC bot
+would; `moon new-bot` folders of every language build and play.
+
+The example bots are built here if they are stale (`make bots` does it before the tests);
+a test whose toolchain (node/npm, go, cargo) is missing is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from e2e_support import TEST_BOTS, example, with_referee
+from moon.v1 import game_pb2 as pb
+from moon_sdk.rules import Ruleset
+
+from arena.botbuild import ensure_built, missing_tool
+from arena.bots import BotSpec, load_bot
+from arena.game import play_game
+from arena.records import load_record, verify_record
+from arena.scaffold import LANGUAGES
+from arena.timecontrol import TimeControl
+
+# Start-up is generous: a 2-core machine may be busy with other tests while four runtimes
+# start; the decision limits are the defaults.
+TC = TimeControl(startup_ms=30_000)
+MOON3 = Ruleset.preset("moon3")
+MOON4 = Ruleset.preset("moon4")
+
+
+def built(spec: BotSpec) -> BotSpec:
+    """The bot, built if stale; the test is skipped if its toolchain is missing."""
+    why = missing_tool(spec)
+    if why:
+        pytest.skip(f"cannot build {spec.name}: {why}")
+    ensure_built(spec)
+    return spec
+
+
+def assert_clean_game(match) -> dict:
+    """The game ended by the rules, nobody faulted, and its record verifies."""
+    assert match.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON), match.faults
+    assert list(match.faults) == []
+    record = load_record(Path(match.record_path))
+    assert verify_record(record) == []
+    # every seat really played: each made plays in the hands
+    seats = {p["seat"] for h in record["hands"] for p in h["plays"]}
+    assert seats == set(range(len(record["seats"])))
+    return record
+
+
+def test_python_node_go_and_stdio_bots_play_a_game(tmp_path):
+    bots = [example("heuristic"), built(example("node-heuristic")),
+            built(example("go-heuristic")), built(example("rust-stdio"))]
+
+    async def body(referee, ep):
+        return await play_game(referee, ep, bots, MOON4, preset="moon4", seed=3, tc=TC,
+                               match_id="languages")
+
+    record = assert_clean_game(with_referee(tmp_path, body))
+    assert [s["reported_name"] for s in record["seats"]] == [b.name for b in bots]
+    assert [s["reported_version"] for s in record["seats"]] == ["1.0"] * 4
+    # each bot's stderr is in the record; the stdio bot's comes through the bridge
+    assert "joined match languages as seat 1" in record["logs"]["1"]
+    assert "joined match languages as seat 2" in record["logs"]["2"]
+    assert "rust-stdio: joined match languages as seat 3" in record["logs"]["3"]
+
+
+def test_node_and_go_bots_play_over_tcp(tmp_path):
+    bots = [built(example("node-heuristic")), built(example("go-heuristic")),
+            example("random")]
+
+    async def body(referee, ep):
+        return await play_game(referee, ep, bots, MOON3, preset="moon3", seed=8, tc=TC)
+
+    assert_clean_game(with_referee(tmp_path, body, tcp=True))
+
+
+def stdio_bot(mode: str) -> BotSpec:
+    return BotSpec(name=f"stdio-{mode}", folder=TEST_BOTS, language="stdio",
+                   run=f"{{python}} stdio_misbehave.py {mode}")
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("garbage", "protocol_error"),
+    ("not_a_request", "protocol_error"),
+    ("wrong_id", "protocol_error"),
+    ("illegal", "illegal_action"),
+    ("crash", "crash"),
+])
+def test_misbehaving_stdio_bot_forfeits(tmp_path, mode, reason):
+    bots = [example("heuristic"), stdio_bot(mode), example("heuristic")]
+
+    async def body(referee, ep):
+        return await play_game(referee, ep, bots, MOON3, preset="moon3", seed=11, tc=TC)
+
+    match = with_referee(tmp_path, body)
+    record = load_record(Path(match.record_path))
+    assert verify_record(record) == []
+    assert record["result"]["termination"] == "forfeit"
+    assert record["result"]["forfeit"]["seat"] == 1
+    assert record["result"]["forfeit"]["reason"] == reason
+    assert list(match.result.places)[1] == 3
+    log = record["logs"]["1"]
+    assert f"stdio_misbehave {mode}: joined" in log  # the bot's stderr, through the bridge
+    if mode in ("garbage", "not_a_request"):  # the bridge says what was wrong with the line
+        assert "is not a JSON moon.v1.PlayRequest" in log
+
+
+def test_well_behaved_stdio_bot_plays_to_the_end(tmp_path):
+    bots = [stdio_bot("good"), example("heuristic"), example("heuristic")]
+
+    async def body(referee, ep):
+        return await play_game(referee, ep, bots, MOON3, preset="moon3", seed=5, tc=TC)
+
+    record = assert_clean_game(with_referee(tmp_path, body))
+    assert record["seats"][0]["reported_name"] == "stdio-good"
+
+
+def test_new_bot_scaffolds_build_and_play(tmp_path):
+    from arena.cli import main
+
+    runner = CliRunner()
+    bots: dict[str, BotSpec] = {}
+    for lang in LANGUAGES:
+        out = runner.invoke(main, ["new-bot", f"new-{lang}", "--lang", lang,
+                                   "--dir", str(tmp_path / "bots")])
+        assert out.exit_code == 0, out.output
+        assert f"new-{lang}" in out.output
+        folder = tmp_path / "bots" / f"new-{lang}"
+        assert (folder / "README.md").is_file() and (folder / "bot.toml").is_file()
+        bots[lang] = built(load_bot(folder))
+    # the folders are self-contained: nothing refers back to the repository
+    assert (tmp_path / "bots" / "new-node" / "proto" / "moon" / "v1" / "bot.proto").is_file()
+    assert (tmp_path / "bots" / "new-go" / "gen" / "moonv1" / "bot_grpc.pb.go").is_file()
+    again = runner.invoke(main, ["new-bot", "new-go", "--dir", str(tmp_path / "bots")])
+    assert again.exit_code != 0 and "exists already" in again.output
+
+    heuristic = example("heuristic")  # partners that make the games end soon
+
+    async def body(referee, ep):
+        games = [[bots["python"], heuristic, bots["node"], heuristic],
+                 [bots["go"], heuristic, bots["stdio"], heuristic]]
+        return await asyncio.gather(*(
+            play_game(referee, ep, seats, MOON4, preset="moon4", seed=21 + i, tc=TC)
+            for i, seats in enumerate(games)))
+
+    for match in with_referee(tmp_path, body):
+        record = assert_clean_game(match)
+        for seat in (0, 2):
+            assert record["seats"][seat]["reported_name"].startswith("new-")
