@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+
 from arena.ladder.config import load_ladder
 from arena.ladder.runner import open_store, run_ladder
 
