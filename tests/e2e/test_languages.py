@@ -9,6 +9,7 @@ a test whose toolchain (node/npm, go, cargo) is missing is skipped with the reas
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,26 @@ def test_node_and_go_bots_play_over_tcp(tmp_path):
         return await play_game(referee, ep, bots, MOON3, preset="moon3", seed=8, tc=TC)
 
     assert_clean_game(with_referee(tmp_path, body, tcp=True))
+
+
+@pytest.mark.parametrize("name", ["node-heuristic", "go-heuristic", "rust-stdio"])
+def test_exit_codes_without_config_and_when_refused(tmp_path, name):
+    spec = built(example(name))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOON_")}
+
+    async def run(**extra: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            *spec.command(), cwd=spec.folder, env={**env, **extra},
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        return proc.returncode, err.decode()
+
+    async def body(referee, ep):
+        return await run(), await run(MOON_ADDRESS=ep.address, MOON_TOKEN="not-a-token")
+
+    (no_config, _), (refused, err) = with_referee(tmp_path, body)
+    assert no_config == 2
+    assert refused == 3 and "unknown join token" in err
 
 
 def stdio_bot(mode: str) -> BotSpec:

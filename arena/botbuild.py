@@ -1,0 +1,123 @@
+"""Build bot folders when they need it: `make bots` and the tests use this.
+
+    python -m arena.botbuild example_bots/*     # build what is stale, skip what is fresh
+    python -m arena.botbuild --force DIR...     # build anyway
+
+A bot is built with its manifest's ``build`` command (:func:`arena.bots.build_bot`). A
+``.build-stamp`` file in its folder records a successful build: the bot is stale when a
+file of the folder is newer than the stamp (dependency and output folders such as
+``node_modules`` and ``target`` aside), when the build command changed, or when the
+built program is gone. A lock file keeps two builds of one folder from running at once
+(several `make test` runs may share a checkout). A bot whose build tool is not installed
+(no ``go`` on PATH, say) is skipped with the reason, not failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from .bots import BotSpec, build_bot, load_bot
+from .timecontrol import ConfigError
+
+STAMP = ".build-stamp"
+LOCK = ".build-lock"
+SKIP_DIRS = {"node_modules", "target", ".git", "__pycache__", ".venv"}
+
+
+def missing_tool(spec: BotSpec) -> str | None:
+    """Why the bot cannot be built or run here (its build or run program is not on PATH),
+    or None."""
+    for command in (spec.build, spec.run):
+        words = shlex.split(command) if command else []
+        if not words or words[0] == "{python}" or "/" in words[0]:
+            continue
+        if shutil.which(words[0]) is None:
+            return f"{words[0]!r} is not on PATH"
+    return None
+
+
+def _inputs(folder: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        for name in files:
+            if name not in (STAMP, LOCK):
+                yield Path(root) / name
+
+
+def is_stale(spec: BotSpec) -> bool:
+    """True if the bot must be (re)built before it can play."""
+    if not spec.build:
+        return False
+    stamp = spec.folder / STAMP
+    try:
+        built_at = stamp.stat().st_mtime
+        if stamp.read_text() != spec.build:
+            return True
+    except OSError:
+        return True
+    program = shlex.split(spec.run)[0] if spec.run.strip() else ""
+    if "/" in program and not (spec.folder / program).exists():
+        return True
+    if (spec.folder / "package.json").is_file() and not (spec.folder / "node_modules").is_dir():
+        return True
+    return any(p.stat().st_mtime > built_at for p in _inputs(spec.folder))
+
+
+def ensure_built(spec: BotSpec, force: bool = False, timeout_s: float = 900.0) -> bool:
+    """Build the bot if it is stale (or ``force``); True if it was built now.
+
+    Raises:
+        ConfigError: the build failed or timed out.
+    """
+    if not spec.build:
+        return False
+    with open(spec.folder / LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not force and not is_stale(spec):
+            return False
+        (spec.folder / STAMP).unlink(missing_ok=True)
+        build_bot(spec, timeout_s=timeout_s)
+        (spec.folder / STAMP).write_text(spec.build)
+        return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m arena.botbuild",
+                                     description="Build bot folders that need it.")
+    parser.add_argument("folders", nargs="+", type=Path, help="bot folders")
+    parser.add_argument("--force", action="store_true", help="build even if up to date")
+    args = parser.parse_args(argv)
+    failed = 0
+    for folder in args.folders:
+        if not (folder / "bot.toml").is_file():
+            continue
+        try:
+            spec = load_bot(folder)
+            if not spec.build:
+                continue
+            if spec.runner != "local":
+                print(f"{spec.name}: skipped (runner {spec.runner!r} builds it itself)")
+                continue
+            why = missing_tool(spec)
+            if why:
+                print(f"{spec.name}: skipped ({why})")
+                continue
+            if args.force or is_stale(spec):
+                print(f"{spec.name}: building ({spec.build})", flush=True)
+            built = ensure_built(spec, force=args.force)
+            print(f"{spec.name}: {'built' if built else 'up to date'}", flush=True)
+        except ConfigError as e:
+            print(f"{folder}: {e}", file=sys.stderr)
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

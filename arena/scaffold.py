@@ -1,0 +1,127 @@
+"""New bot folders from templates (`moon new-bot`): one per language, each ready to build
+and play, with a README that says what to change.
+
+The templates are in ``arena/templates/<language>/``; ``__NAME__``, ``__GO_MODULE__`` and
+``__DIR__`` in them are replaced, and a file named ``gitignore`` becomes ``.gitignore``.
+Go and Node.js bots are made self-contained from the repository's single sources: the
+``.proto`` files (``proto/``) for Node.js; the generated code (``gen/moonv1``, kept fresh by
+``make gen-go``), ``go.mod`` and ``go.sum`` of ``example_bots/go-heuristic`` for Go; the
+``package.json`` and ``package-lock.json`` of ``example_bots/node-heuristic`` for Node.js. So
+a new bot uses exactly the dependency versions the example bots are tested with.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from .timecontrol import ConfigError
+
+LANGUAGES = ("python", "node", "go", "stdio")
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+ROOT = Path(__file__).resolve().parents[1]
+PROTO_DIR = ROOT / "proto"
+GO_EXAMPLE = ROOT / "example_bots" / "go-heuristic"
+NODE_EXAMPLE = ROOT / "example_bots" / "node-heuristic"
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def shown(target: Path) -> str:
+    """A folder as a user types it: ``./name`` rather than ``name``."""
+    return str(target) if target.is_absolute() or len(target.parts) > 1 else f"./{target}"
+
+
+def _package_name(name: str) -> str:
+    """The bot name as an npm package name or a Go module path."""
+    return re.sub(r"[^a-z0-9_-]", "-", name.lower())
+
+
+def _needs(*paths: Path) -> None:
+    for p in paths:
+        if not p.exists():
+            raise ConfigError(f"{p} is missing: `moon new-bot` makes Go and Node.js bots from "
+                              "the Moon Arena repository's files (run it from a checkout)")
+
+
+def _copy_template(lang: str, target: Path, subst: dict[str, str]) -> None:
+    source = TEMPLATES / lang
+    for src in sorted(source.rglob("*")):
+        if src.is_dir() or "__pycache__" in src.parts:
+            continue
+        rel = src.relative_to(source)
+        dest = target / (rel.parent / ".gitignore" if rel.name == "gitignore" else rel)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        text = src.read_text()
+        for key, value in subst.items():
+            text = text.replace(key, value)
+        dest.write_text(text)
+
+
+def _copy_tree(source: Path, dest: Path, pattern: str) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in sorted(source.glob(pattern)):
+        shutil.copyfile(f, dest / f.name)
+
+
+def _node_files(name: str, target: Path) -> None:
+    _needs(PROTO_DIR / "moon" / "v1", NODE_EXAMPLE / "package.json",
+           NODE_EXAMPLE / "package-lock.json")
+    _copy_tree(PROTO_DIR / "moon" / "v1", target / "proto" / "moon" / "v1", "*.proto")
+    package = json.loads((NODE_EXAMPLE / "package.json").read_text())
+    package["name"] = _package_name(name)
+    package["version"] = "0.1.0"
+    package["description"] = f"{name}: a Moon bot in Node.js"
+    (target / "package.json").write_text(json.dumps(package, indent=2) + "\n")
+    lock = json.loads((NODE_EXAMPLE / "package-lock.json").read_text())
+    lock["name"] = package["name"]
+    lock["version"] = package["version"]
+    lock["packages"][""]["name"] = package["name"]
+    lock["packages"][""]["version"] = package["version"]
+    (target / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
+
+
+def _go_files(name: str, target: Path) -> None:
+    _needs(GO_EXAMPLE / "gen" / "moonv1", GO_EXAMPLE / "go.mod", GO_EXAMPLE / "go.sum")
+    _copy_tree(GO_EXAMPLE / "gen" / "moonv1", target / "gen" / "moonv1", "*.go")
+    gomod = re.sub(r"(?m)^module .*$", f"module {_package_name(name)}",
+                   (GO_EXAMPLE / "go.mod").read_text(), count=1)
+    (target / "go.mod").write_text(gomod)
+    shutil.copyfile(GO_EXAMPLE / "go.sum", target / "go.sum")
+
+
+def scaffold(name: str, lang: str, parent: Path) -> Path:
+    """Write a new bot folder ``parent/name`` for ``lang``; returns it.
+
+    Raises:
+        ConfigError: a bad name or language, the folder exists (and is not empty), or a
+            file the template needs is missing.
+    """
+    if not NAME.match(name):
+        raise ConfigError(f"bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.', "
+                          "starting with a letter or digit")
+    if lang not in LANGUAGES:
+        raise ConfigError(f"language {lang!r}: one of {', '.join(LANGUAGES)}")
+    target = parent / name
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ConfigError(f"{target} exists already: pick another name or --dir")
+    subst = {"__NAME__": name, "__GO_MODULE__": _package_name(name), "__DIR__": shown(target)}
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        _copy_template(lang, target, subst)
+        if lang == "node":
+            _node_files(name, target)
+        elif lang == "go":
+            _go_files(name, target)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    return target
+
+
+def next_steps(target: Path, lang: str) -> list[str]:
+    """The commands that build and play the new bot."""
+    build = {"node": "npm ci --no-audit --no-fund", "go": "go build -o bot ."}.get(lang)
+    steps = [f"(cd {shown(target)} && {build})"] if build else []
+    return [*steps, f"moon play {shown(target)} random heuristic"]
