@@ -77,7 +77,7 @@ buflint: buf
 	fi
 
 # The main job: a short but real duplicate ladder among the example bots over gRPC.
-demo: setup
+demo: setup bots
 	rm -f runs/demo.sqlite runs/demo.sqlite-wal runs/demo.sqlite-shm
 	rm -rf runs/demo.sqlite.records
 	$(VENV)/bin/moon ladder run ladders/demo.toml --results runs/demo.sqlite

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from arena.ladder.report import build_report, export
 from arena.ladder.schedule import make_schedule
 from arena.ladder.store import ResultsStore
@@ -22,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def ladder_file(tmp_path: Path, bots: list[str], boards: int, preset: str = "moon3",
                 concurrency: int = 2, seed: int = 3) -> Path:
+    # start-up is generous: the machine may be busy with other tests
     text = f'[ladder]\nname = "t"\npreset = "{preset}"\nboards = {boards}\nseed = {seed}\n' \
-           f"concurrency = {concurrency}\n"
+           f"concurrency = {concurrency}\n\n[time_control]\nstartup_ms = 30000\n"
     for b in bots:
         text += f'\n[[bots]]\npath = "{ROOT}/example_bots/{b}"\n'
     p = tmp_path / "ladder.toml"
@@ -124,3 +127,27 @@ def test_weak_bot_ends_below_heuristic_with_separate_intervals(tmp_path):
     assert csv[0].startswith("rank,bot,rating") and len(csv) == 3
     shown = moon("ladder", "show", str(res), "--bootstrap", "20")
     assert shown.returncode == 0 and "heuristic" in shown.stdout and "head to head" in shown.stdout
+
+
+def test_a_ladder_mixing_python_node_go_and_stdio_bots(tmp_path):
+    # One board of 4-player Moon among four languages: every 4-set in all 3 pairings, each
+    # at two tables with the partnerships swapped = 6 games, all ending by the rules.
+    from arena.botbuild import ensure_built, missing_tool
+    from arena.bots import load_bot
+
+    bots = ["heuristic", "node-heuristic", "go-heuristic", "rust-stdio"]
+    for b in bots[1:]:
+        spec = load_bot(ROOT / "example_bots" / b)
+        why = missing_tool(spec)
+        if why:
+            pytest.skip(f"cannot build {b}: {why}")
+        ensure_built(spec)
+    lf = ladder_file(tmp_path, bots, boards=1, preset="moon4", seed=8)
+    res = tmp_path / "r.sqlite"
+    out = moon("ladder", "run", str(lf), "--results", str(res), "--bootstrap", "20")
+    assert out.returncode == 0, out.stderr
+    db = sqlite3.connect(res)
+    rows = db.execute("SELECT termination FROM games").fetchall()
+    assert len(rows) == 6 and {r[0] for r in rows} <= {"target", "moon"}
+    assert db.execute("SELECT COUNT(*) FROM faults").fetchone()[0] == 0
+    assert {r[0] for r in db.execute("SELECT DISTINCT bot FROM seats")} == set(bots)
