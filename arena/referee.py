@@ -417,9 +417,14 @@ class Match:
                         f"no answer within {self.tc.decision_ms} ms plus the "
                         f"{self.tc.bank_ms} ms bank")
                 if item.kind == "join" and item.seat == seat:
-                    sent = time.monotonic()  # a reconnected seat gets the turn again
-                    turn.bank_ms = self.bank_ms[seat]
-                    item.payload.send(bpb.PlayResponse(turn=turn))
+                    # A reconnected seat gets the turn again on its new stream. The join
+                    # of the stream that already has the turn (a first join still queued
+                    # when the game began) must not send it twice.
+                    if item.payload is not link:
+                        link = item.payload
+                        sent = time.monotonic()
+                        turn.bank_ms = self.bank_ms[seat]
+                        link.send(bpb.PlayResponse(turn=turn))
                     continue
                 if item.kind != "reply" or item.seat != seat:
                     self._common(item, seat)

@@ -114,6 +114,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
               refresh_per_second=4) as view:
         summary = asyncio.run(run_ladder(cfg, store, results, on_game=on_game,
                                          on_plan=on_plan))
+    console.print()
     if summary.voided:
         console.print(f"{summary.voided} game(s) voided by infrastructure faults and replayed")
     print_report(console, build_report(store, bootstrap=bootstrap))

@@ -1,0 +1,82 @@
+"""The referee's match logic without a network: seats joined in-process, messages as bytes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from moon.v1 import bot_pb2 as bpb
+from moon.v1 import game_pb2 as pb
+from moon_sdk.rules import Ruleset
+
+from arena.referee import Referee
+from arena.timecontrol import TimeControl
+
+
+def drain(q: asyncio.Queue) -> list[bpb.PlayResponse]:
+    out = []
+    while not q.empty():
+        m = q.get_nowait()
+        if m is not None:
+            out.append(m)
+    return out
+
+
+def test_a_turn_is_sent_once_when_every_seat_joined_before_the_game_began():
+    # All three joins are queued before the match task runs: the first seat to act must get
+    # exactly one turn (a second copy would make it answer twice, and the second answer is
+    # out of turn), and its one answer moves the game on without any fault.
+    async def go():
+        ref = Referee(record_dir=None)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=1,
+                             tc=TimeControl(decision_ms=5000))
+        links = [ref.join(bpb.Join(token=t, protocol_version=1))[2] for t in m.tokens]
+        await asyncio.sleep(0.2)
+        first = m.state.current
+        turns = [x.turn for x in drain(links[first].outbox) if x.WhichOneof("kind") == "turn"]
+        others = [x for s in range(3) if s != first for x in drain(links[s].outbox)
+                  if x.WhichOneof("kind") == "turn"]
+        reply = bpb.PlayRequest(action=bpb.ActionReply(
+            request_id=turns[0].request_id, action=turns[0].legal_actions[0]))
+        m.receive(first, links[first], reply.SerializeToString())
+        await asyncio.sleep(0.2)
+        second = m.state.current
+        next_turns = [x.turn for x in drain(links[second].outbox)
+                      if x.WhichOneof("kind") == "turn"]
+        faults = list(m.faults)
+        history = list(m.state.history)
+        m.stop(pb.TERMINATION_CANCELLED, "test over")
+        await m.done.wait()
+        return turns, others, faults, history, next_turns, second, first
+
+    turns, others, faults, history, next_turns, second, first = asyncio.run(go())
+    assert len(turns) == 1 and others == []
+    assert faults == []
+    assert len(history) == 1
+    assert second == (first + 1) % 3 and len(next_turns) == 1
+    assert next_turns[0].request_id > turns[0].request_id
+
+
+def test_a_reconnected_seat_gets_the_pending_turn_again():
+    async def go():
+        ref = Referee(record_dir=None)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=2,
+                             tc=TimeControl(decision_ms=5000, reconnect_ms=5000))
+        links = [ref.join(bpb.Join(token=t, protocol_version=1))[2] for t in m.tokens]
+        await asyncio.sleep(0.2)
+        first = m.state.current
+        [turn] = [x.turn for x in drain(links[first].outbox) if x.WhichOneof("kind") == "turn"]
+        m.detach(first, links[first])
+        await asyncio.sleep(0.05)
+        new, = [ref.join(bpb.Join(token=m.tokens[first], protocol_version=1))[2]]
+        await asyncio.sleep(0.2)
+        msgs = drain(new.outbox)
+        welcome = msgs[0].welcome
+        again = [x.turn for x in msgs if x.WhichOneof("kind") == "turn"]
+        m.stop(pb.TERMINATION_CANCELLED, "test over")
+        await m.done.wait()
+        return turn, welcome, again, list(m.faults)
+
+    turn, welcome, again, faults = asyncio.run(go())
+    assert welcome.resumed
+    assert [t.request_id for t in again] == [turn.request_id]
+    assert faults == []
