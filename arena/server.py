@@ -63,7 +63,7 @@ class BotServicer:
             first = await asyncio.wait_for(it.__anext__(), JOIN_TIMEOUT_S)
         except (StopAsyncIteration, asyncio.CancelledError):
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED,
                                 f"no join within {JOIN_TIMEOUT_S:.0f} s")
             return

@@ -79,6 +79,10 @@ class _Refused(Exception):
     pass
 
 
+_thinking = [0, 0.0]
+"""Decisions made and seconds spent in Bot.act, logged at game end (benchmarks read it)."""
+
+
 def play(bot: Bot, address: str | None = None, token: str | None = None,
          reconnect_s: float = 4.0, connect_s: float = 10.0) -> int:
     """Play one game as ``bot``; returns the process exit code (see the module doc).
@@ -141,7 +145,10 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
                 if kind == "turn":
                     t = resp.turn
                     obs = observation_from_pb(t.observation, list(t.legal_actions))
+                    t0 = time.perf_counter()
                     action = bot.act(obs)
+                    _thinking[0] += 1
+                    _thinking[1] += time.perf_counter() - t0
                     outbox.put(bpb.PlayRequest(action=bpb.ActionReply(
                         request_id=t.request_id, action=action_to_pb(action))))
                 elif kind == "event":
@@ -149,6 +156,8 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
                     if resp.event.WhichOneof("kind") == "game_ended":
                         over = True
                         bot.on_game_over(resp.event.game_ended)
+                        log.info("game over: %d decisions, %.1f ms thinking",
+                                 _thinking[0], _thinking[1] * 1000)
                 elif kind == "welcome":
                     log.info("joined match %s as seat %d%s", resp.welcome.match_id,
                              resp.welcome.seat, " (resumed)" if resp.welcome.resumed else "")

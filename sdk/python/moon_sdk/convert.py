@@ -6,6 +6,8 @@ bridge, used by the referee, the SDK and the tools alike.
 
 from __future__ import annotations
 
+import functools
+
 from moon.v1 import game_pb2 as pb
 
 from .rules import (
@@ -147,12 +149,29 @@ def ruleset_to_pb(r: Ruleset, preset: str = "") -> pb.Ruleset:
     return m
 
 
+@functools.lru_cache(maxsize=64)
+def _ruleset_pb(r: Ruleset, preset: str) -> pb.Ruleset:
+    # Shared: only ever copied into another message, never handed out or changed.
+    return ruleset_to_pb(r, preset)
+
+
 def ruleset_from_pb(m: pb.Ruleset) -> Ruleset:
     """A ``Ruleset`` message (preset + set fields) → engine ruleset.
 
     Raises:
         RulesetError: unknown preset or an invalid option.
     """
+    return _ruleset_from_bytes(m.SerializeToString())
+
+
+@functools.lru_cache(maxsize=64)
+def _ruleset_from_bytes(data: bytes) -> Ruleset:
+    # Every turn carries the ruleset: convert (and validate) each distinct one once. Equal
+    # bytes are an equal message, and a Ruleset is immutable; errors are not cached.
+    return _ruleset_from_pb(pb.Ruleset.FromString(data))
+
+
+def _ruleset_from_pb(m: pb.Ruleset) -> Ruleset:
     options: dict[str, object] = {"preset": m.preset or "moon3"}
     for name in _OPTIONAL:
         if m.HasField(name):
@@ -197,16 +216,23 @@ def hand_summary_to_pb(h: HandSummary) -> pb.HandResult:
     return m
 
 
+@functools.lru_cache(maxsize=4096)
+def _hand_summary_pb(h: HandSummary) -> pb.HandResult:
+    # Every turn carries all the finished hands of the game: convert each once. Shared: only
+    # ever copied into an Observation, never handed out or changed.
+    return hand_summary_to_pb(h)
+
+
 def observation_to_pb(o: Observation, preset: str = "") -> pb.Observation:
     """An engine :class:`Observation` → ``Observation`` (nothing hidden is added)."""
     m = pb.Observation(
-        seat=o.seat, ruleset=ruleset_to_pb(o.ruleset, preset), phase=_PHASE[o.phase],
+        seat=o.seat, ruleset=_ruleset_pb(o.ruleset, preset), phase=_PHASE[o.phase],
         hand_number=o.hand_number, dealer=o.dealer, hand=tiles_to_pb(o.hand),
         widow=tiles_to_pb(o.widow), bids=[pb.SeatBid(seat=s, value=v) for s, v in o.bids],
         bid=o.bid, tricks=[trick_to_pb(t) for t in o.tricks],
         trick=[pb.SeatPlay(seat=s, tile=tile_to_pb(x)) for s, x in o.trick],
         tricks_taken=list(o.tricks_taken), scores=list(o.scores),
-        hands=[hand_summary_to_pb(h) for h in o.hands],
+        hands=[_hand_summary_pb(h) for h in o.hands],
     )
     if o.current_player >= 0:
         m.current_seat = o.current_player
@@ -238,6 +264,19 @@ def _trick_from_pb(m: pb.Trick) -> Trick:
     return Trick(plays[0][0] if plays else 0, plays, m.winner)
 
 
+@functools.lru_cache(maxsize=4096)
+def _hand_summary_from_bytes(data: bytes) -> HandSummary:
+    # Every turn carries all the finished hands of the game: convert each once. Equal bytes
+    # are an equal message, and a HandSummary is immutable; errors are not cached.
+    h = pb.HandResult.FromString(data)
+    return HandSummary(
+        h.hand_number, h.dealer, tuple((b.seat, b.value) for b in h.bids),
+        h.bidder if h.HasField("bidder") else -1, h.bid,
+        trump_from_pb(h.trump) if h.HasField("bidder") else -1,
+        tuple(h.tricks_taken), h.made if h.HasField("made") else None,
+        tuple(h.score_deltas), tuple(h.scores))
+
+
 def observation_from_pb(m: pb.Observation, legal: list[pb.Action] | None = None) -> Observation:
     """``Observation`` (+ the turn's legal actions) → engine :class:`Observation`, the typed
     view a bot works with.
@@ -246,15 +285,7 @@ def observation_from_pb(m: pb.Observation, legal: list[pb.Action] | None = None)
         ProtocolError: a value out of range.
         RulesetError: an invalid ruleset.
     """
-    hands = tuple(
-        HandSummary(
-            h.hand_number, h.dealer, tuple((b.seat, b.value) for b in h.bids),
-            h.bidder if h.HasField("bidder") else -1, h.bid,
-            trump_from_pb(h.trump) if h.HasField("bidder") else -1,
-            tuple(h.tricks_taken), h.made if h.HasField("made") else None,
-            tuple(h.score_deltas), tuple(h.scores))
-        for h in m.hands
-    )
+    hands = tuple(_hand_summary_from_bytes(h.SerializeToString()) for h in m.hands)
     return Observation(
         seat=m.seat,
         ruleset=ruleset_from_pb(m.ruleset),

@@ -1,0 +1,20 @@
+"""The trivial bot of benchmarks/referee.py: always the last legal action.
+
+Not the first one: in the auction that is a pass, and when every seat passes, ``moon3``
+redeals, forever. The last one bids the moon (or passes when it cannot), names the highest
+trump and plays the highest legal tile, so games end (a few dozen to a thousand decisions).
+"""
+
+from moon_sdk import Bot, run
+
+
+class TrivialBot(Bot):
+    name = "trivial"
+    version = "1.0"
+
+    def act(self, obs):
+        return obs.legal_actions[-1]
+
+
+if __name__ == "__main__":
+    run(TrivialBot())

@@ -1,0 +1,457 @@
+"""How fast is the referee? Decisions per second of whole games over gRPC, beside bare gRPC
+exchanges between the same kinds of processes, in one run.
+
+    .venv/bin/python benchmarks/referee.py [--quick] [--games 3] [--concurrency 1,4]
+        [--transport unix,tcp] [--preset moon3] [--seed 3] [--profile FILE]
+
+**Games.** The real arena code plays them: :func:`arena.game.serving` serves a
+:class:`arena.referee.Referee` in this process (grpc.aio), and :func:`arena.game.play_game`
+starts one fresh bot process per seat, as ``moon play`` and the ladder do. Every seat is
+``benchmarks/bots/trivial`` (a :class:`moon_sdk.Bot` that returns the last legal action), so
+nearly all of a game's time is the referee's, the protocol's and the SDK's. A decision is one
+applied action (``len(match.action_ms)``). A match's play time runs from its first public
+event (every seat has joined; the first turn follows at once) to the end of the game; the
+start-up before it (spawning the bots until all have joined) is reported apart. With
+concurrency K, K matches of the same seed (the same game) run at once, and the figure is all
+their decisions over the span from the first one's start to the last one's end.
+
+**Ping-pong** (the bare round trip). A grpc.aio server in this process, a client subprocess
+that does what a bot does minus the game (a synchronous ``grpc`` channel, one bidirectional
+stream fed from a ``queue.Queue``, each response answered at once), raw bytes both ways: a
+response of the mean size of the game's ``PlayResponse{turn}``, a request of the size of a
+``PlayRequest{action}``. With concurrency K, K clients at once.
+
+**Same messages** (the protocol's floor). A decision is more than a round trip: the referee
+also sends every public event (a bid, a play, a trick won, ...) to every seat, so that a
+decision is about five messages. This bare run sends exactly as many messages of the same
+mean sizes as the game did, over one stream per seat (3 or 4 client subprocesses like the
+above), a turn to one seat at a time and its answer awaited; its server is built the way the
+referee's is (per stream: a reader task and an outbox queue drained to the wire), with no
+game and no protobuf. The referee's ratio to it is what the referee adds to its own protocol.
+
+**CPU** is the time this process (the server: every thread of it) spends per decision or
+round trip, ``time.process_time``; it is steadier than wall time on a busy machine.
+
+**Reading them.** The referee's aim is at most 1.5x the bare round trip, but its protocol
+alone sends about five messages per decision, and on a small machine the bare same-messages
+run is already some 3x the round trip: against the round trip, the referee cannot get near
+1.5x without a change to the protocol. Against its own protocol's floor it was 1.1-1.3x
+with one match (mostly waiting on the wire) and about 1.4x with four (then the referee's
+CPU is what limits), at this writing on a 2-CPU machine. ``--profile`` shows where the
+referee's time goes.
+
+The figures depend on the machine and how busy it is; nothing here is asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import queue
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TRIVIAL = ROOT / "benchmarks" / "bots" / "trivial"
+SERVICE = "bench.Bare"
+
+
+# -- the bare client (a subprocess: `referee.py --bare-client ADDRESS REPLY_SIZE HELLO`) ----------
+
+def bare_client(address: str, reply_size: int, hello: str) -> None:
+    """Say hello, answer every turn (a response starting with ``t``), ignore the other
+    responses, until the server ends the stream: moon_sdk's bot loop, minus the game."""
+    import grpc
+
+    outbox: queue.Queue[bytes | None] = queue.Queue()
+    reply = b"r" * reply_size
+    outbox.put(hello.encode())
+
+    def requests() -> Iterator[bytes]:
+        while (m := outbox.get()) is not None:
+            yield m
+
+    with grpc.insecure_channel(address) as channel:
+        grpc.channel_ready_future(channel).result(timeout=30)
+        call = channel.stream_stream(f"/{SERVICE}/Play", request_serializer=None,
+                                     response_deserializer=None)
+        try:
+            for resp in call(requests()):
+                if resp[:1] == b"t":
+                    outbox.put(reply)
+        finally:
+            outbox.put(None)
+
+
+# -- measurements --------------------------------------------------------------------------------
+
+@dataclass
+class Span:
+    """One measured match, or stream group: its start-up, play time and count."""
+
+    spawned: float = 0.0
+    first: float = 0.0
+    end: float = 0.0
+    cpu_first: float = 0.0
+    cpu_end: float = 0.0
+    count: int = 0
+
+    def start(self) -> None:
+        self.first, self.cpu_first = time.perf_counter(), time.process_time()
+
+    def stop(self) -> None:
+        self.end, self.cpu_end = time.perf_counter(), time.process_time()
+
+
+def per_item(spans: list[Span]) -> tuple[float, float]:
+    """(wall seconds, server CPU seconds) per decision or round trip, over the span from the
+    first start to the last end."""
+    n = sum(s.count for s in spans)
+    wall = max(s.end for s in spans) - min(s.first for s in spans)
+    cpu = max(s.cpu_end for s in spans) - min(s.cpu_first for s in spans)
+    return wall / n, cpu / n
+
+
+# -- the bare servers ------------------------------------------------------------------------------
+
+class PingPong:
+    """A bidi method that answers every request with ``payload``, ``rounds`` times."""
+
+    def __init__(self, spans: list[Span], rounds: int, payload: int) -> None:
+        self.spans = spans
+        self.rounds = rounds
+        self.payload = b"t" * payload
+        self.calls = 0
+
+    async def play(self, requests: Any, context: Any) -> None:
+        span = self.spans[self.calls]  # in arrival order
+        self.calls += 1
+        n = 0
+        async for _ in requests:  # the hello, then the answers
+            if n == 0:
+                span.start()
+            else:
+                span.count = n
+            if n == self.rounds:
+                span.stop()
+                return
+            n += 1
+            await context.write(self.payload)
+
+
+@dataclass
+class Group:
+    """The streams of one bare "match" of the same-messages run."""
+
+    seats: int
+    outboxes: dict[int, asyncio.Queue[bytes | None]] = field(default_factory=dict)
+    inbox: asyncio.Queue[bytes] = field(default_factory=asyncio.Queue)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class SameMessages:
+    """Per group: ``decisions`` times, ``events`` messages (spread evenly) to every stream,
+    then a turn to one stream in turn, whose answer is awaited. Built like the referee's
+    server: per stream a reader task and an outbox drained to the wire."""
+
+    def __init__(self, groups: list[Group], spans: list[Span], decisions: int, events: int,
+                 turn_size: int, event_size: int) -> None:
+        self.groups = groups
+        self.spans = spans
+        self.decisions = decisions
+        self.events = events
+        self.turn = b"t" * turn_size
+        self.event = b"e" * event_size
+
+    async def play(self, requests: Any, context: Any) -> None:
+        it = requests.__aiter__()
+        g, seat = (int(x) for x in (await it.__anext__()).decode().split(":"))
+        group = self.groups[g]
+        outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        group.outboxes[seat] = outbox
+        if len(group.outboxes) == group.seats:
+            group.ready.set()
+
+        async def read() -> None:
+            async for raw in it:
+                group.inbox.put_nowait(raw)
+
+        reader = asyncio.create_task(read())
+        try:
+            while (msg := await outbox.get()) is not None:
+                await context.write(msg)
+        finally:
+            reader.cancel()
+
+    async def run(self, g: int) -> None:
+        group, span = self.groups[g], self.spans[g]
+        await group.ready.wait()
+        outs = [group.outboxes[s] for s in range(group.seats)]
+        span.start()
+        sent = 0
+        for i in range(self.decisions):
+            due = (i + 1) * self.events // self.decisions
+            for _ in range(due - sent):
+                for q in outs:
+                    q.put_nowait(self.event)
+            sent = due
+            outs[i % group.seats].put_nowait(self.turn)
+            await group.inbox.get()
+        span.stop()
+        span.count = self.decisions
+        for q in outs:
+            q.put_nowait(None)
+
+
+async def run_bare(tcp: bool, sock: str, clients: list[str], reply_size: int,
+                   handler: Callable[..., Any], drive: list[Any]) -> None:
+    """Serve ``handler`` as the bidi method; run one client per hello in ``clients`` and the
+    coroutines in ``drive``; wait for all of them."""
+    import grpc
+
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, {
+        "Play": grpc.stream_stream_rpc_method_handler(handler, request_deserializer=None,
+                                                      response_serializer=None)}),))
+    if tcp:
+        address = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
+    else:
+        address = f"unix://{sock}"
+        server.add_insecure_port(f"unix:{sock}")
+    await server.start()
+    try:
+        procs = [await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--bare-client", address, str(reply_size), hello)
+            for hello in clients]
+        codes = (await asyncio.gather(*(p.wait() for p in procs), *drive))[:len(procs)]
+        if any(codes):
+            raise RuntimeError(f"a bare client failed: exit codes {codes}")
+    finally:
+        await server.stop(0.5)
+
+
+async def run_pingpong(tcp: bool, sock: str, k: int, rounds: int, turn_size: int,
+                       reply_size: int) -> list[Span]:
+    spans = [Span() for _ in range(k)]
+    pp = PingPong(spans, rounds, turn_size)
+    await run_bare(tcp, sock, ["hello"] * k, reply_size, pp.play, [])
+    return spans
+
+
+async def run_same_messages(tcp: bool, sock: str, k: int, seats: int, decisions: int,
+                            events: int, turn_size: int, event_size: int, reply_size: int
+                            ) -> list[Span]:
+    spans = [Span() for _ in range(k)]
+    sm = SameMessages([Group(seats) for _ in range(k)], spans, decisions, events, turn_size,
+                      event_size)
+
+    async def drive() -> None:
+        await asyncio.gather(*(sm.run(g) for g in range(k)))
+
+    await run_bare(tcp, sock, [f"{g}:{s}" for g in range(k) for s in range(seats)],
+                   reply_size, sm.play, [drive()])
+    return spans
+
+
+# -- games -----------------------------------------------------------------------------------------
+
+@dataclass
+class GameShape:
+    """What one game of the benchmark sends, for the bare runs to send alike."""
+
+    decisions: int
+    events: int
+    seats: int
+    turn_size: int
+    event_size: int
+    reply_size: int
+
+
+def game_shape(preset: str, seed: int) -> GameShape:
+    """Replay the trivial bots' game of ``seed`` with the engine: its decisions, and the mean
+    sizes of its Turn and ActionReply messages, built the way the referee builds them (the
+    events are counted in a real game: see :func:`main_async`)."""
+    from moon.v1 import bot_pb2 as bpb
+    from moon_sdk.convert import action_to_pb, observation_to_pb
+    from moon_sdk.rules import PRESETS, GameState, observe
+
+    state = GameState(PRESETS[preset], seed)
+    turn_bytes = reply_bytes = n = 0
+    while not state.is_terminal():
+        obs = observe(state, state.current_player)
+        n += 1
+        turn = bpb.Turn(request_id=n, observation=observation_to_pb(obs, preset),
+                        legal_actions=[action_to_pb(a) for a in obs.legal_actions],
+                        decision_ms=1000, bank_ms=10000)
+        turn_bytes += bpb.PlayResponse(turn=turn).ByteSize()
+        action = obs.legal_actions[-1]
+        reply_bytes += bpb.PlayRequest(action=bpb.ActionReply(
+            request_id=n, action=action_to_pb(action))).ByteSize()
+        state.apply(action)
+    return GameShape(n, 0, state.n, turn_bytes // n, 0, reply_bytes // n)
+
+
+async def run_matches(tcp: bool, k: int, preset: str, seed: int, profile: str | None = None,
+                      shape: GameShape | None = None) -> list[Span]:
+    """K concurrent games of ``seed`` between trivial bots on one referee server. With
+    ``profile``, cProfile the play time into that file; with ``shape``, fill in its events."""
+    from moon.v1 import bot_pb2 as bpb
+    from moon_sdk.rules import PRESETS
+
+    from arena.bots import load_bot
+    from arena.game import play_game, serving
+    from arena.referee import Match, Referee
+
+    bot = load_bot(TRIVIAL)
+    ruleset = PRESETS[preset]
+    referee = Referee(record_dir=None)
+    spans = [Span() for _ in range(k)]
+    watchers: list[asyncio.Task[None]] = []
+    prof = None
+    if profile:
+        import cProfile
+        prof = cProfile.Profile()
+
+    async def first_event(m: Match, span: Span) -> None:
+        events = m.watch()
+        await events.__anext__()  # the first event: every seat has joined
+        span.start()
+        if prof is not None:
+            prof.enable()
+        await events.aclose()  # stop watching
+
+    def finished(span: Span) -> None:
+        span.stop()
+        if prof is not None:
+            prof.disable()
+
+    def started(span: Span) -> Callable[[Match], None]:
+        def on_start(m: Match) -> None:
+            span.spawned = time.perf_counter()
+            m.on_finish.append(lambda m: finished(span))
+            watchers.append(asyncio.get_running_loop().create_task(first_event(m, span)))
+        return on_start
+
+    async with serving(referee, "127.0.0.1:0" if tcp else None) as ep:
+        matches = await asyncio.gather(*(
+            play_game(referee, ep, [bot] * ruleset.players, ruleset, preset=preset, seed=seed,
+                      on_start=started(span)) for span in spans))
+    if prof is not None and profile:
+        prof.dump_stats(profile)
+    for m, span in zip(matches, spans, strict=True):
+        if m.faults or not m.state.is_terminal():
+            raise RuntimeError(f"match {m.match_id} did not end normally: "
+                               f"{[f.detail for f in m.faults]}")
+        span.count = len(m.action_ms)
+    if shape is not None:
+        events = matches[0].events
+        shape.events = len(events)
+        shape.event_size = sum(bpb.PlayResponse(event=e).ByteSize()
+                               for e in events) // len(events)
+    return spans
+
+
+# -- the table -------------------------------------------------------------------------------------
+
+async def main_async(args: argparse.Namespace) -> None:
+    shape = game_shape(args.preset, args.seed)
+    await run_matches(False, 1, args.preset, args.seed, shape=shape)  # warm-up; counts events
+    transports = [t for t in args.transport.split(",") if t]
+    ks = [int(k) for k in args.concurrency.split(",") if k]
+    print(f"Moon referee benchmark: {platform.python_implementation()} "
+          f"{platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs")
+    print(f"game: {args.preset}, seed {args.seed}, {shape.seats} trivial bots: "
+          f"{shape.decisions} decisions, {shape.events} public events to each seat "
+          f"({(shape.events * shape.seats + shape.decisions) / shape.decisions:.1f} messages "
+          f"per decision); mean sizes: Turn {shape.turn_size} B, event {shape.event_size} B, "
+          f"ActionReply {shape.reply_size} B")
+    print(f"K: concurrent matches (bare runs: as many clients, or client groups); "
+          f"best of {args.games} runs each\n")
+    head = (f"{'':12}|{'referee (whole games)':^30}|{'bare ping-pong':^27}|"
+            f"{'bare, same messages':^21}|")
+    cols = (f"{'transport':<9} {'K':>2}|{'decisions/s':>12}{'µs/decision':>12}{'CPU µs':>7} |"
+            f"{'µs/round trip':>14}{'CPU µs':>7}{'ratio':>6}|"
+            f"{'µs/decision':>12}{'CPU µs':>7}{'ratio':>6}|"
+            f"{'bot start-up':>13}")
+    print(head)
+    print(cols)
+    print("-" * len(cols))
+    tmp = tempfile.TemporaryDirectory(prefix="moon-bench-")
+    try:
+        for transport in transports:
+            tcp = transport == "tcp"
+            for k in ks:
+                game: list[tuple[float, float]] = []
+                ping: list[tuple[float, float]] = []
+                same: list[tuple[float, float]] = []
+                startups: list[float] = []
+                for run in range(args.games):  # interleaved: a disturbance hits all alike
+                    sock = f"{tmp.name}/bare-{transport}-{k}-{run}.sock"
+                    ping.append(per_item(await run_pingpong(
+                        tcp, sock, k, args.rounds or shape.decisions, shape.turn_size,
+                        shape.reply_size)))
+                    same.append(per_item(await run_same_messages(
+                        tcp, sock + "2", k, shape.seats, shape.decisions, shape.events,
+                        shape.turn_size, shape.event_size, shape.reply_size)))
+                    spans = await run_matches(tcp, k, args.preset, args.seed)
+                    game.append(per_item(spans))
+                    startups += [s.first - s.spawned for s in spans]
+                g, gc = min(w for w, _ in game), min(c for _, c in game)
+                p, pc = min(w for w, _ in ping), min(c for _, c in ping)
+                s, sc = min(w for w, _ in same), min(c for _, c in same)
+                print(f"{transport:<9} {k:>2}|{1 / g:12.0f}{g * 1e6:12.0f}{gc * 1e6:7.0f} |"
+                      f"{p * 1e6:14.0f}{pc * 1e6:7.0f}{g / p:6.2f}|"
+                      f"{s * 1e6:12.0f}{sc * 1e6:7.0f}{g / s:6.2f}|"
+                      f"{statistics.median(startups) * 1000:10.0f} ms", flush=True)
+    finally:
+        tmp.cleanup()
+    print("\nratio: the referee's µs/decision over the bare figure beside it; CPU µs: this "
+          "(the server's)\nprocess's CPU time per decision or round trip; bot start-up: "
+          "median time from\nplay_game to every seat joined, not in any other figure.")
+
+
+def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--bare-client":
+        bare_client(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", type=int, default=3,
+                    help="runs of each figure; the best is shown (default 3)")
+    ap.add_argument("--concurrency", default="1,4",
+                    help="comma-separated numbers of concurrent matches (default 1,4)")
+    ap.add_argument("--transport", default="unix,tcp", help="unix, tcp or unix,tcp (default)")
+    ap.add_argument("--preset", default="moon3")
+    ap.add_argument("--seed", type=int, default=3,
+                    help="the deal of every game (default 3: 312 decisions, 13 hands, with the "
+                         "engine of this writing)")
+    ap.add_argument("--rounds", type=int, default=0,
+                    help="round trips per ping-pong client (default: the game's decisions)")
+    ap.add_argument("--quick", action="store_true",
+                    help="one run of each figure, Unix socket only (about 20 s)")
+    ap.add_argument("--profile", metavar="FILE",
+                    help="instead, cProfile the referee's process while it plays one game "
+                         "(concurrency 1, Unix socket), write FILE and print the top entries")
+    args = ap.parse_args()
+    if args.quick:
+        args.games = 1
+        args.transport = "unix"
+    if args.profile:
+        asyncio.run(run_matches(False, 1, args.preset, args.seed, profile=args.profile))
+        import pstats
+        pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
+        pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)
+        return
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()
