@@ -51,6 +51,7 @@ from .tiles import (
 )
 
 _MASK64 = (1 << 64) - 1
+_NEXT_SEAT = {n: tuple((seat + 1) % n for seat in range(n)) for n in (3, 4)}
 
 
 class IllegalActionError(ValueError):
@@ -324,7 +325,19 @@ class GameState:
             if not (0 <= action < 28 and (hand >> action) & 1):
                 raise IllegalActionError(self._why_illegal(action))
             self.history.append(action)
-            self._play(action)
+            # _play(action), inlined up to the end of a trick: this is the hot path
+            seat = self.current
+            bit = 1 << action
+            self.hands[seat] ^= bit
+            self.played |= bit
+            trick = self.trick
+            if not trick:
+                self.led = LED_SUIT[self.trump][action]
+            trick.append((seat, action))
+            if len(trick) < self.n:
+                self.current = _NEXT_SEAT[self.n][seat]
+            else:
+                self._end_trick()
         elif phase == _BIDDING:
             if action not in self._legal_bids():
                 raise IllegalActionError(self._why_illegal(action))
@@ -389,18 +402,8 @@ class GameState:
         self.phase = _PLAY
         self.current = self.bidder
 
-    def _play(self, t: Tile) -> None:
-        seat = self.current
-        bit = 1 << t
-        self.hands[seat] ^= bit  # apply() checked that the seat holds t
-        self.played |= bit
+    def _end_trick(self) -> None:
         trick = self.trick
-        if not trick:
-            self.led = LED_SUIT[self.trump][t]
-        trick.append((seat, t))
-        if len(trick) < self.n:
-            self.current = (seat + 1) % self.n
-            return
         ranks = RANK[self.trump][self.led]
         winner, top = -1, -2
         for p_seat, p_tile in trick:
