@@ -46,18 +46,21 @@ class Endpoint:
 
 @contextlib.asynccontextmanager
 async def serving(referee: Referee, tcp: str | None = "127.0.0.1:0",
-                  unix_socket: str | None = None, grace_s: float = 1.0
+                  unix_socket: str | None = None, grace_s: float = 1.0,
+                  match_service: bool = False, admin_token: str | None = None
                   ) -> AsyncIterator[Endpoint]:
     """Serve ``referee`` over gRPC inside the block; on exit, matches still running get
     ``grace_s`` seconds, then are aborted, and the server stops.
 
-    With neither ``tcp`` nor ``unix_socket`` a Unix socket in a temp folder is used.
+    With neither ``tcp`` nor ``unix_socket`` a Unix socket in a temp folder is used. Bots
+    reach this address, so MatchService (seeds, cancel) is off unless ``match_service``.
     """
     tmp = None
     if not tcp and not unix_socket:
         tmp = tempfile.TemporaryDirectory(prefix="moon-")
         unix_socket = str(Path(tmp.name) / "referee.sock")
-    server, port = create_server(referee, tcp, unix_socket)
+    server, port = create_server(referee, tcp, unix_socket, match_service=match_service,
+                                 admin_token=admin_token)
     await server.start()
     await set_serving(server)
     address = f"unix://{unix_socket}" if unix_socket else f"127.0.0.1:{port}"

@@ -169,6 +169,7 @@ class Match:
         self._stop: tuple[int, str] | None = None
         self._task: asyncio.Task[None] | None = None
         self.on_finish: list[Callable[[Match], None]] = []
+        self._double_join_noted: set[int] = set()
 
     # -- seats ---------------------------------------------------------------------------
     def attach(self, seat: int, join: bpb.Join) -> SeatLink:
@@ -180,9 +181,11 @@ class Match:
         if self.status == Status.FINISHED:
             raise Refusal("FAILED_PRECONDITION", f"match {self.match_id} is over")
         if self.links[seat] is not None:
-            self.fault(seat, pb.FAULT_REASON_PROTOCOL_ERROR,
-                       f"a second stream tried to join seat {seat}, which is held; refused",
-                       forfeit=False)
+            if seat not in self._double_join_noted:  # once: a fault per attempt is a flood
+                self._double_join_noted.add(seat)
+                self.fault(seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+                           f"a second stream tried to join seat {seat}, which is held; refused",
+                           forfeit=False)
             raise Refusal("FAILED_PRECONDITION",
                           f"seat {seat} of match {self.match_id} is already held by a live "
                           "stream; one stream per seat")
@@ -204,7 +207,7 @@ class Match:
 
     def receive(self, seat: int, link: SeatLink, raw: bytes) -> None:
         """A message from ``seat``'s stream, still as bytes (garbage is a protocol error)."""
-        if self.links[seat] is not link:
+        if self.links[seat] is not link or self.status == Status.FINISHED:
             return
         if len(raw) > MAX_MESSAGE_BYTES:
             self.inbox.put_nowait(_Item("bad", seat, f"sent a message of {len(raw)} bytes; "
@@ -244,7 +247,11 @@ class Match:
         """Record (and broadcast) a fault of ``seat``."""
         f = pb.Fault(seat=seat, reason=reason, detail=detail, forfeit=forfeit)  # type: ignore[arg-type]
         self.faults.append(f)
-        self._emit(fault=f)
+        public = f
+        if reason == pb.FAULT_REASON_ILLEGAL_ACTION:
+            public = pb.Fault(seat=seat, reason=reason, forfeit=forfeit,  # type: ignore[arg-type]
+                              detail="an illegal action (the reason went to the seat alone)")
+        self._emit(fault=public)
         log.info("match %s seat %d fault %s: %s", self.match_id, seat,
                  FAULT_NAMES.get(reason, reason), detail)
         return f
@@ -396,17 +403,19 @@ class Match:
             link = self.links[seat]
             if link is not None:
                 link.send(bpb.PlayResponse(turn=turn))
+            turn_deadline = sent + (self.tc.decision_ms + self.bank_ms[seat]) / 1000
             while True:
                 if self.links[seat] is None:
                     gone = self.disconnected_at[seat] or sent
                     if self.exited[seat] is not None:
                         raise self._exit_forfeit(seat, "during the game")
-                    deadline = gone + self.tc.reconnect_ms / 1000
+                    # the turn's clock keeps running while the seat is away
+                    deadline = min(gone + self.tc.reconnect_ms / 1000, turn_deadline)
                 else:
-                    deadline = sent + (self.tc.decision_ms + self.bank_ms[seat]) / 1000
+                    deadline = turn_deadline
                 item = await self._next(deadline)
                 if item is None:
-                    if self.links[seat] is None:
+                    if self.links[seat] is None and deadline < turn_deadline:
                         raise self._forfeit(
                             seat, pb.FAULT_REASON_DISCONNECT,
                             f"the stream dropped and did not come back within "
@@ -422,8 +431,11 @@ class Match:
                     # when the game began) must not send it twice.
                     if item.payload is not link:
                         link = item.payload
-                        sent = time.monotonic()
-                        turn.bank_ms = self.bank_ms[seat]
+                        # the same clock: what is left of the decision time, and the bank
+                        used = int((time.monotonic() - sent) * 1000)
+                        turn.decision_ms = max(0, self.tc.decision_ms - used)
+                        over = max(0, used - self.tc.decision_ms)
+                        turn.bank_ms = max(0, self.bank_ms[seat] - over)
                         link.send(bpb.PlayResponse(turn=turn))
                     continue
                 if item.kind != "reply" or item.seat != seat:
@@ -437,6 +449,10 @@ class Match:
                         seat, pb.FAULT_REASON_PROTOCOL_ERROR,
                         f"answered request {msg.action.request_id}, but the open request is "
                         f"{rid}")
+                if item.at < sent:
+                    raise self._forfeit(
+                        seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+                        f"answered request {rid} before it was sent")
                 ms = int((item.at - sent) * 1000)
                 over = ms - self.tc.decision_ms
                 if over > 0:
@@ -507,7 +523,8 @@ class Match:
         """The match as a ``MatchInfo`` message."""
         m = mpb.MatchInfo(
             match_id=self.match_id, status=self.status.value,  # type: ignore[arg-type]
-            ruleset=ruleset_to_pb(self.ruleset, self.preset), seed=self.seed,
+            ruleset=ruleset_to_pb(self.ruleset, self.preset),
+            seed=self.seed if self.status == Status.FINISHED else 0,
             seats=[mpb.SeatInfo(seat=i, name=n, version=v, connected=self.links[i] is not None)
                    for i, (n, v) in enumerate(self.seats)],
             time_control=self.tc.to_pb(), scores=list(self.state.scores),

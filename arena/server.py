@@ -9,6 +9,7 @@ and server reflection are served too.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -27,8 +28,10 @@ from .timecontrol import ConfigError, TimeControl
 
 log = logging.getLogger("arena.server")
 
-JOIN_TIMEOUT_S = 30.0
+JOIN_TIMEOUT_S = 10.0
 """How long a new stream may wait before sending its join."""
+WRITE_TIMEOUT_S = 60.0
+"""A message the bot does not take within this long ends its stream (a drop)."""
 MAX_RECEIVE_BYTES = 1024 * 1024
 """Transport limit; the referee's own limit (MAX_MESSAGE_BYTES) is checked below it, so a
 bot's oversized message is recorded as its protocol error."""
@@ -94,21 +97,40 @@ class BotServicer:
         reader = asyncio.create_task(read())
         try:
             while (msg := await link.outbox.get()) is not None:
-                await context.write(msg)
+                # a bot that never reads must not pin this handler (and its reader) forever
+                await asyncio.wait_for(context.write(msg), WRITE_TIMEOUT_S)
+        except TimeoutError:
+            pass
         finally:
             reader.cancel()
             match.detach(seat, link)
 
 
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):
-    """``moon.v1.MatchService``: create, get, list, watch, cancel."""
+    """``moon.v1.MatchService``: create, get, list, watch, cancel.
 
-    def __init__(self, referee: Referee) -> None:
+    With an ``admin_token`` every call must carry the metadata
+    ``authorization: Bearer <admin_token>`` (UNAUTHENTICATED otherwise): bots that reach
+    the same address cannot manage matches or read seeds.
+    """
+
+    def __init__(self, referee: Referee, admin_token: str | None = None) -> None:
         self.referee = referee
+        self.admin_token = admin_token
+
+    def _authorized(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool:
+        if not self.admin_token:
+            return True
+        md = dict(context.invocation_metadata() or ())
+        return hmac.compare_digest(str(md.get("authorization", "")),
+                                   f"Bearer {self.admin_token}")
 
     async def _guard(self, context: grpc.aio.ServicerContext[Any, Any],
                      fn: Callable[[], Awaitable[T]]) -> T:
         try:
+            if not self._authorized(context):
+                raise Refusal("UNAUTHENTICATED", "MatchService needs the metadata "
+                              "'authorization: Bearer <admin token>' (moon serve --admin-token)")
             return await fn()
         except (Refusal, ConfigError, RulesetError) as e:
             code, msg = _status(e)
@@ -118,6 +140,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     async def CreateMatch(self, request: mpb.CreateMatchRequest,  # noqa: N802
                           context: grpc.aio.ServicerContext[Any, Any]) -> mpb.CreateMatchResponse:
         async def go() -> mpb.CreateMatchResponse:
+            rd = self.referee.record_dir
+            if request.match_id and rd is not None and (rd / f"{request.match_id}.json").exists():
+                # a restarted referee must not let a client replace an old game's record
+                raise Refusal("ALREADY_EXISTS", f"match id {request.match_id!r} was recorded "
+                              "already")
             ruleset = ruleset_from_pb(request.ruleset)
             tc = TimeControl.from_pb(request.time_control) if request.HasField(
                 "time_control") else None
@@ -139,7 +166,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
     async def ListMatches(self, request: mpb.ListMatchesRequest,  # noqa: N802
                           context: grpc.aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
-        return mpb.ListMatchesResponse(matches=[m.info() for m in self.referee.matches.values()])
+        async def go() -> mpb.ListMatchesResponse:
+            return mpb.ListMatchesResponse(
+                matches=[m.info() for m in self.referee.matches.values()])
+        return await self._guard(context, go)
 
     async def WatchMatch(self, request: mpb.WatchMatchRequest,  # noqa: N802
                          context: grpc.aio.ServicerContext[Any, Any]
@@ -162,12 +192,16 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
 
 
 def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
-                  unix_socket: str | None = None) -> tuple[grpc.aio.Server, int]:
+                  unix_socket: str | None = None, match_service: bool = False,
+                  admin_token: str | None = None) -> tuple[grpc.aio.Server, int]:
     """Build the referee server (not started).
 
     Args:
         address: ``host:port`` for TCP (port 0 picks a free one), or None for no TCP.
         unix_socket: a filesystem path for a Unix socket listener, or None.
+        match_service: serve MatchService too. Never on an address untrusted bots reach
+            without ``admin_token``: it lists seeds and cancels matches.
+        admin_token: if set, MatchService calls need ``authorization: Bearer <token>``.
 
     Returns:
         ``(server, port)``: the TCP port bound (0 when there is no TCP listener).
@@ -178,6 +212,7 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
         ("grpc.so_reuseport", 0),
+        ("grpc.max_concurrent_streams", 64),
     ])
     bots = BotServicer(referee)
     handler = grpc.method_handlers_generic_handler("moon.v1.BotService", {
@@ -186,12 +221,14 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
             response_serializer=bpb.PlayResponse.SerializeToString),
     })
     server.add_generic_rpc_handlers((handler,))
-    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchServicer(referee), server)
+    if match_service:  # never on a listener that untrusted bots reach
+        match_pb2_grpc.add_MatchServiceServicer_to_server(MatchServicer(referee, admin_token),
+                                                          server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (
         bpb.DESCRIPTOR.services_by_name["BotService"].full_name,
-        mpb.DESCRIPTOR.services_by_name["MatchService"].full_name,
+        *([mpb.DESCRIPTOR.services_by_name["MatchService"].full_name] if match_service else []),
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
     )

@@ -85,7 +85,8 @@ def request_from_line(line: bytes) -> tuple[bytes, str]:
             raise ValueError("the line is JSON, but not a JSON object")
         msg = json_format.ParseDict(value, bpb.PlayRequest())
     except (json_format.ParseError, ValueError, RecursionError) as e:
-        return not_a_message(line), str(e).splitlines()[0] if str(e) else type(e).__name__
+        # a prefix is enough to be unparseable, and stays under every size limit
+        return not_a_message(line[:1024]), str(e).splitlines()[0] if str(e) else type(e).__name__
     return msg.SerializeToString(), ""
 
 

@@ -80,3 +80,58 @@ def test_a_reconnected_seat_gets_the_pending_turn_again():
     assert welcome.resumed
     assert [t.request_id for t in again] == [turn.request_id]
     assert faults == []
+
+
+def test_reconnecting_does_not_restart_the_decision_clock():
+    # 400 ms a decision and no bank: a seat that drops and rejoins after 250 ms is shown the
+    # 150 ms left, and times out at 400 ms from the first sending, not 400 ms after the rejoin.
+    async def go():
+        ref = Referee(record_dir=None)
+        tc = TimeControl(decision_ms=400, bank_ms=0, reconnect_ms=5000)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=3, tc=tc)
+        links = [ref.join(bpb.Join(token=t, protocol_version=1))[2] for t in m.tokens]
+        await asyncio.sleep(0.05)
+        first = m.state.current
+        drain(links[first].outbox)
+        await asyncio.sleep(0.2)
+        m.detach(first, links[first])
+        new = ref.join(bpb.Join(token=m.tokens[first], protocol_version=1))[2]
+        await asyncio.sleep(0.02)
+        again = [x.turn for x in drain(new.outbox) if x.WhichOneof("kind") == "turn"]
+        await asyncio.wait_for(m.done.wait(), 5)
+        return again, m.result, first
+
+    again, result, first = asyncio.run(go())
+    assert len(again) == 1 and again[0].decision_ms <= 250 and again[0].bank_ms == 0
+    assert result.termination == pb.TERMINATION_FORFEIT
+    assert result.forfeit.seat == first and result.forfeit.reason == pb.FAULT_REASON_TIMEOUT
+
+
+def test_an_illegal_actions_reason_goes_to_its_seat_only():
+    # "must follow ...: holds 5-2" would tell the table what the seat holds: the broadcast
+    # fault is generic, the seat's Rejected and the record keep the engine's reason.
+    async def go():
+        ref = Referee(record_dir=None)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=4,
+                             tc=TimeControl(decision_ms=5000))
+        links = [ref.join(bpb.Join(token=t, protocol_version=1))[2] for t in m.tokens]
+        await asyncio.sleep(0.05)
+        first = m.state.current
+        [turn] = [x.turn for x in drain(links[first].outbox) if x.WhichOneof("kind") == "turn"]
+        bad = bpb.PlayRequest(action=bpb.ActionReply(
+            request_id=turn.request_id, action=pb.Action(bid=pb.Bid(value=3))))  # below min
+        m.receive(first, links[first], bad.SerializeToString())
+        await asyncio.sleep(0.05)
+        own = drain(links[first].outbox)
+        other = drain(links[(first + 1) % 3].outbox)
+        m.stop(pb.TERMINATION_CANCELLED, "test over")
+        await m.done.wait()
+        return own, other, list(m.faults)
+
+    own, other, faults = asyncio.run(go())
+    rejected = [x.rejected for x in own if x.WhichOneof("kind") == "rejected"]
+    assert len(rejected) == 1 and "minimum bid" in rejected[0].reason
+    public = [x.event.fault for x in other if x.WhichOneof("kind") == "event"
+              and x.event.WhichOneof("kind") == "fault"]
+    assert len(public) == 1 and "minimum" not in public[0].detail
+    assert "minimum bid" in faults[0].detail  # the record keeps it

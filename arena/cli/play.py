@@ -88,7 +88,8 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
 
     async def run() -> None:
         referee = Referee(record_dir=records)
-        async with serving(referee, "127.0.0.1:0" if tcp else None) as ep:
+        async with serving(referee, "127.0.0.1:0" if tcp else None,
+                           match_service=False) as ep:
             match = await play_game(referee, ep, specs, ruleset, preset=preset, seed=seed,
                                     tc=time_control)
         print_game(console, match.record())

@@ -25,12 +25,17 @@ from .options import TIME_FIELDS, make_time_control, time_options
               help="Folder for game records.")
 @click.option("--grace", type=float, default=10.0, show_default=True,
               help="Seconds running games get to finish on shutdown before they are aborted.")
+@click.option("--admin-token", envvar="MOON_ADMIN_TOKEN", default=None,
+              help="Require 'authorization: Bearer TOKEN' metadata on MatchService calls "
+                   "(env MOON_ADMIN_TOKEN). Without it, anyone who reaches the address can "
+                   "create, list (with seeds, once finished) and cancel matches.")
 @time_options
 def serve(address: str, unix_socket: str | None, records: Path, grace: float,
-          **tc: Any) -> None:
+          admin_token: str | None, **tc: Any) -> None:
     """Run a referee server until Ctrl-C / SIGTERM.
 
     Create matches with MatchService.CreateMatch (e.g. grpcurl), hand each bot its token.
+    When bots you do not trust can reach the address, set --admin-token.
     """
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console(stderr=True)
@@ -42,7 +47,11 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         try:
-            async with serving(referee, address or None, unix_socket, grace_s=grace) as ep:
+            async with serving(referee, address or None, unix_socket, grace_s=grace,
+                               match_service=True, admin_token=admin_token) as ep:
+                if not admin_token:
+                    console.print("[yellow]note[/]: MatchService is open to anyone who reaches "
+                                  "this address; use --admin-token if untrusted bots can")
                 console.print(f"[bold]moon referee[/] serving on {ep.address}"
                               + (f" and unix://{unix_socket}" if unix_socket and address else "")
                               + f"; records in {records}")

@@ -134,19 +134,27 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
     referee = Referee(record_dir=rec_dir)
     sem = asyncio.Semaphore(cfg.concurrency)
 
-    async with serving(referee, tcp=None) as ep:
+    async with serving(referee, tcp=None, match_service=False) as ep:
         async def one(g: ScheduledGame) -> None:
             async with sem:
                 for attempt in range(VOID_RETRIES + 1):
                     t0 = time.monotonic()
-                    match = await play_game(
-                        referee, ep, [specs[n] for n in g.seats], cfg.ruleset,
-                        preset=cfg.preset, seed=g.seed, tc=cfg.time_control,
-                        docker_limits=cfg.docker_limits,
-                        match_id=g.game_id if attempt == 0 else f"{g.game_id}-retry{attempt}")
+                    try:
+                        match = await play_game(
+                            referee, ep, [specs[n] for n in g.seats], cfg.ruleset,
+                            preset=cfg.preset, seed=g.seed, tc=cfg.time_control,
+                            docker_limits=cfg.docker_limits,
+                            match_id=g.game_id if attempt == 0
+                            else f"{g.game_id}-retry{attempt}")
+                    except Exception as e:  # the runner's fault, never a bot's: void it
+                        log.exception("game %s: infrastructure failure", g.game_id)
+                        summary.voided += 1
+                        store.add_voided(g.game_id, f"runner failure: {e}", "")
+                        continue
                     wall_ms = int((time.monotonic() - t0) * 1000)
                     assert match.result is not None
-                    if match.result.termination == pb.TERMINATION_ABORTED:
+                    if match.result.termination in (pb.TERMINATION_ABORTED,
+                                                    pb.TERMINATION_CANCELLED):
                         summary.voided += 1
                         store.add_voided(g.game_id, "aborted by an infrastructure fault",
                                          match.finished_at)

@@ -29,11 +29,13 @@ def misbehaving(mode: str) -> BotSpec:
 
 
 def with_referee(tmp_path: Path, body: Callable[[Referee, Endpoint], Awaitable[T]],
-                 tcp: bool = False) -> T:
+                 tcp: bool = False, match_service: bool = False,
+                 admin_token: str | None = None) -> T:
     """Run ``body`` against a live referee server (Unix socket, or TCP)."""
     async def go() -> T:
         referee = Referee(record_dir=tmp_path / "records")
-        async with serving(referee, "127.0.0.1:0" if tcp else None) as ep:
+        async with serving(referee, "127.0.0.1:0" if tcp else None,
+                           match_service=match_service, admin_token=admin_token) as ep:
             return await body(referee, ep)
     return asyncio.run(go())
 

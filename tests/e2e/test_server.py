@@ -147,7 +147,7 @@ def test_spectator_sees_no_hidden_tile_and_services_work(tmp_path):
             got = await stub.GetMatch(mpb.GetMatchRequest(match_id="watched"), timeout=5)
             return match, events, listed, got
 
-    match, events, listed, got = with_referee(tmp_path, body, tcp=True)
+    match, events, listed, got = with_referee(tmp_path, body, tcp=True, match_service=True)
     assert [e.sequence for e in events] == list(range(1, len(events) + 1))
     assert events[-1].WhichOneof("kind") == "game_ended"
     assert got.match.status == mpb.MATCH_STATUS_FINISHED
@@ -209,3 +209,29 @@ def test_join_refusals_have_clear_status(tmp_path):
     assert "99" in results["bad_version"][1] and "version 1" in results["bad_version"][1]
     assert results["no_join"][0] == grpc.StatusCode.INVALID_ARGUMENT
     assert m.result.termination == pb.TERMINATION_CANCELLED
+
+
+def test_match_service_is_off_where_bots_connect_and_guarded_by_the_admin_token(tmp_path):
+    async def calls(ep, metadata=None):
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{ep.port}") as ch:
+            stub = match_pb2_grpc.MatchServiceStub(ch)
+            try:
+                r = await stub.ListMatches(mpb.ListMatchesRequest(), timeout=5,
+                                           metadata=metadata)
+                return "ok", len(r.matches)
+            except grpc.aio.AioRpcError as e:
+                return e.code(), e.details()
+
+    async def bots_side(referee, ep):  # what `moon play` and the ladder serve
+        return await calls(ep)
+
+    async def guarded(referee, ep):  # `moon serve --admin-token s3cret`
+        return (await calls(ep), await calls(ep, (("authorization", "Bearer wrong"),)),
+                await calls(ep, (("authorization", "Bearer s3cret"),)))
+
+    assert with_referee(tmp_path, bots_side, tcp=True)[0] == grpc.StatusCode.UNIMPLEMENTED
+    none, wrong, right = with_referee(tmp_path, guarded, tcp=True, match_service=True,
+                                      admin_token="s3cret")
+    assert none[0] == wrong[0] == grpc.StatusCode.UNAUTHENTICATED
+    assert "admin" in none[1]
+    assert right == ("ok", 0)
