@@ -75,8 +75,9 @@ class Phase(enum.IntEnum):
 
 # The phases as module constants for the hot paths: reading ``Phase.PLAY`` is an enum class
 # lookup (~0.1 µs), and every decision would pay it several times.
-_BIDDING, _DISCARD, _TRUMP, _PLAY, _HAND_OVER, _GAME_OVER = (
-    Phase.BIDDING, Phase.DISCARD, Phase.TRUMP, Phase.PLAY, Phase.HAND_OVER, Phase.GAME_OVER)
+_DEAL, _BIDDING, _DISCARD, _TRUMP, _PLAY, _HAND_OVER, _GAME_OVER = (
+    Phase.DEAL, Phase.BIDDING, Phase.DISCARD, Phase.TRUMP, Phase.PLAY, Phase.HAND_OVER,
+    Phase.GAME_OVER)
 
 
 class Termination(enum.Enum):
@@ -234,7 +235,7 @@ class GameState:
 
     # -- the deal ------------------------------------------------------------------------
     def _start_hand(self) -> None:
-        self.phase = Phase.DEAL
+        self.phase = _DEAL
         self.dealer = (self._first_dealer + self.hand_number) % self.n
         hands, self.widow = deal(self.seed, self.hand_number, self.ruleset)
         self.hands = list(hands)
@@ -419,20 +420,20 @@ class GameState:
     # -- scoring (RULES.md, "Scoring — 3 players" and "— 4 players") ---------------------
     def _score_hand(self) -> None:
         r = self.ruleset
-        bside = self.side_of(self.bidder)
-        taken = [0] * r.num_sides
-        for seat, k in enumerate(self.tricks_taken):
-            taken[self.side_of(seat)] += k
+        n = self.n
+        sides = 3 if n == 3 else 2
+        bside = self.bidder if n == 3 else self.bidder % 2
+        if n == 3:
+            taken = list(self.tricks_taken)
+        else:
+            t = self.tricks_taken
+            taken = [t[0] + t[2], t[1] + t[3]]
         moon = self.high_bid == MOON_BID
         made = taken[bside] >= (7 if moon else self.high_bid)
-        deltas = [0] * r.num_sides
         if r.scoring == "marks":
-            for side in range(r.num_sides):
-                if (side == bside) == made:
-                    deltas[side] = 1
+            deltas = [1 if (side == bside) == made else 0 for side in range(sides)]
         else:
-            for side in range(r.num_sides):
-                deltas[side] = taken[side]
+            deltas = taken
             if not made:
                 deltas[bside] = -self.high_bid
             elif moon:
@@ -446,13 +447,11 @@ class GameState:
         self.phase = _HAND_OVER
         for side, d in enumerate(deltas):
             self.scores[side] += d
-        self.hand_records.append(HandRecord(
-            number=self.hand_number, dealer=self.dealer, dealt=self.dealt, widow=self.widow,
-            bids=tuple(self.bids), bidder=self.bidder, bid=self.high_bid,
-            discard=self.discard, trump=self.trump, tricks=tuple(self.tricks),
-            tricks_taken=tuple(self.tricks_taken), made=made, deltas=deltas,
-            scores=tuple(self.scores),
-        ))
+        self.hand_records.append(HandRecord(  # positional: number, dealer, dealt, widow,
+            self.hand_number, self.dealer, self.dealt, self.widow,  # bids, bidder, bid,
+            tuple(self.bids), self.bidder, self.high_bid, self.discard,  # discard, trump,
+            self.trump, tuple(self.tricks), tuple(self.tricks_taken),  # tricks, tricks_taken,
+            made, deltas, tuple(self.scores)))  # made, deltas, scores
         r = self.ruleset
         if made and self.high_bid == MOON_BID and r.moon_wins_game:
             self._end_game(Termination.MOON, self.side_of(self.bidder))
