@@ -409,7 +409,7 @@ type MatchInfo struct {
 	Status MatchStatus `protobuf:"varint,2,opt,name=status,proto3,enum=moon.v1.MatchStatus" json:"status,omitempty"`
 	// The complete ruleset.
 	Ruleset *Ruleset `protobuf:"bytes,3,opt,name=ruleset,proto3" json:"ruleset,omitempty"`
-	// The seed.
+	// The seed; 0 until the match is over (it would reveal every deal).
 	Seed uint64 `protobuf:"varint,4,opt,name=seed,proto3" json:"seed,omitempty"`
 	// The seats.
 	Seats []*SeatInfo `protobuf:"bytes,5,rep,name=seats,proto3" json:"seats,omitempty"`
