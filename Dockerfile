@@ -2,7 +2,7 @@
 #
 #   docker build -t moon-arena/referee .          # FROM python:3.11-slim, from a registry
 #   docker build --build-arg BASE=IMAGE -t moon-arena/referee .
-#                                                 # any local image with Python 3.10+ and pip
+#                                                 # any local image with Python 3.11+ and pip
 #
 # It serves TCP 50051 (for MatchService: create and watch matches) and a Unix socket in the
 # volume /run/moon, which bot containers mount to play with no network at all; records go

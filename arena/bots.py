@@ -76,7 +76,7 @@ def load_bot(path: str | Path) -> BotSpec:
         raise ConfigError(f"bot {str(path)!r}: no such folder")
     if not manifest.is_file():
         raise ConfigError(f"bot {str(path)!r}: no {MANIFEST} in {manifest.parent} "
-                          "(see docs/bots.md or `moon new-bot`)")
+                          "(see the README's 'Write a bot', or `moon new-bot`)")
     try:
         data = tomllib.loads(manifest.read_text())
     except tomllib.TOMLDecodeError as e:
@@ -114,6 +114,18 @@ def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
         raise ConfigError(f"bot {spec.name}: build failed (exit {proc.returncode}):\n"
                           f"{out[-2000:]}")
     return out
+
+
+def missing_command(spec: BotSpec) -> str | None:
+    """Why the bot's run command cannot start (its program is not found), or None."""
+    argv = spec.command()
+    exe = argv[0] if argv else ""
+    found = (spec.folder / exe).is_file() if "/" in exe else shutil.which(exe)
+    if found:
+        return None
+    hint = " (has it been built? its bot.toml says build = " \
+        f"{spec.build!r})" if spec.build else ""
+    return f"bot {spec.name}: cannot run {spec.run!r} in {spec.folder}: {exe!r} not found{hint}"
 
 
 @dataclass
@@ -157,11 +169,9 @@ class LocalProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         lim = self.limits
         argv = self.spec.command()
-        exe = argv[0] if argv else ""
-        found = (self.spec.folder / exe).is_file() if "/" in exe else shutil.which(exe)
-        if not found:
-            raise ConfigError(f"bot {self.spec.name}: cannot run {self.spec.run!r} in "
-                              f"{self.spec.folder}: {exe!r} not found")
+        problem = missing_command(self.spec)
+        if problem:
+            raise ConfigError(problem)
         preexec = None
         prlimit = shutil.which("prlimit")
         if prlimit:  # util-linux: limits without a preexec_fn, so the spawn can use vfork

@@ -146,8 +146,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 raise Refusal("ALREADY_EXISTS", f"match id {request.match_id!r} was recorded "
                               "already")
             ruleset = ruleset_from_pb(request.ruleset)
-            tc = TimeControl.from_pb(request.time_control) if request.HasField(
-                "time_control") else None
+            tc = TimeControl.from_pb(request.time_control, self.referee.default_tc)
             m = self.referee.create_match(
                 ruleset, [(s.name or f"seat{i}", s.version) for i, s in enumerate(request.seats)],
                 preset=request.ruleset.preset or "moon3",

@@ -46,15 +46,12 @@ class TimeControl:
         return pb.TimeControl(**dataclasses.asdict(self))
 
     @classmethod
-    def from_pb(cls, m: pb.TimeControl) -> TimeControl:
-        """From a message; zero fields take the defaults (``illegal_retries`` 0 is 0 only
-        if some other field is set, i.e. an explicit time control)."""
-        base = cls()
-        given = {f.name: getattr(m, f.name) for f in dataclasses.fields(cls)}
-        explicit = any(given.values())
-        out = {k: (v if v or (k == "illegal_retries" and explicit) else getattr(base, k))
-               for k, v in given.items()}
-        return cls(**out)
+    def from_pb(cls, m: pb.TimeControl, base: TimeControl | None = None) -> TimeControl:
+        """From a message; every zero field takes its value from ``base`` (the referee's
+        defaults, e.g. `moon serve --bank-ms`), else from this class's defaults."""
+        base = base or cls()
+        return cls(**{f.name: getattr(m, f.name) or getattr(base, f.name)
+                      for f in dataclasses.fields(cls)})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TimeControl:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from ..bots import BotSpec, load_bot
+from ..bots import BotSpec, load_bot, missing_command
 from ..game import play_game, serving
 from ..referee import Referee
 from ..report import print_game
@@ -38,6 +38,29 @@ def resolve_bot(arg: str) -> BotSpec:
         return load_bot(p)
     except ConfigError as e:
         raise click.BadParameter(str(e), param_hint="BOTS") from None
+
+
+def build_local_bots(specs: list[BotSpec]) -> None:
+    """Build (if stale) every local bot with a build command, then check each one's run
+    command can start.
+
+    Raises:
+        click.ClickException: a build failed, or a program is not found.
+    """
+    from ..botbuild import ensure_built, missing_tool
+
+    for spec in {s.folder: s for s in specs if s.runner == "local"}.values():
+        try:
+            if spec.build:
+                why = missing_tool(spec)
+                if why:
+                    raise click.ClickException(f"cannot build {spec.name}: {why}")
+                ensure_built(spec)
+        except ConfigError as e:
+            raise click.ClickException(str(e)) from None
+        problem = missing_command(spec)
+        if problem:
+            raise click.ClickException(problem)
 
 
 def prepare_docker_bots(specs: list[BotSpec]) -> None:
@@ -79,9 +102,11 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     """
     ruleset = make_ruleset(preset, options)
     if len(bots) != ruleset.players:
-        raise click.UsageError(f"{preset} needs {ruleset.players} bots, got {len(bots)} "
-                               "(use --preset moon4 for 4 players)")
+        hint = " (use --preset moon4 for 4 players)" if len(bots) == 4 else ""
+        raise click.UsageError(f"this ruleset is for {ruleset.players} players: give "
+                               f"{ruleset.players} bots, not {len(bots)}{hint}")
     specs = [resolve_bot(b) for b in bots]
+    build_local_bots(specs)
     prepare_docker_bots(specs)
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console()

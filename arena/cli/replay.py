@@ -40,7 +40,12 @@ def verify(files: tuple[Path, ...]) -> None:
     (exit 1 if any record disagrees)."""
     bad = 0
     for f in files:
-        problems = verify_record(_load(f))  # type: ignore[arg-type]
+        try:
+            problems = verify_record(load_record(f))
+        except RecordError as e:
+            bad += 1
+            click.echo(f"{f}: cannot be read: {e}")
+            continue
         if problems:
             bad += 1
             click.echo(f"{f}: {len(problems)} disagreement(s)")
@@ -49,4 +54,5 @@ def verify(files: tuple[Path, ...]) -> None:
         else:
             click.echo(f"{f}: ok")
     if bad:
-        raise click.ClickException(f"{bad} of {len(files)} record(s) disagree with the engine")
+        raise click.ClickException(f"{bad} of {len(files)} record(s) disagree with the engine "
+                                   "or cannot be read")

@@ -78,16 +78,20 @@ def test_replay_verify_catches_a_tampered_record(tmp_path):
     assert v.returncode == 1
     assert f"hand {idx} tricks" in v.stdout
     assert first["dealt"]  # the deal is in the record
+    second = tmp_path / "second.json"
+    second.write_text(json.dumps(data))  # the tampered record, once more
     path.write_text("{not json")
-    v = moon("replay", "verify", str(path), cwd=ROOT)
-    assert v.returncode == 1 and "not valid JSON" in v.stderr
+    # an unreadable file is reported, and the files after it are still checked
+    v = moon("replay", "verify", str(path), str(second), cwd=ROOT)
+    assert v.returncode == 1 and "not valid JSON" in v.stdout
+    assert f"{second}: 1 disagreement" in v.stdout
 
 
 def test_cli_bad_arguments_are_clear(tmp_path):
     out = moon("play", "heuristic", "nosuchbot", "random", cwd=tmp_path)
     assert out.returncode == 2 and "no bot 'nosuchbot'" in out.stderr
     out = moon("play", "heuristic", "random", cwd=tmp_path)
-    assert out.returncode == 2 and "needs 3 bots" in out.stderr
+    assert out.returncode == 2 and "for 3 players" in out.stderr
     out = moon("play", "-o", "min_bid=9", "heuristic", "random", "random", cwd=tmp_path)
     assert out.returncode == 2 and "min_bid" in out.stderr
     out = moon("play", "--decision-ms", "0", "heuristic", "random", "random", cwd=tmp_path)

@@ -190,7 +190,7 @@ def test_referee_image_builds_and_runs(docker_engine):
         docker_engine.images.get(base)
     except docker.errors.ImageNotFound:
         pytest.skip(f"no local image {base} to build the referee FROM (set MOON_REFEREE_BASE "
-                    "to a local image with Python 3.10+ and pip)")
+                    "to a local image with Python 3.11+ and pip)")
     tag = "moon-arena/referee:test"
     try:
         docker_engine.images.build(path=str(ROOT), buildargs={"BASE": base}, tag=tag, rm=True)
