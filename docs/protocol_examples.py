@@ -129,7 +129,7 @@ def match_info(status: match_pb2.MatchStatus.ValueType) -> match_pb2.MatchInfo:
         match_id=MATCH_ID,
         status=status,
         ruleset=moon3(),
-        seed=SEED,
+        seed=SEED if status == match_pb2.MATCH_STATUS_FINISHED else 0,  # hidden till the end
         seats=[
             match_pb2.SeatInfo(seat=seat, name=name, version="1.0", connected=connected)
             for seat, name in enumerate(SEAT_NAMES)
@@ -272,10 +272,9 @@ def examples() -> dict[str, Message]:
         "game-ended": event(240, game_ended=game_result()),
         # MatchService.
         "create-match-request": match_pb2.CreateMatchRequest(
-            ruleset=game_pb2.Ruleset(preset="moon3", min_bid=3),
+            ruleset=game_pb2.Ruleset(preset="moon3"),
             seed=SEED,
             seats=[match_pb2.SeatConfig(name=name, version="1.0") for name in SEAT_NAMES],
-            time_control=game_pb2.TimeControl(decision_ms=1000),
             match_id=MATCH_ID,
         ),
         "create-match-response": match_pb2.CreateMatchResponse(
