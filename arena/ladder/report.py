@@ -87,6 +87,8 @@ def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
     players = {g.game_id: g.players for g in games}
     for gid, bidder, bid, made, deltas in store.db.execute(
             "SELECT game_id, bidder, bid, made, deltas FROM hands WHERE finished = 1"):
+        if gid not in players:  # a game recorded after we listed the games (a live ladder)
+            continue
         n = players[gid]
         d = json.loads(deltas)
         for s in range(n):
