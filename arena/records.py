@@ -1,9 +1,10 @@
 """Game records: a versioned JSON document per game, and `verify` that re-simulates one.
 
-A record holds the schema version, the ruleset, the seed, the seats (bot name and version),
-every hand (dealer, each seat's dealt tiles and the widow, the bids, the discard, the
-trump, every play with its seat and milliseconds, each trick's winner, the hand's scores),
-the engine's action list, the result and its termination reason, and every fault. The
+A record holds the schema version, the ruleset, the seed and the version of the deal that
+dealt from it, the seats (bot name and version), every hand (dealer, each seat's dealt
+tiles and the widow, the bids, the discard, the trump, every play with its seat and
+milliseconds, each trick's winner, the hand's scores), the engine's action list, the
+result and its termination reason, and every fault. The
 seed plus the actions are the whole game; the rest is there for people and tools, and
 `verify` checks that it agrees with a re-simulation.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from moon_sdk.rules import (
+    DEAL_VERSION,
     ActionKind,
     GameState,
     HandRecord,
@@ -161,6 +163,12 @@ def verify_record(data: dict[str, Any]) -> list[str]:
     and, for a game that ended by the rules, the result.
     """
     problems: list[str] = []
+    dealt_by = data.get("deal_version", 1)
+    if dealt_by != DEAL_VERSION:
+        return [f"deal_version: the record was dealt by version {dealt_by!r} of the deal and "
+                f"this moon deals version {DEAL_VERSION} (docs/rules.md, 'Deal and dealer'): "
+                "its seed gives other tiles here, so it cannot be re-simulated; its hands "
+                "as recorded still show with `moon replay show`"]
     try:
         ruleset = Ruleset.from_dict(data["ruleset"])
     except (RulesetError, TypeError) as e:

@@ -38,6 +38,7 @@ from moon_sdk.convert import (
     trump_to_pb,
 )
 from moon_sdk.rules import (
+    DEAL_VERSION,
     ActionKind,
     GameState,
     IllegalActionError,
@@ -547,6 +548,7 @@ class Match:
             "match_id": self.match_id, "created_at": self.created_at,
             "finished_at": self.finished_at, "preset": self.preset,
             "ruleset": self.ruleset.to_dict(), "seed": self.seed,
+            "deal_version": DEAL_VERSION,
             "time_control": self.tc.__dict__.copy(),
             "seats": [{"seat": i, "name": n, "version": v,
                        "reported_name": self.joined_as[i][0],

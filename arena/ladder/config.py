@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from moon_sdk.rules import Ruleset, RulesetError
+from moon_sdk.rules import DEAL_VERSION, Ruleset, RulesetError
 
 from ..bots import BotSpec, load_bot
 
@@ -66,6 +66,7 @@ class LadderConfig:
             "ruleset": self.ruleset.to_dict(), "seed": self.seed,
             "time_control": self.time_control.__dict__,
             "bots": [[b.name, b.version, b.runner] for b in self.bots],
+            "deal_version": DEAL_VERSION,  # the same seeds deal other tiles in another
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -87,6 +87,24 @@ def test_replay_verify_catches_a_tampered_record(tmp_path):
     assert f"{second}: 1 disagreement" in v.stdout
 
 
+def test_replay_verify_refuses_a_record_of_another_deal_version(tmp_path):
+    out = moon("play", "--seed", "4", "--records", str(tmp_path), "heuristic", "random",
+               "random", cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    [path] = tmp_path.glob("*.json")
+    data = json.loads(path.read_text())
+    assert data["deal_version"] == 2
+    del data["deal_version"]  # as written before the field existed: version 1 deals
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    v = moon("replay", "verify", str(old), cwd=ROOT)
+    assert v.returncode == 1
+    assert "dealt by version 1 of the deal and this moon deals version 2" in v.stdout
+    assert v.stdout.count("  - ") == 1  # one clear sentence, not a mismatch per hand
+    s = moon("replay", "show", str(old), cwd=ROOT)  # the hands as recorded still show
+    assert s.returncode == 0 and "winner:" in s.stdout
+
+
 def test_cli_bad_arguments_are_clear(tmp_path):
     out = moon("play", "heuristic", "nosuchbot", "random", cwd=tmp_path)
     assert out.returncode == 2 and "no bot 'nosuchbot'" in out.stderr

@@ -4,10 +4,19 @@ second implementation written from that description, and by literal deals."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import pytest
-from moon_sdk.rules import PRESETS, GameState, Ruleset, deal, first_dealer, format_tiles
+from moon_sdk.rules import (
+    DEAL_VERSION,
+    PRESETS,
+    GameState,
+    Ruleset,
+    deal,
+    first_dealer,
+    format_tiles,
+)
 
 from . import reference as ref
 
@@ -24,21 +33,37 @@ def splitmix64_next(x: int) -> tuple[int, int]:
 
 
 def documented_deal(seed: int, hand_number: int, r: Ruleset) -> tuple[list[set[int]], set[int]]:
-    """docs/rules.md: the tile set ascending; the stream starts at
-    ``seed XOR (hand_number + 1) * 0xD1B54A32D192ED03`` (mod 2^64); Fisher-Yates from the
-    last position down, swapping i with ``j = floor(z * (i + 1) / 2^64)``, then
-    ``z = z * (i + 1) mod 2^64``, ``z`` refilled with ``next()`` before every fourth swap;
+    """docs/rules.md (deal version 2): the tile set ascending; the stream starts at
+    ``seed XOR (hand_number + 1) * 0xD1B54A32D192ED03`` (mod 2^64); R joins the fewest
+    outputs with 48 bits more than ``len!`` needs, the first highest; Fisher-Yates from the
+    last position down, swapping i with ``j = R mod (i + 1)``, then ``R = R // (i + 1)``;
     seat i gets positions 7i..7i+6 and the rest is the widow."""
     tiles = sorted(ref.index(p) for p in ref.tile_set(r.players, r.remove_double_blank))
+    needed = math.factorial(len(tiles)).bit_length() + 48
+    words = 1
+    while 64 * words < needed:
+        words += 1
     x = (seed ^ ((hand_number + 1) * 0xD1B54A32D192ED03)) & M64
-    z = 0
-    for k, i in enumerate(range(len(tiles) - 1, 0, -1)):
-        if k % 4 == 0:
-            x, z = splitmix64_next(x)
-        j, z = divmod(z * (i + 1), 2**64)
+    outputs = []
+    for _ in range(words):
+        x, out = splitmix64_next(x)
+        outputs.append(out)
+    big = int("".join(f"{o:016x}" for o in outputs), 16)  # first output highest
+    for i in range(len(tiles) - 1, 0, -1):
+        j = big % (i + 1)
+        big //= i + 1
         tiles[i], tiles[j] = tiles[j], tiles[i]
     hands = [set(tiles[7 * s: 7 * s + 7]) for s in range(r.players)]
     return hands, set(tiles[7 * r.players:])
+
+
+def test_deal_draws_two_or_three_outputs() -> None:
+    # docs/rules.md: 21! and 22! need 66 and 70 bits (+48 <= 128: two outputs); 28! needs
+    # 98 (+48 > 128: three).
+    assert math.factorial(21).bit_length() == 66
+    assert math.factorial(22).bit_length() == 70
+    assert math.factorial(28).bit_length() == 98
+    assert DEAL_VERSION == 2
 
 
 def as_sets(hands: tuple[int, ...], widow: int) -> tuple[list[set[int]], set[int]]:
@@ -61,13 +86,13 @@ def test_pinned_deals() -> None:
     # every recorded game stops replaying.
     hands, widow = deal(0, 0, Ruleset())
     assert [format_tiles(h) for h in hands] == [
-        "6-5 5-4 5-2 5-1 4-4 2-1 1-1", "6-6 6-1 5-5 5-3 4-3 3-2 0-0",
-        "6-4 6-3 6-2 4-2 4-1 3-3 3-1"]
-    assert format_tiles(widow) == "2-2"
+        "6-4 6-2 5-3 5-1 4-4 4-2 3-3", "6-6 6-5 6-3 5-5 5-4 4-1 0-0",
+        "6-1 5-2 4-3 3-2 2-2 2-1 1-1"]
+    assert format_tiles(widow) == "3-1"
     hands, widow = deal(42, 3, Ruleset(players=4))
     assert [format_tiles(h) for h in hands] == [
-        "5-5 5-3 5-0 4-2 4-1 3-1 2-2", "6-6 6-4 6-2 5-4 5-1 3-2 2-1",
-        "6-3 6-0 5-2 3-3 1-1 1-0 0-0", "6-5 6-1 4-4 4-3 4-0 3-0 2-0"]
+        "6-6 5-2 4-2 4-0 3-3 3-1 2-0", "6-2 5-4 5-0 4-4 4-1 2-2 0-0",
+        "6-4 6-1 6-0 4-3 3-2 3-0 2-1", "6-5 6-3 5-5 5-3 5-1 1-1 1-0"]
     assert widow == 0
     assert [first_dealer(s, 3) for s in range(8)] == [0, 1, 2, 2, 2, 0, 2, 0]
     assert [first_dealer(s, 4) for s in range(8)] == [1, 1, 0, 3, 1, 0, 3, 0]

@@ -2,16 +2,17 @@
 must match it line for line. Regenerate with ``.venv/bin/python -m tests.rules.playthrough``
 (then read the diff: it is the change in behaviour).
 
-A few lines of ``moon3_seed1.txt`` checked by hand against RULES.md: hand 0 is dealt by
-seat 1, so seat 2 bids first and the dealer last; after seat 2's 4, seat 0 may only pass or
-bid 5..7 or 21; seat 0 wins at 5 and holds 8 tiles with the widow 3-3, discards 6-2 and names
-ones. 6-1 led is a trump lead: seat 1 must play one of its trumps 1-1, 2-1, 5-1 and seat 2
-one of 3-1, 4-1; 1-1 wins (the double is the top trump). 5-1 led: seat 2's only trump is 4-1;
-seat 0 has no trump and may play anything (0-0 is no one); 5-1 beats 4-1 (other end 5 > 4).
-5-5 led calls for fives (a non-trump double leads its number): seat 2 must play 5-3 and
-seat 0 5-2. 6-5 led: sixes; 6-6 wins. Seat 0 takes no trick: set, -5; seats 1 and 2 score
-their 5 and 2 tricks. Hands 1 and 2 are passed out: no score, and the deal moves on to
-seats 2, 0, then 1.
+A few lines of ``moon3_seed23.txt`` checked by hand against RULES.md: hand 0 is dealt by
+seat 0, everyone passes, nobody scores and the deal moves on: hand 1 is dealt by seat 1, so
+seat 2 bids first and the dealer last. After seat 2's 4, seat 0 may only pass or bid 5..7 or
+21; seat 2 wins at 4, holds 8 tiles with the widow 3-2, discards 5-3 and names sixes. 6-6
+led is a trump lead: seat 0 must play its only six 6-5 and seat 1 its 6-3; 6-6 (the top
+trump) wins. On 6-4 led seat 0 holds no trump and may play anything (0-0). 1-1 led calls
+for ones (a non-trump double leads its number): seat 1 must play 3-1, and 1-1 wins (the
+double is the highest of its suit). 5-4 led: seat 0 may play 5-2 or 5-5, and 5-5 wins.
+Seat 2 takes 5 tricks, made: it scores its bid, 4 (no overtricks); seats 0 and 1 score their
+2 and 0 tricks. In hand 5 seat 0 bids 21 and takes 2 tricks: set, -21. Hand 9 ends with seat
+2 alone on 21: it wins, places 3/2/1.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from .actions import (
 from .observation import HandSummary, Observation, observe, summarize, unseen_tiles
 from .ruleset import PRESETS, Ruleset, RulesetError
 from .state import (
+    DEAL_VERSION,
     GameState,
     HandRecord,
     IllegalActionError,
@@ -70,7 +71,8 @@ __all__ = [
     "action_name", "action_tile", "action_trump", "bid", "bid_value", "discard", "name_trump",
     "parse_action", "play", "HandSummary", "Observation", "observe", "summarize",
     "unseen_tiles", "PRESETS", "Ruleset", "RulesetError", "GameState", "HandRecord",
-    "IllegalActionError", "Outcome", "Phase", "Termination", "Trick", "deal", "first_dealer",
+    "DEAL_VERSION", "IllegalActionError", "Outcome", "Phase", "Termination", "Trick", "deal",
+    "first_dealer",
     "DOUBLES", "FOLLOW_MASK", "LED_SUIT", "NO_TRUMP", "RANK", "SUIT_NAMES", "TILE_NAMES",
     "TRUMP_MASK", "Tile", "TileParseError", "TileSet", "Trump", "format_tiles", "is_double",
     "iter_tiles", "legal_follow", "mask_of", "parse_tile", "parse_trump", "tile", "tile_name",

@@ -14,6 +14,8 @@ Model: OpenSpiel's state API (``current_player``, ``legal_actions``, ``apply``,
 from __future__ import annotations
 
 import enum
+import functools
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -34,6 +36,7 @@ from .actions import (
 )
 from .ruleset import Ruleset
 from .tiles import (
+    _CHUNKS,
     DOUBLES,
     FOLLOW_MASK,
     LED_SUIT,
@@ -51,6 +54,10 @@ from .tiles import (
 )
 
 _MASK64 = (1 << 64) - 1
+_C0, _C1, _C2 = _CHUNKS  # tiles_of()'s tables, for the inlined copy in legal_actions
+_new_tuple = tuple.__new__
+_new_object = object.__new__
+_set_attribute = object.__setattr__
 _NEXT_SEAT = {n: tuple((seat + 1) % n for seat in range(n)) for n in (3, 4)}
 
 
@@ -162,40 +169,68 @@ _BIDS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
 """``_BIDS[forced][lo]``, lo = max(min_bid, high bid + 1): the legal bids, precomputed."""
 
 
+@functools.cache
+def _bid_tables(min_bid: int, force_dealer: bool) -> tuple[
+        tuple[tuple[Action, ...], ...], tuple[Action, ...]]:
+    """The legal bids by the high bid so far (0..21), and the dealer's when everyone else
+    passed (RULES.md, "Bidding")."""
+    by_high = tuple(_BIDS[False][min(max(min_bid, high + 1), 8)] for high in range(MOON_BID + 1))
+    return by_high, _BIDS[force_dealer][min_bid]
+
+
+_BID_VALUE = tuple(bid_value(a) if PASS <= a <= MOON else -1 for a in range(NUM_ACTIONS))
+"""``_BID_VALUE[action]``: the value of a bid action (0 for a pass), -1 for others."""
+
+
 def first_dealer(seed: int, players: int) -> int:
     """The dealer of a game's first hand, drawn from the match seed (RULES.md, "Deal")."""
     return _splitmix64((seed ^ 0x5EED5EED) & _MASK64)[1] % players
 
 
+DEAL_VERSION = 2
+"""The version of the deal algorithm below: a game record made with another version deals
+other tiles from the same seed (version 1, before 2026-11-30, drew each swap by
+multiplication, four swaps per 64-bit output)."""
+
+_TILE_BITS: dict[TileSet, tuple[int, ...]] = {}
+"""A tile set's tiles as single-bit masks, ascending (filled on first use)."""
+_DEAL_WORDS = {k: -(-(math.factorial(k).bit_length() + 48) // 64) for k in range(29)}
+"""64-bit outputs a deal of ``k`` tiles draws: at least 48 bits more than ``k!`` needs."""
+_DEAL_STEPS = {k: tuple((i, i + 1) for i in range(k - 1, 0, -1)) for k in range(29)}
+"""``(i, i + 1)`` for the Fisher–Yates steps of ``k`` tiles, ``i`` from ``k - 1`` down."""
+
+
 def deal(seed: int, hand_number: int, ruleset: Ruleset) -> tuple[tuple[TileSet, ...], TileSet]:
     """The deal of hand ``hand_number`` of a game with ``seed``: ``(hands, widow)``.
 
-    A SplitMix64 stream seeded by ``(seed, hand_number)`` drives a Fisher–Yates shuffle of
-    the tile set (ascending), each 64-bit output serving four swaps by multiplication
-    (docs/rules.md gives the exact steps); seat ``i`` gets shuffled tiles ``7i..7i+6`` and
-    the rest is the widow. It depends on nothing else (not the dealer, not the bots), so a
-    board plays the same deals in every seating.
+    A SplitMix64 stream seeded by ``(seed, hand_number)`` gives one random integer ``R`` of
+    2 or 3 outputs (128 bits for 21 or 22 tiles, 192 for 28); a Fisher–Yates shuffle of the
+    tile set (ascending) takes its swaps as the mixed-radix digits of ``R``
+    (``R, j = divmod(R, i + 1)``: docs/rules.md gives the exact steps, :data:`DEAL_VERSION`
+    its version). Seat ``i`` gets shuffled tiles ``7i..7i+6`` and the rest is the widow.
+    It depends on nothing else (not the dealer, not the bots), so a board plays the same
+    deals in every seating.
     """
-    tiles = [1 << t for t in tiles_of(ruleset.tile_set)]  # shuffled as bits: sums are masks
+    bits = _TILE_BITS.get(ruleset.tile_set)
+    if bits is None:
+        bits = _TILE_BITS[ruleset.tile_set] = tuple(1 << t for t in tiles_of(ruleset.tile_set))
+    tiles = list(bits)  # shuffled as single bits, so that a hand's mask is a sum
+    k = len(tiles)
     x = (seed ^ ((hand_number + 1) * 0xD1B54A32D192ED03)) & _MASK64
-    z = left = 0
-    for i in range(len(tiles) - 1, 0, -1):
-        if not left:  # a fresh SplitMix64 output (inlined) serves four swaps
-            x = (x + 0x9E3779B97F4A7C15) & _MASK64
-            z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-            z ^= z >> 31
-            left = 4
-        # j = floor(z * (i + 1) / 2^64); the low 64 bits of the product carry the rest of
-        # the entropy to the next swap (batched ranged random integers: Brackett-Rozinsky
-        # & Lemire, 2024).
-        z *= i + 1
-        j = z >> 64
-        z &= _MASK64
-        left -= 1
+    r = 0
+    for _ in range(_DEAL_WORDS[k]):  # SplitMix64 (inlined): the outputs, first one highest
+        x = (x + 0x9E3779B97F4A7C15) & _MASK64
+        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        r = r << 64 | z ^ (z >> 31)
+    # R's digits in the mixed radix (k, k-1, ..., 2) are a uniform Fisher-Yates draw, up to
+    # a bias below 2^-48 (R has 48 more bits than k! needs).
+    for i, i1 in _DEAL_STEPS[k]:
+        r, j = divmod(r, i1)
         tiles[i], tiles[j] = tiles[j], tiles[i]
-    n = ruleset.players
-    return tuple(sum(tiles[7 * seat: 7 * seat + 7]) for seat in range(n)), sum(tiles[7 * n:])
+    if ruleset.players == 3:
+        return (sum(tiles[0:7]), sum(tiles[7:14]), sum(tiles[14:21])), sum(tiles[21:])
+    return (sum(tiles[0:7]), sum(tiles[7:14]), sum(tiles[14:21]), sum(tiles[21:28])), 0
 
 
 class GameState:
@@ -208,7 +243,8 @@ class GameState:
         "ruleset", "seed", "n", "phase", "hand_number", "dealer", "current", "hands",
         "dealt", "widow", "widow_taken", "discard", "bids", "high_bid", "bidder", "trump",
         "led", "trick", "tricks", "tricks_taken", "played", "scores", "history",
-        "hand_records", "outcome", "_first_dealer", "_trump_actions",
+        "hand_records", "outcome", "_first_dealer", "_trump_actions", "_open_bids",
+        "_dealer_alone_bids",
     )
 
     def __init__(self, ruleset: Ruleset, seed: int) -> None:
@@ -231,6 +267,8 @@ class GameState:
         self.hand_number = 0
         self._first_dealer = first_dealer(seed, self.n)
         self._trump_actions = tuple(TRUMP_BASE + t for t in ruleset.allowed_trumps)
+        self._open_bids, self._dealer_alone_bids = _bid_tables(
+            ruleset.min_bid, ruleset.all_pass == "force_dealer")
         self._start_hand()
 
     # -- the deal ------------------------------------------------------------------------
@@ -285,13 +323,11 @@ class GameState:
     def legal_actions(self) -> list[Action]:
         """The current seat's legal actions, sorted ascending; empty only at game end."""
         phase = self.phase
-        if phase == _PLAY:  # legal_plays(), inlined: this is the hot path
+        if phase == _PLAY:  # legal_plays() and tiles_of(), inlined: this is the hot path
             hand = self.hands[self.current]
             if self.trick:
-                f = hand & FOLLOW_MASK[self.trump][self.led]
-                if f:
-                    return tiles_of(f)
-            return tiles_of(hand)
+                hand = (hand & FOLLOW_MASK[self.trump][self.led]) or hand
+            return _C0[hand & 1023] + _C1[hand >> 10 & 1023] + _C2[hand >> 20]
         if phase == _BIDDING:
             return list(self._legal_bids())
         if phase == _DISCARD:
@@ -301,10 +337,11 @@ class GameState:
         return []
 
     def _legal_bids(self) -> tuple[Action, ...]:
-        r = self.ruleset
-        forced = (self.bidder < 0 and self.current == self.dealer
-                  and r.all_pass == "force_dealer")
-        return _BIDS[forced][max(r.min_bid, self.high_bid + 1)]
+        """RULES.md, "Bidding": higher than the high bid and at least ``min_bid``; the dealer
+        after everyone passed may not pass with ``all_pass=force_dealer``."""
+        if self.bidder < 0 and self.current == self.dealer:
+            return self._dealer_alone_bids
+        return self._open_bids[self.high_bid]
 
     # -- apply ---------------------------------------------------------------------------
     def apply(self, action: Action) -> None:
@@ -317,33 +354,51 @@ class GameState:
         phase = self.phase
         if action.__class__ is not int:  # not a bool, float or str: the history is ints
             raise IllegalActionError(self._why_illegal(action))
-        if phase == _PLAY:
-            hand = self.hands[self.current]
-            if self.trick:  # legal_plays(), inlined
-                f = hand & FOLLOW_MASK[self.trump][self.led]
-                if f:
-                    hand = f
-            if not (0 <= action < 28 and (hand >> action) & 1):
+        if phase == _PLAY:  # legal_plays() and the play, inlined: this is the hot path
+            seat = self.current
+            held = self.hands[seat]
+            trick = self.trick
+            legal = (held & FOLLOW_MASK[self.trump][self.led]) or held if trick else held
+            if action < 0 or not (legal >> action) & 1:  # (a mask has no bit past 27)
                 raise IllegalActionError(self._why_illegal(action))
             self.history.append(action)
-            # _play(action), inlined up to the end of a trick: this is the hot path
-            seat = self.current
             bit = 1 << action
-            self.hands[seat] ^= bit
+            self.hands[seat] = held ^ bit
             self.played |= bit
-            trick = self.trick
             if not trick:
                 self.led = LED_SUIT[self.trump][action]
             trick.append((seat, action))
             if len(trick) < self.n:
                 self.current = _NEXT_SEAT[self.n][seat]
-            else:
-                self._end_trick()
+                return
+            # the end of the trick: the highest rank wins (RULES.md, "Winning a trick")
+            ranks = RANK[self.trump][self.led]
+            winner, top = -1, -2
+            for p_seat, p_tile in trick:
+                if ranks[p_tile] > top:
+                    winner, top = p_seat, ranks[p_tile]
+            tricks = self.tricks
+            tricks.append(_new_tuple(Trick, (trick[0][0], tuple(trick), winner)))
+            self.tricks_taken[winner] += 1
+            self.trick = []
+            self.current = winner
+            if len(tricks) == 7:
+                self._score_hand()
         elif phase == _BIDDING:
             if action not in self._legal_bids():
                 raise IllegalActionError(self._why_illegal(action))
             self.history.append(action)
-            self._bid(bid_value(action))
+            # the bid: recorded; a moon or the dealer's turn ends the auction
+            seat = self.current
+            value = _BID_VALUE[action]
+            self.bids.append((seat, value))
+            if value:
+                self.high_bid = value
+                self.bidder = seat
+            if value == MOON_BID or seat == self.dealer:
+                self._end_auction()
+            else:
+                self.current = _NEXT_SEAT[self.n][seat]
         elif phase == _DISCARD:
             if not (DISCARD_BASE <= action < PASS
                     and (self.hands[self.current] >> (action - DISCARD_BASE)) & 1):
@@ -357,17 +412,6 @@ class GameState:
             self._name_trump(action - TRUMP_BASE)
         else:
             raise IllegalActionError(self._why_illegal(action))
-
-    def _bid(self, value: int) -> None:
-        seat = self.current
-        self.bids.append((seat, value))
-        if value:
-            self.high_bid = value
-            self.bidder = seat
-        if value == MOON_BID or seat == self.dealer:
-            self._end_auction()
-        else:
-            self.current = (seat + 1) % self.n
 
     def _end_auction(self) -> None:
         if self.bidder < 0:  # everyone passed: redeal, the deal moves on (RULES.md)
@@ -403,20 +447,6 @@ class GameState:
         self.phase = _PLAY
         self.current = self.bidder
 
-    def _end_trick(self) -> None:
-        trick = self.trick
-        ranks = RANK[self.trump][self.led]
-        winner, top = -1, -2
-        for p_seat, p_tile in trick:
-            if ranks[p_tile] > top:
-                winner, top = p_seat, ranks[p_tile]
-        self.tricks.append(Trick(trick[0][0], tuple(trick), winner))
-        self.tricks_taken[winner] += 1
-        self.trick = []
-        self.current = winner
-        if len(self.tricks) == 7:
-            self._score_hand()
-
     # -- scoring (RULES.md, "Scoring — 3 players" and "— 4 players") ---------------------
     def _score_hand(self) -> None:
         r = self.ruleset
@@ -447,11 +477,16 @@ class GameState:
         self.phase = _HAND_OVER
         for side, d in enumerate(deltas):
             self.scores[side] += d
-        self.hand_records.append(HandRecord(  # positional: number, dealer, dealt, widow,
-            self.hand_number, self.dealer, self.dealt, self.widow,  # bids, bidder, bid,
-            tuple(self.bids), self.bidder, self.high_bid, self.discard,  # discard, trump,
-            self.trump, tuple(self.tricks), tuple(self.tricks_taken),  # tricks, tricks_taken,
-            made, deltas, tuple(self.scores)))  # made, deltas, scores
+        # HandRecord(...) with its fields set at once: a frozen dataclass's __init__ sets
+        # them one by one through object.__setattr__, which costs twice as much.
+        record = _new_object(HandRecord)
+        _set_attribute(record, "__dict__", {
+            "number": self.hand_number, "dealer": self.dealer, "dealt": self.dealt,
+            "widow": self.widow, "bids": tuple(self.bids), "bidder": self.bidder,
+            "bid": self.high_bid, "discard": self.discard, "trump": self.trump,
+            "tricks": tuple(self.tricks), "tricks_taken": tuple(self.tricks_taken),
+            "made": made, "deltas": deltas, "scores": tuple(self.scores)})
+        self.hand_records.append(record)
         r = self.ruleset
         if made and self.high_bid == MOON_BID and r.moon_wins_game:
             self._end_game(Termination.MOON, self.side_of(self.bidder))
