@@ -9,13 +9,14 @@ STAMP := $(VENV)/.installed
 NPM ?= npm
 BUF := tools/node_modules/.bin/buf
 BUF_STAMP := tools/node_modules/.installed
-# `buf breaking` compares proto/ with this branch of the local git repository.
-BUF_AGAINST_BRANCH ?= main
+# `buf breaking` compares proto/ with the published protocol: a buf image of moon.v1 as
+# released, committed in tools/ (`make proto-baseline` writes it, deliberately, at a release).
+BUF_BASELINE := tools/protocol-v1.binpb
 PROTO_FILES := $(sort $(wildcard proto/moon/v1/*.proto))
 PROTO_OUT := sdk/python
 
 .PHONY: all setup test lint typecheck pytest demo proto clean
-.PHONY: buf buflint docker-up docker-down
+.PHONY: buf buflint proto-baseline docker-up docker-down
 
 all: test
 
@@ -62,19 +63,17 @@ $(BUF_STAMP): tools/package.json tools/package-lock.json
 buf: $(BUF_STAMP)
 
 # buf lint; buf format (fails on a diff: `$(BUF) format -w` fixes it); buf breaking against
-# the committed $(BUF_AGAINST_BRANCH) (skipped while that branch has no .proto files yet, or
-# outside a git checkout).
+# the published protocol $(BUF_BASELINE), so a change that would break existing bots fails
+# here, in CI too (a clone of main compared with main itself would prove nothing).
 buflint: buf
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
-	@gitdir=$$(git rev-parse --git-common-dir 2>/dev/null || true); \
-	if [ -n "$$gitdir" ] && git ls-tree -r --name-only $(BUF_AGAINST_BRANCH) -- proto 2>/dev/null \
-			| grep -q '\.proto$$'; then \
-		echo "$(BUF) breaking --against $$gitdir#branch=$(BUF_AGAINST_BRANCH),subdir=proto"; \
-		$(BUF) breaking --against "$$gitdir#branch=$(BUF_AGAINST_BRANCH),subdir=proto"; \
-	else \
-		echo "buf breaking: skipped (no git branch $(BUF_AGAINST_BRANCH) with proto/*.proto yet)"; \
-	fi
+	$(BUF) breaking --against $(BUF_BASELINE)
+
+# Record the current protocol as the published one (at a release, after review: every bot
+# written against the old baseline must still work, or the package becomes moon.v2).
+proto-baseline: buf
+	$(BUF) build -o $(BUF_BASELINE)
 
 # The main job: a short but real duplicate ladder among the example bots over gRPC.
 demo: setup bots

@@ -281,3 +281,26 @@ def test_buf_lint_is_clean() -> None:
         pytest.skip("buf from npm needs node on PATH")
     done = subprocess.run([str(BUF), "lint"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, f"buf lint:\n{done.stdout}{done.stderr}"
+
+
+def test_buf_breaking_bites_against_the_published_protocol(tmp_path: Path) -> None:
+    """The protocol as it is passes `buf breaking` against the committed baseline, and a
+    copy with a field renumbered (what would break every existing bot) fails it."""
+    if not BUF.exists():
+        pytest.skip("buf is not installed in tools/node_modules: `make buf` (npm ci) installs it")
+    if shutil.which("node") is None:
+        pytest.skip("buf from npm needs node on PATH")
+    baseline = ROOT / "tools" / "protocol-v1.binpb"
+    done = subprocess.run([str(BUF), "breaking", "--against", str(baseline)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, f"buf breaking:\n{done.stdout}{done.stderr}"
+    shutil.copytree(ROOT / "proto", tmp_path / "proto")
+    shutil.copy(ROOT / "buf.yaml", tmp_path / "buf.yaml")
+    bot = tmp_path / "proto" / "moon" / "v1" / "bot.proto"
+    text = bot.read_text()
+    assert "ActionReply action = 2;" in text
+    bot.write_text(text.replace("ActionReply action = 2;", "ActionReply action = 29;"))
+    done = subprocess.run([str(BUF), "breaking", "--against", str(baseline)], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert 'field "2" with name "action"' in done.stdout + done.stderr

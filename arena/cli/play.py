@@ -17,6 +17,8 @@ from ..timecontrol import ConfigError
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_bots"
+FORFEIT_EXIT = 3
+"""`moon play`'s exit code when a bot forfeited the game."""
 
 
 def resolve_bot(arg: str) -> BotSpec:
@@ -96,6 +98,10 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     """Play one game to the end between BOTS (3 or 4 bot folders or example names,
     seat 0 first), print it hand by hand, and write its record.
 
+    Exit code 0 when the game ends by the rules, 3 when a bot forfeits (a timeout, crash,
+    protocol error or illegal actions: the record tells which), 1 or 2 when the game
+    cannot be played (a bad bot folder or option).
+
     \b
     Example:  moon play heuristic random heuristic
               moon play --preset moon4 heuristic random heuristic random
@@ -111,13 +117,20 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console()
 
-    async def run() -> None:
+    async def run() -> dict[str, Any]:
         referee = Referee(record_dir=records)
         async with serving(referee, "127.0.0.1:0" if tcp else None,
                            match_service=False) as ep:
             match = await play_game(referee, ep, specs, ruleset, preset=preset, seed=seed,
                                     tc=time_control)
-        print_game(console, match.record())
+        record = match.record()
+        print_game(console, record)
         console.print(f"record: {match.record_path}")
+        return record
 
-    asyncio.run(run())
+    forfeit = asyncio.run(run())["result"].get("forfeit")
+    if forfeit:
+        seat = forfeit["seat"]
+        click.echo(f"seat {seat} ({specs[seat].name}) forfeited: {forfeit['reason']}"
+                   + (f": {forfeit['detail']}" if forfeit.get("detail") else ""), err=True)
+        raise SystemExit(FORFEIT_EXIT)

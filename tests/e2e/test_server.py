@@ -105,6 +105,19 @@ def test_replay_verify_refuses_a_record_of_another_deal_version(tmp_path):
     assert s.returncode == 0 and "winner:" in s.stdout
 
 
+def test_moon_play_exits_3_when_a_bot_forfeits(tmp_path):
+    crasher = tmp_path / "crasher"
+    crasher.mkdir()
+    script = ROOT / "tests" / "bots" / "misbehave.py"
+    (crasher / "bot.toml").write_text(f'name = "crasher"\nrun = "{{python}} {script} crash"\n')
+    out = moon("play", "--seed", "3", "--records", str(tmp_path / "records"), "heuristic",
+               str(crasher), "random", cwd=ROOT)
+    assert out.returncode == 3, out.stderr
+    assert "seat 1 (crasher) forfeited: crash" in out.stderr
+    [path] = (tmp_path / "records").glob("*.json")  # the record is written all the same
+    assert load_record(path)["result"]["forfeit"]["seat"] == 1
+
+
 def test_cli_bad_arguments_are_clear(tmp_path):
     out = moon("play", "heuristic", "nosuchbot", "random", cwd=tmp_path)
     assert out.returncode == 2 and "no bot 'nosuchbot'" in out.stderr
