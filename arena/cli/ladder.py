@@ -65,18 +65,23 @@ def _live_table(live: LiveRatings) -> Table:
 @click.option("--concurrency", "-j", type=int, default=None, help="Games at once.")
 @click.option("--seed", type=int, default=None, help="Master seed of the boards.")
 @click.option("--preset", default=None, help="Ruleset preset (moon3, moon4, ...).")
+@click.option("--gauntlet", "gauntlet", multiple=True, metavar="BOT",
+              help="A challenger (repeatable): play only the games with a challenger in "
+                   "them, against the rest as a pool.")
 @click.option("--bootstrap", type=int, default=200, show_default=True,
               help="Bootstrap resamples for the rating intervals.")
 def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: int | None,
-        concurrency: int | None, seed: int | None, preset: str | None, bootstrap: int) -> None:
+        concurrency: int | None, seed: int | None, preset: str | None,
+        gauntlet: tuple[str, ...], bootstrap: int) -> None:
     """Play a ladder (resuming RESULTS if it exists) and print the leaderboard.
 
     \b
     Example:  moon ladder run ladders/demo.toml
               moon ladder run --bot example_bots/heuristic --bot example_bots/random -j 2
+              moon ladder run ladders/demo.toml --gauntlet random --results runs/g.sqlite
     """
     cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
-                               "preset": preset})
+                               "preset": preset, "gauntlet": list(gauntlet) or None})
     if results is None:
         results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
     console = Console()

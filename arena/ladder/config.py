@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from ..sandbox.docker import DockerLimits
 from ..timecontrol import ConfigError, TimeControl
 
-LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results"}
+LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results",
+               "gauntlet"}
 BOT_KEYS = {"path", "runner", "name"}
 
 
@@ -58,6 +59,10 @@ class LadderConfig:
     """Limits of the bots run with ``runner = "docker"`` (the ``[sandbox]`` table)."""
     source: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    gauntlet: tuple[str, ...] = ()
+    """Names of the challengers: only games with one of them are played (empty: every
+    group, a round robin). Not part of :meth:`identity`: a gauntlet's games are games of
+    the round robin (see :mod:`arena.ladder.schedule`)."""
 
     def identity(self) -> str:
         """A hash of everything that fixes the games' content (not ``boards`` nor
@@ -194,10 +199,21 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
             raise ConfigError(f"{where}: two bots are named {spec.name!r}; give one a "
                               "different name = \"...\"")
         bots.append(spec)
+    gauntlet = lad.get("gauntlet", [])
+    if isinstance(gauntlet, str):
+        gauntlet = [gauntlet]
+    if not isinstance(gauntlet, list) or not all(isinstance(g, str) for g in gauntlet):
+        raise ConfigError(f"{_where(path, text, 'ladder', 'gauntlet')}: gauntlet must list the "
+                          'challengers by bot name, e.g. gauntlet = ["mybot"]')
+    names = [b.name for b in bots]
+    for g in gauntlet:
+        if g not in names:
+            raise ConfigError(f"{_where(path, text, 'ladder', 'gauntlet')}: gauntlet challenger "
+                              f"{g!r} is not a bot of this ladder ({', '.join(names)})")
     results = lad.get("results")
     return LadderConfig(
         name=str(lad.get("name", path.stem)), preset=preset, ruleset=ruleset, boards=boards,
         seed=seed, concurrency=concurrency, time_control=tc, bots=tuple(bots),
         results=(path.parent / results) if isinstance(results, str) else None,
         docker_limits=docker_limits,
-        source=str(path))
+        source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)))

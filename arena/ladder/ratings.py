@@ -9,11 +9,14 @@ places counts half each way. A 4-player game is one comparison of the two partne
 (team Bradley–Terry). A weak Gaussian prior (σ = 3) keeps the fit finite when one bot
 wins every game. Bots are fixed versions, so one fit over all games is the honest figure;
 its 95% interval comes from a bootstrap over whole duplicate sets (the unit that shares a
-deal). Ratings are shown on the Elo scale (400 / ln 10 per unit of θ), mean 1500.
+deal). Ratings are shown on the Elo scale (400 / ln 10 per unit of θ), mean 1500. The same
+bootstrap gives each bot's likelihood of superiority (LOS, as cutechess reports it) over
+the bot rated just below it: how often its strength came out higher.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Iterable, Sequence
@@ -105,6 +108,10 @@ class Rating:
     rating: float
     low: float
     high: float
+    los_next: float | None = None
+    """Likelihood of superiority over the bot rated just below (0..1): the share of the
+    bootstrap fits in which this bot's strength is the higher (ties half); None for the
+    last bot, or without a bootstrap."""
 
     @property
     def margin(self) -> float:
@@ -137,7 +144,20 @@ def rate(games: Iterable[GameRow], bots: Sequence[str], bootstrap: int = 200,
         else:
             lo = hi = point[b]
         out.append(Rating(b, to_elo(point[b]), to_elo(lo), to_elo(hi)))
-    return sorted(out, key=lambda r: -r.rating)
+    out.sort(key=lambda r: -r.rating)
+    return [dataclasses.replace(r, los_next=superiority(samples[r.bot], samples[below.bot]))
+            for r, below in zip(out, out[1:], strict=False)] + out[-1:]
+
+
+def superiority(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """The share of paired bootstrap fits in which ``a`` is stronger than ``b`` (equal
+    strengths, within 1e-9, count half): the likelihood of superiority of ``a``, or None
+    with no fits."""
+    if not a:
+        return None
+    wins = sum(1.0 if x > y + 1e-9 else 0.5 if abs(x - y) <= 1e-9 else 0.0
+               for x, y in zip(a, b, strict=True))
+    return wins / len(a)
 
 
 class LiveRatings:

@@ -115,17 +115,22 @@ def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
 
 def print_report(console: Console, rep: LadderReport) -> None:
     """Leaderboard, cross-table and per-bot statistics as tables."""
+    gauntlet = rep.meta.get("gauntlet") or []
     title = (f"ladder {rep.meta.get('name', '')}: {rep.games} games, "
-             f"{rep.meta.get('preset', '')}, {rep.meta.get('boards', '?')} boards")
-    lb = Table(title=title)
+             f"{rep.meta.get('preset', '')}, {rep.meta.get('boards', '?')} boards"
+             + (f", gauntlet of {', '.join(gauntlet)}" if gauntlet else ""))
+    lb = Table(title=title, caption="LOS ↓: likelihood of superiority over the next bot "
+               "down (share of bootstrap fits)")
     for col, j in (("#", "right"), ("bot", "left"), ("rating", "right"), ("95% CI", "right"),
-                   ("games", "right"), ("wins", "right"), ("win %", "right"),
-                   ("pts/hand", "right")):
+                   ("LOS ↓", "right"), ("games", "right"), ("wins", "right"),
+                   ("win %", "right"), ("pts/hand", "right")):
         lb.add_column(col, justify=j)  # type: ignore[arg-type]
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
         lb.add_row(str(i), r.bot, f"{r.rating:.0f} ± {r.margin:.0f}",
-                   f"{r.low:.0f}–{r.high:.0f}", str(s.games), str(s.wins),
+                   f"{r.low:.0f}–{r.high:.0f}",
+                   "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
+                   str(s.games), str(s.wins),
                    f"{100 * s.wins / s.games:.0f}%" if s.games else "-",
                    f"{s.points_per_hand:+.2f}")
     console.print(lb)
@@ -160,7 +165,8 @@ def report_rows(rep: LadderReport) -> list[dict[str, Any]]:
         s = rep.stats[r.bot]
         rows.append({
             "rank": i, "bot": r.bot, "rating": round(r.rating, 1),
-            "ci_low": round(r.low, 1), "ci_high": round(r.high, 1), "games": s.games,
+            "ci_low": round(r.low, 1), "ci_high": round(r.high, 1),
+            "los_next": None if r.los_next is None else round(r.los_next, 4), "games": s.games,
             "wins": s.wins, "points_per_hand": round(s.points_per_hand, 4),
             "auctions_won": s.auctions_won, "contracts_made": s.contracts_made,
             "made_pct": round(s.made_pct, 2), "moons_tried": s.moons_tried,

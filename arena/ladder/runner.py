@@ -58,6 +58,7 @@ def open_store(cfg: LadderConfig, results: Path) -> ResultsStore:
         "time_control": cfg.time_control.__dict__,
     })
     store.set_meta("boards", cfg.boards)
+    store.set_meta("gauntlet", list(cfg.gauntlet))  # this run's format (a file may hold both)
     return store
 
 
@@ -118,7 +119,7 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
     at a time, each bot in a fresh process per game. Games voided by an infrastructure
     fault (termination ``aborted``) are noted and replayed, never rated."""
     schedule = make_schedule([b.name for b in cfg.bots], cfg.ruleset.players, cfg.boards,
-                             cfg.seed)
+                             cfg.seed, cfg.gauntlet)
     done = store.done_ids()
     rec_dir = records_dir(results)
     summary = RunSummary(scheduled=len(schedule),

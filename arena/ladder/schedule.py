@@ -11,11 +11,17 @@ matters, and is the unit of the bootstrap:
   seats 0/2, then in seats 1/3); partners trade seats on odd boards. With 4+ bots every
   4-set plays all 3 ways to pair up (rotating partners); with 2 or 3 bots each bot
   partners a copy of itself.
+
+A *gauntlet* (cutechess's format: the challengers against a pool) keeps only the groups
+with at least one challenger in them. Its games are a subset of the round robin's, with the
+same ids, seeds and seatings, so a gauntlet can later be widened into the full round robin
+on the same results file without playing anything twice.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 from dataclasses import dataclass
 
 _MASK64 = (1 << 64) - 1
@@ -66,25 +72,34 @@ def tables_4(bots: list[str]) -> list[tuple[tuple[str, str], tuple[str, str]]]:
     return [((x, x), (y, y)) for x, y in itertools.combinations(bots, 2)]
 
 
-def make_schedule(bots: list[str], players: int, boards: int, seed: int) -> list[ScheduledGame]:
+def make_schedule(bots: list[str], players: int, boards: int, seed: int,
+                  challengers: Collection[str] = ()) -> list[ScheduledGame]:
     """Every game of the ladder, board by board (so a partial run covers whole boards of
-    every group first).
+    every group first); with ``challengers``, a gauntlet: only the groups that hold one.
 
     Raises:
-        ValueError: fewer than 2 bots.
+        ValueError: fewer than 2 bots, or a challenger that is not one of ``bots``.
     """
     if len(bots) < 2:
         raise ValueError("a ladder needs at least 2 bots")
+    stranger = sorted(set(challengers) - set(bots))
+    if stranger:
+        raise ValueError(f"gauntlet challenger {stranger[0]!r} is not a bot of the ladder")
+    wanted = set(challengers) or set(bots)
     games: list[ScheduledGame] = []
     for board in range(boards):
         s = board_seed(seed, board)
         if players == 3:
             for g, group in enumerate(groups_3(bots)):
+                if not wanted & set(group):
+                    continue
                 dset = f"b{board}-g{g}"
                 for k, seats in enumerate(seatings_3(group)):
                     games.append(ScheduledGame(f"{dset}-s{k}", board, dset, s, seats))
         else:
             for t, (team1, team2) in enumerate(tables_4(bots)):
+                if not wanted & {*team1, *team2}:
+                    continue
                 dset = f"b{board}-t{t}"
                 if board % 2:  # partners swap seats on odd boards: over two boards every
                     team1, team2 = team1[::-1], team2[::-1]  # bot sits in every seat

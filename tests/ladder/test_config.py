@@ -46,6 +46,9 @@ def test_good_file_loads(tmp_path):
      "runner"),
     ('path = "{R}/example_bots/random"', 'path = "{R}/example_bots/heuristic"', 10,
      "two bots are named"),
+    ("seed = 5", 'seed = 5\ngauntlet = ["heuristc"]', 5,
+     "challenger 'heuristc' is not a bot of this ladder (heuristic, random)"),
+    ("seed = 5", "seed = 5\ngauntlet = 3", 5, "gauntlet must list the challengers"),
 ])
 def test_bad_values_name_the_line(tmp_path, old, new, line, words):
     text = GOOD.replace(old.replace("{R}", str(ROOT)), new.replace("{R}", str(ROOT)))
@@ -69,3 +72,12 @@ def test_too_few_bots(tmp_path):
     p = write(tmp_path, GOOD.split("[[bots]]")[0] + one_bot)
     with pytest.raises(ConfigError, match="at least 2"):
         load_ladder(p)
+
+
+def test_gauntlet_names_challengers(tmp_path):
+    cfg = load_ladder(write(tmp_path, GOOD.replace("seed = 5", 'seed = 5\ngauntlet = "random"')))
+    assert cfg.gauntlet == ("random",)
+    round_robin = load_ladder(write(tmp_path, GOOD))
+    assert round_robin.gauntlet == ()
+    # the same games either way, so one results file serves both
+    assert cfg.identity() == round_robin.identity()

@@ -123,10 +123,49 @@ def test_weak_bot_ends_below_heuristic_with_separate_intervals(tmp_path):
     assert rep.stats["weak"].contracts_made == 0
     rows = {row["bot"]: row for row in json.loads(export(rep, "json"))["leaderboard"]}
     assert rows["heuristic"]["rank"] == 1
+    # intervals apart imply LOS >= 95% (each marginal puts at most 2.5% past the other)
+    assert rows["heuristic"]["los_next"] >= 0.95 and rows["weak"]["los_next"] is None
     csv = export(rep, "csv").splitlines()
     assert csv[0].startswith("rank,bot,rating") and len(csv) == 3
     shown = moon("ladder", "show", str(res), "--bootstrap", "20")
     assert shown.returncode == 0 and "heuristic" in shown.stdout and "head to head" in shown.stdout
+
+
+def test_gauntlet_then_widened_to_the_round_robin(tmp_path):
+    # 4 bots, one board of 3-player Moon: the round robin is 4 triples x 6 seatings; the
+    # gauntlet of "weak" is the 3 triples that hold it (18 games). Widening it to the
+    # round robin on the same results file plays only the 6 games of the 4th triple.
+    text = '[ladder]\nname = "g"\npreset = "moon3"\nboards = 1\nseed = 5\nconcurrency = 2\n' \
+           'gauntlet = ["weak"]\n\n[time_control]\nstartup_ms = 30000\n'
+    for b, name in (("heuristic", ""), ("random", ""), ("weak", ""), ("random", "random-b")):
+        text += f'\n[[bots]]\npath = "{ROOT}/example_bots/{b}"\n'
+        text += f'name = "{name}"\n' if name else ""
+    lf = tmp_path / "g.toml"
+    lf.write_text(text)
+    res = tmp_path / "g.sqlite"
+    out = moon("ladder", "run", str(lf), "--results", str(res), "--bootstrap", "10")
+    assert out.returncode == 0, out.stderr
+    assert "gauntlet of weak" in out.stdout
+    db = sqlite3.connect(res)
+    first = db.execute("SELECT id, scores, places FROM games").fetchall()
+    seats = db.execute("SELECT game_id, bot FROM seats").fetchall()
+    assert len(first) == 18
+    by_game: dict[str, set[str]] = {}
+    for gid, bot in seats:
+        by_game.setdefault(gid, set()).add(bot)
+    assert all("weak" in bots for bots in by_game.values())  # every game has the challenger
+    db.close()
+    lf.write_text(text.replace('gauntlet = ["weak"]\n', ""))
+    out = moon("ladder", "run", str(lf), "--results", str(res), "--bootstrap", "10")
+    assert out.returncode == 0, out.stderr
+    assert "resuming" in out.stdout and "18 of 24 games done" in out.stdout
+    db = sqlite3.connect(res)
+    after = db.execute("SELECT id, scores, places FROM games").fetchall()
+    assert len(after) == 24 and set(first) <= set(after)
+    new_games = {gid for gid, *_ in after} - {gid for gid, *_ in first}
+    new_seats = {bot for gid, bot in db.execute("SELECT game_id, bot FROM seats")
+                 if gid in new_games}
+    assert sorted(new_seats) == ["heuristic", "random", "random-b"]
 
 
 def test_a_ladder_mixing_python_node_go_and_stdio_bots(tmp_path):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from arena.ladder.ratings import ELO, Comparison, comparisons, fit, rate
+from arena.ladder.ratings import ELO, Comparison, comparisons, fit, rate, superiority
 from arena.ladder.store import GameRow
 
 
@@ -79,3 +79,22 @@ def test_intervals_cover_the_estimate_and_shrink_with_data():
         assert big[b].high - big[b].low < small[b].high - small[b].low
     assert big["s"].low > big["m"].high > big["w"].high
     assert ELO == pytest.approx(173.7178, rel=1e-4)
+
+
+def test_likelihood_of_superiority_from_the_bootstrap():
+    # A ahead of B in every duplicate set: every bootstrap fit puts A above B, LOS 1.
+    sweep = [game(["A", "B", "C"], [1, 2, 3], dset=f"d{k}") for k in range(10)]
+    r = rate(sweep, ["A", "B", "C"], bootstrap=50)
+    assert [x.bot for x in r] == ["A", "B", "C"]
+    assert r[0].los_next == 1.0 and r[1].los_next == 1.0 and r[2].los_next is None
+    # A and B trade places inside every set (C always last): every resample is symmetric
+    # in A and B, so their strengths tie in every fit: LOS ½.
+    even = [game(order, [1, 2, 3], dset=f"d{k}") for k in range(10)
+            for order in (["A", "B", "C"], ["B", "A", "C"])]
+    r = rate(even, ["A", "B", "C"], bootstrap=50)
+    assert r[0].los_next == 0.5 and r[1].los_next == 1.0
+
+
+def test_superiority_counts_ties_half():
+    assert superiority([1.0, 2.0, 3.0], [0.0, 2.0, 4.0]) == 0.5  # win, tie, loss
+    assert superiority([], []) is None

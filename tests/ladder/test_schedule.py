@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,3 +76,32 @@ def test_boards_have_distinct_seeds_and_sets_share_them():
     assert len(set(seeds.values())) == 5
     assert all(g.seed == board_seed(7, g.board) for g in games)
     assert board_seed(7, 0) != board_seed(8, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(bots=names, players=st.sampled_from([3, 4]), boards=st.integers(1, 3),
+       seed=st.integers(0, 2**40), data=st.data())
+def test_gauntlet_is_the_round_robin_games_with_a_challenger(bots, players, boards, seed, data):
+    challengers = data.draw(st.lists(st.sampled_from(bots), min_size=1, max_size=2,
+                                     unique=True))
+    full = make_schedule(bots, players, boards, seed)
+    gauntlet = make_schedule(bots, players, boards, seed, challengers)
+    # exactly the round robin's games that seat a challenger: same ids, seeds and seatings
+    assert gauntlet == [g for g in full if set(g.seats) & set(challengers)]
+    # whole duplicate sets only: a set is all in or all out
+    kept = {g.dset for g in gauntlet}
+    assert Counter(g.dset for g in gauntlet) == Counter(g.dset for g in full if g.dset in kept)
+    # each challenger meets every other bot, and on every seat equally often over 2 boards
+    for c in challengers:
+        met = Counter(b for g in gauntlet if c in g.seats for b in set(g.seats) - {c})
+        assert set(met) == set(bots) - {c}
+        even = boards - boards % 2 if players == 4 else boards
+        seats = Counter(s for g in gauntlet if g.board < even
+                        for s, b in enumerate(g.seats) if b == c)
+        if even:
+            assert len({seats[s] for s in range(players)}) == 1
+
+
+def test_gauntlet_challenger_must_be_a_bot():
+    with pytest.raises(ValueError, match="'zed' is not a bot"):
+        make_schedule(["a", "b", "c"], 3, 1, 0, ["zed"])
