@@ -32,9 +32,12 @@ JOIN_TIMEOUT_S = 10.0
 """How long a new stream may wait before sending its join."""
 WRITE_TIMEOUT_S = 60.0
 """A message the bot does not take within this long ends its stream (a drop)."""
-MAX_RECEIVE_BYTES = 1024 * 1024
-"""Transport limit; the referee's own limit (MAX_MESSAGE_BYTES) is checked below it, so a
-bot's oversized message is recorded as its protocol error."""
+MAX_RECEIVE_BYTES = 4 * 1024 * 1024
+"""Transport limit, bytes (gRPC's default). The referee's own limit (MAX_MESSAGE_BYTES,
+64 KiB) is checked below it, so a bot's oversized message is recorded as its protocol
+error. A message over this limit never reaches the referee: gRPC cuts the stream, and on
+this side that cannot be told from a dropped stream (grpc.aio's request iterator just
+ends), so it is recorded as one."""
 
 _CODES = {name: getattr(grpc.StatusCode, name) for name in (
     "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND", "INVALID_ARGUMENT",

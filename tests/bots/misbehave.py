@@ -6,7 +6,11 @@ It speaks raw bytes on the stream, so it can send what no well-behaved stub woul
 Until its mode's moment comes it plays the first legal action.
 
 Modes: hang, crash, illegal, out_of_turn, garbage, oversized, wrong_token, wrong_id,
-double_stream, reconnect, slow (1.5 s per decision, eats the bank), nojoin.
+double_stream, reconnect, slow (1.5 s per decision, eats the bank), nojoin,
+huge (a 2 MiB message, over the transport limit, on its second turn; the stream
+breaks and it exits 1), escape (first double-forks a sleeper into a new session with setsid,
+prints "ESCAPED <pid>" to stderr, then plays), flood (first writes FLOOD_MIB MiB, default
+50, to stderr, then plays, then prints "FLOOD last line 1..3").
 """
 
 from __future__ import annotations
@@ -63,9 +67,34 @@ class Stream:
         self.out.put(None)
 
 
+def escape() -> None:
+    """Leave a sleeper behind in a session (and process group) of its own."""
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            print(f"ESCAPED {os.getpid()}", file=sys.stderr, flush=True)
+            while True:
+                time.sleep(60)
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def flood() -> None:
+    line = b"x" * 1023 + b"\n"
+    chunk = line * 1024  # 1 MiB
+    for _ in range(int(os.environ.get("FLOOD_MIB", "50"))):
+        sys.stderr.buffer.write(chunk)
+    sys.stderr.buffer.flush()
+
+
 def main() -> int:
     if MODE == "nojoin":
         time.sleep(3600)
+    if MODE == "escape":
+        escape()
+    if MODE == "flood":
+        flood()
     channel = grpc.insecure_channel(ADDRESS)
     grpc.channel_ready_future(channel).result(timeout=10)
     s = Stream(channel, join("not-a-token" if MODE == "wrong_token" else TOKEN))
@@ -97,6 +126,9 @@ def main() -> int:
             if MODE == "oversized" and turns == 2:
                 s.send(b"\x0a" + b"\x80" * 3 + b"x" * (200 * 1024))
                 continue
+            if MODE == "huge" and turns == 2:
+                s.send(b"\x0a" + b"\x80" * 3 + b"x" * (2 * 1024 * 1024))
+                continue
             if MODE == "wrong_id":
                 s.send(reply(turn, rid=turn.request_id + 1000))
                 continue
@@ -108,6 +140,9 @@ def main() -> int:
                 time.sleep(0.3)
                 return reconnect_and_finish(channel)
             s.send(reply(turn))
+        if MODE == "flood":
+            for i in (1, 2, 3):
+                print(f"FLOOD last line {i}", file=sys.stderr, flush=True)
     except grpc.RpcError as e:
         print(f"stream ended: {e.code().name}: {e.details()}", file=sys.stderr)
         if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION):

@@ -64,12 +64,22 @@ def assert_forfeit(match, record, reason: str) -> None:
     ("out_of_turn", "protocol_error"),
     ("garbage", "protocol_error"),
     ("oversized", "protocol_error"),
+    ("huge", "protocol_error"),
     ("wrong_id", "protocol_error"),
     ("wrong_token", "protocol_error"),
 ])
 def test_fault_forfeits_with_its_reason(tmp_path, mode, reason):
     match, record = play_beside_clean_game(tmp_path, mode)
     assert_forfeit(match, record, reason)
+
+
+def test_a_2_mib_message_is_a_protocol_error_not_a_dropped_stream(tmp_path):
+    # over the referee's 64 KiB, under gRPC's 4 MiB: it reaches the referee, which names it
+    match, record = play_beside_clean_game(tmp_path, "huge")
+    assert_forfeit(match, record, "protocol_error")
+    detail = record["result"]["forfeit"]["detail"]
+    assert f"{2 * 1024 * 1024 + 4} bytes" in detail and "65536" in detail
+    assert [f["reason"] for f in record["faults"]] == ["protocol_error"]
 
 
 def test_illegal_actions_are_rejected_then_forfeit(tmp_path):
@@ -101,7 +111,11 @@ def test_second_stream_on_a_seat_is_refused_and_recorded(tmp_path):
 
 
 def test_reconnect_within_grace_gets_the_turn_again(tmp_path):
-    match, record = play_beside_clean_game(tmp_path, "reconnect")
+    # The turn's clock runs on while the bot is away (0.3 s, then a new channel and join):
+    # a bank of 5 s, so that a busy machine does not turn the reconnect into a timeout.
+    tc = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=5000, reconnect_ms=3000,
+                     illegal_retries=2)
+    match, record = play_beside_clean_game(tmp_path, "reconnect", tc)
     assert match.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON)
     assert record["faults"] == []
     assert "resumed=True" in record["logs"][str(BAD_SEAT)]

@@ -1,19 +1,24 @@
-"""The local runner kills a bot's whole process group after the game: a child the bot
-forked (and left behind when it exited) does not outlive the game."""
+"""The local runner contains a bot: after the game it kills the bot's whole process group
+(a child the bot forked and left behind does not outlive the game) and every process that
+still carries the bot's MOON_BOT_INSTANCE (one that left the group with setsid does not
+either), and a bot that floods stderr gets a capped log that keeps the end."""
 
 from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 import uuid
 from pathlib import Path
 
-from e2e_support import ROOT, example, with_referee
+from e2e_support import ROOT, example, misbehaving, with_referee
+from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
 
-from arena.bots import BotSpec
+from arena.bots import LOG_MAX_BYTES, LOG_TAIL_BYTES, BotSpec
 from arena.game import play_game
+from arena.records import load_record
 
 SANDBOX_BOTS = ROOT / "tests" / "sandbox" / "bots"
 
@@ -60,3 +65,59 @@ def test_grandchild_is_killed_with_the_group(tmp_path):
     leftovers = [int(p) for p in os.listdir("/proc") if p.isdigit()
                  and marker.encode() in cmdline(int(p)) and alive(int(p))]
     assert leftovers == []
+
+
+def test_escaped_descendant_is_killed_by_its_instance_marker(tmp_path):
+    # the bot double-forks a sleeper into a session of its own (setsid), out of the
+    # process group the runner kills, then plays the game to the end
+    async def body(referee, ep):
+        return await play_game(referee, ep, [example("heuristic"), misbehaving("escape"),
+                                             example("heuristic")],
+                               Ruleset.preset("moon3"), preset="moon3", seed=4)
+
+    match = with_referee(tmp_path, body)
+    assert list(match.faults) == []
+    m = re.search(r"ESCAPED (\d+)", match.logs[1])
+    assert m, match.logs[1]
+    sleeper = int(m.group(1))
+    assert sleeper != os.getpid()
+    # the kill happened before play_game returned; allow the kernel a moment to finish it
+    deadline = time.monotonic() + 5
+    while alive(sleeper) and b"misbehave.py" in cmdline(sleeper) \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not (alive(sleeper) and b"misbehave.py" in cmdline(sleeper)), \
+        f"the bot's escaped sleeper {sleeper} outlived the game"
+
+
+def test_stderr_flood_is_capped_and_keeps_the_end(tmp_path):
+    # 50 MiB of stderr before joining, then a normal game, then three last lines
+    logs = tmp_path / "logs"
+
+    async def body(referee, ep):
+        return await play_game(referee, ep, [example("heuristic"), misbehaving("flood"),
+                                             example("heuristic")],
+                               Ruleset.preset("moon3"), preset="moon3", seed=5,
+                               log_dir=logs)
+
+    match = with_referee(tmp_path, body)
+    # logging alone is no fault: the game ends by the rules
+    assert match.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON)
+    assert list(match.faults) == []
+    log_file = logs / f"{match.match_id}.seat1.log"
+    size = log_file.stat().st_size
+    assert LOG_MAX_BYTES <= size <= LOG_MAX_BYTES + LOG_TAIL_BYTES + 200, size
+    data = log_file.read_bytes()
+    m = re.search(rb"\n\[\.\.\. (\d+) bytes of stderr dropped \.\.\.\]\n", data)
+    assert m, data[LOG_MAX_BYTES:LOG_MAX_BYTES + 300]
+    written = 50 * 1024 * 1024 + sum(len(f"FLOOD last line {i}\n") for i in (1, 2, 3))
+    assert int(m.group(1)) == written - LOG_MAX_BYTES - (len(data) - m.end())
+    assert data.startswith(b"x" * 1023 + b"\n")
+    # the record keeps the end of what the bot wrote
+    tail = load_record(Path(match.record_path))["logs"]["1"]
+    assert tail == match.logs[1]
+    assert tail.endswith("FLOOD last line 1\nFLOOD last line 2\nFLOOD last line 3\n"), \
+        tail[-200:]
+    assert len(tail.encode()) <= LOG_TAIL_BYTES + 10
+    # the stderr drains were joined: no thread is left behind
+    assert [t.name for t in threading.enumerate() if t.name.startswith("moon-log-")] == []

@@ -179,3 +179,18 @@ def test_docker_bot_build_command_is_not_run_on_the_host(tmp_path):
     with pytest.raises(BuildError, match="unsandboxed"):
         build(bot)
     assert not marker.exists()
+
+
+def test_bot_toml_refuses_unknown_keys(tmp_path):
+    from arena.bots import MANIFEST_KEYS, load_bot
+
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "b"\nrun = "{python} bot.py"\nimgae = "x"\n')
+    with pytest.raises(ConfigError) as e:
+        load_bot(folder)
+    assert f"{folder / 'bot.toml'}: unknown key 'imgae' (did you mean 'image'?)" in str(e.value)
+    # every key the Docker runner reads is a known key
+    assert set(sd.MANIFEST_KEYS) <= MANIFEST_KEYS
+    (folder / "bot.toml").write_text('name = "b"\nrun = "{python} bot.py"\nimage = "x"\n')
+    assert load_bot(folder).extra == {"image": "x"}
