@@ -65,14 +65,19 @@ def _live_table(live: LiveRatings) -> Table:
 @click.option("--concurrency", "-j", type=int, default=None, help="Games at once.")
 @click.option("--seed", type=int, default=None, help="Master seed of the boards.")
 @click.option("--preset", default=None, help="Ruleset preset (moon3, moon4, ...).")
+@click.option("--check/--no-check", default=None,
+              help="Check each bot first with one hand against itself; a bot that forfeits "
+                   "it is left out (default: on).")
+@click.option("--max-forfeits", type=int, default=None, metavar="N",
+              help="Drop a bot once it has forfeited N games (default 0: never).")
 @click.option("--gauntlet", "gauntlet", multiple=True, metavar="BOT",
               help="A challenger (repeatable): play only the games with a challenger in "
                    "them, against the rest as a pool.")
 @click.option("--bootstrap", type=int, default=200, show_default=True,
               help="Bootstrap resamples for the rating intervals.")
 def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: int | None,
-        concurrency: int | None, seed: int | None, preset: str | None,
-        gauntlet: tuple[str, ...], bootstrap: int) -> None:
+        concurrency: int | None, seed: int | None, preset: str | None, check: bool | None,
+        max_forfeits: int | None, gauntlet: tuple[str, ...], bootstrap: int) -> None:
     """Play a ladder (resuming RESULTS if it exists) and print the leaderboard.
 
     \b
@@ -81,7 +86,8 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
               moon ladder run ladders/demo.toml --gauntlet random --results runs/g.sqlite
     """
     cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
-                               "preset": preset, "gauntlet": list(gauntlet) or None})
+                               "preset": preset, "gauntlet": list(gauntlet) or None,
+                               "check": check, "max_forfeits": max_forfeits})
     if results is None:
         results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
     console = Console()
@@ -122,6 +128,11 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     console.print()
     if summary.voided:
         console.print(f"{summary.voided} game(s) voided by infrastructure faults and replayed")
+    for name, why in summary.dropped_bots.items():
+        console.print(f"[red]dropped[/] {name}: {why}")
+    if summary.skipped_games:
+        console.print(f"{summary.skipped_games} game(s) with a dropped bot not played; run "
+                      "again (after fixing it, or with a higher --max-forfeits) to play them")
     print_report(console, build_report(store, bootstrap=bootstrap))
     console.print(f"results: {results}")
     store.close()

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 from ..timecontrol import ConfigError, TimeControl
 
 LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results",
-               "gauntlet"}
+               "gauntlet", "check", "max_forfeits"}
 BOT_KEYS = {"path", "runner", "name"}
 
 
@@ -59,6 +59,10 @@ class LadderConfig:
     """Limits of the bots run with ``runner = "docker"`` (the ``[sandbox]`` table)."""
     source: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    check: bool = True
+    """Play each bot's admission check (one hand against itself) before the ladder."""
+    max_forfeits: int = 0
+    """Drop a bot once it has forfeited this many games (0: never)."""
     gauntlet: tuple[str, ...] = ()
     """Names of the challengers: only games with one of them are played (empty: every
     group, a round robin). Not part of :meth:`identity`: a gauntlet's games are games of
@@ -146,6 +150,11 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     boards = need_int("boards", 4, 1, 100_000)
     seed = need_int("seed", 1, 0, 2**63 - 1)
     concurrency = need_int("concurrency", 1, 1, 64)
+    max_forfeits = need_int("max_forfeits", 0, 0, 1_000_000)
+    check = lad.get("check", True)
+    if not isinstance(check, bool):
+        raise ConfigError(f"{_where(path, text, 'ladder', 'check')}: check = {check!r}: must be "
+                          "true or false")
     preset = lad.get("preset", "moon3")
     options = lad.get("options", {})
     if not isinstance(options, dict):
@@ -216,4 +225,5 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         seed=seed, concurrency=concurrency, time_control=tc, bots=tuple(bots),
         results=(path.parent / results) if isinstance(results, str) else None,
         docker_limits=docker_limits,
-        source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)))
+        source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)), check=check,
+        max_forfeits=max_forfeits)

@@ -134,6 +134,8 @@ def print_report(console: Console, rep: LadderReport) -> None:
                    f"{100 * s.wins / s.games:.0f}%" if s.games else "-",
                    f"{s.points_per_hand:+.2f}")
     console.print(lb)
+    for name, why in (rep.meta.get("left_out") or {}).items():
+        console.print(f"[red]left out[/] of the last run: {name}: {why}")
     order = [r.bot for r in rep.ratings]
     ct = Table(title="head to head: row finished ahead of column (ties ½), games")
     ct.add_column("")

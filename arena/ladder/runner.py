@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import json
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +16,8 @@ from pathlib import Path
 from moon.v1 import game_pb2 as pb
 
 from .. import sandbox
-from ..game import play_game, serving
+from ..bots import BotSpec
+from ..game import Endpoint, play_game, serving
 from ..referee import FAULT_NAMES, TERMINATION_NAMES, Match, Referee
 from ..timecontrol import ConfigError
 from .config import LadderConfig
@@ -36,7 +39,13 @@ class RunSummary:
     played: int = 0
     voided: int = 0
     skipped_bots: dict[str, str] = field(default_factory=dict)
-    """Bots left out (build failed), with the reason."""
+    """Bots left out before the first game (build failed, or failed the admission
+    check), with the reason."""
+    dropped_bots: dict[str, str] = field(default_factory=dict)
+    """Bots left out during the run (``max_forfeits`` reached), with the reason; their
+    games not yet played were skipped."""
+    skipped_games: int = 0
+    """Scheduled games not played because a bot in them was dropped."""
 
 
 def records_dir(results: Path) -> Path:
@@ -112,12 +121,62 @@ def build_all(cfg: LadderConfig, log_dir: Path) -> dict[str, str]:
     return failed
 
 
+async def check_bot(referee: Referee, ep: Endpoint, spec: BotSpec, cfg: LadderConfig
+                    ) -> str | None:
+    """The admission check of one bot (in the manner of Kaggle's validation episode): it
+    plays one hand against itself, in every seat, under the ladder's rules (except that
+    the dealer may not pass the hand out, ``all_pass=force_dealer``, so that a bot that
+    always passes still bids, takes the widow, names trumps and plays), time control and
+    runner; a forfeit fails it. Returns why it failed, or None.
+
+    The check stops after that first hand, so a slow bot is checked in one hand's time,
+    not a game's. A failure of the runner itself is not the bot's: it passes (logged)."""
+
+    def on_start(match: Match) -> None:
+        async def stop_after_a_hand() -> None:
+            while not match.done.is_set():
+                if match.state.hand_records:
+                    match.stop(pb.TERMINATION_CANCELLED, "admission check: hand played")
+                    return
+                await asyncio.sleep(0.02)
+
+        watchers.add(asyncio.get_running_loop().create_task(stop_after_a_hand()))
+
+    watchers: set[asyncio.Task[None]] = set()
+    match_id = "check-" + re.sub(r"[^A-Za-z0-9_-]", "_", spec.name)
+    try:
+        ruleset = dataclasses.replace(cfg.ruleset, all_pass="force_dealer")
+        match = await play_game(referee, ep, [spec] * ruleset.players, ruleset,
+                                preset="", seed=cfg.seed, tc=cfg.time_control,
+                                docker_limits=cfg.docker_limits, match_id=match_id,
+                                on_start=on_start)
+    except Exception:  # the runner's fault, never the bot's
+        log.exception("admission check of %s: infrastructure failure", spec.name)
+        return None
+    finally:
+        for w in watchers:
+            w.cancel()
+    res = match.result
+    if res is None or res.termination != pb.TERMINATION_FORFEIT:
+        return None
+    f = res.forfeit
+    return (f"failed its admission check (one hand against itself): seat {f.seat} "
+            f"{FAULT_NAMES.get(f.reason, 'unknown')}"
+            + (f": {f.detail}" if f.detail else "") + f"; record {match.record_path}")
+
+
 async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
                      on_game: Callable[[GameRow], None] | None = None,
                      on_plan: Callable[[RunSummary], None] | None = None) -> RunSummary:
     """Play every scheduled game that ``store`` does not hold yet, ``cfg.concurrency``
     at a time, each bot in a fresh process per game. Games voided by an infrastructure
-    fault (termination ``aborted``) are noted and replayed, never rated."""
+    fault (termination ``aborted``) are noted and replayed, never rated.
+
+    Before the first game every bot is built (:func:`build_all`) and, with ``cfg.check``,
+    checked (:func:`check_bot`); a bot that fails either is left out of this run. With
+    ``cfg.max_forfeits``, a bot is dropped once it has forfeited that many games of this
+    results file, and its games not yet started are skipped (not voided: a later run
+    plays them, for example after the bot is fixed)."""
     schedule = make_schedule([b.name for b in cfg.bots], cfg.ruleset.players, cfg.boards,
                              cfg.seed, cfg.gauntlet)
     done = store.done_ids()
@@ -127,17 +186,38 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
     if any(b.runner == "docker" for b in cfg.bots):
         sandbox.cleanup_stale()  # containers a crashed earlier run left behind
     summary.skipped_bots = build_all(cfg, rec_dir / "logs")
-    todo = [g for g in schedule if g.game_id not in done
-            and not set(g.seats) & set(summary.skipped_bots)]
-    if on_plan is not None:
-        on_plan(summary)
     specs = {b.name: b for b in cfg.bots}
     referee = Referee(record_dir=rec_dir)
     sem = asyncio.Semaphore(cfg.concurrency)
+    forfeits = store.forfeits_by_bot()
 
     async with serving(referee, tcp=None, match_service=False) as ep:
+        if cfg.check:
+            async def check(b: BotSpec) -> None:
+                async with sem:
+                    why = await check_bot(referee, ep, b, cfg)
+                if why:
+                    summary.skipped_bots[b.name] = why
+
+            await asyncio.gather(*(check(b) for b in cfg.bots
+                                   if b.name not in summary.skipped_bots
+                                   and any(b.name in g.seats for g in schedule
+                                           if g.game_id not in done)))
+        if cfg.max_forfeits:
+            for name, n in forfeits.items():
+                if n >= cfg.max_forfeits and name not in summary.skipped_bots:
+                    summary.skipped_bots[name] = (f"has forfeited {n} games of this ladder "
+                                                  f"(max_forfeits = {cfg.max_forfeits})")
+        todo = [g for g in schedule if g.game_id not in done
+                and not set(g.seats) & set(summary.skipped_bots)]
+        if on_plan is not None:
+            on_plan(summary)
+
         async def one(g: ScheduledGame) -> None:
             async with sem:
+                if set(g.seats) & set(summary.dropped_bots):
+                    summary.skipped_games += 1
+                    return
                 for attempt in range(VOID_RETRIES + 1):
                     t0 = time.monotonic()
                     try:
@@ -163,9 +243,20 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
                     row, game, seats, hands, faults = _row(g, match, wall_ms)
                     store.add_game(game, seats, hands, faults)
                     summary.played += 1
+                    for f in faults:
+                        if not f["forfeit"]:
+                            continue
+                        bot = str(f["bot"])
+                        forfeits[bot] = forfeits.get(bot, 0) + 1
+                        if cfg.max_forfeits and forfeits[bot] >= cfg.max_forfeits:
+                            summary.dropped_bots.setdefault(
+                                bot, f"dropped after {forfeits[bot]} forfeits "
+                                     f"(max_forfeits = {cfg.max_forfeits}); last: "
+                                     f"{f['reason']} in game {g.game_id}")
                     if on_game is not None:
                         on_game(row)
                     return
 
         await asyncio.gather(*(one(g) for g in todo))
+    store.set_meta("left_out", {**summary.skipped_bots, **summary.dropped_bots})
     return summary

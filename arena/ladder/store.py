@@ -135,6 +135,11 @@ class ResultsStore:
         with self.tx() as c:
             c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
 
+    def forfeits_by_bot(self) -> dict[str, int]:
+        """How many recorded games each bot forfeited."""
+        return dict(self.db.execute(
+            "SELECT bot, COUNT(DISTINCT game_id) FROM faults WHERE forfeit = 1 GROUP BY bot"))
+
     def done_ids(self) -> set[str]:
         """Ids of the games already recorded."""
         return {r[0] for r in self.db.execute("SELECT id FROM games")}

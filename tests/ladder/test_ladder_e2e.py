@@ -168,6 +168,61 @@ def test_gauntlet_then_widened_to_the_round_robin(tmp_path):
     assert sorted(new_seats) == ["heuristic", "random", "random-b"]
 
 
+def crasher_bot(tmp_path: Path) -> Path:
+    """A bot that crashes at its first play (tests/bots/misbehave.py, mode crash)."""
+    folder = tmp_path / "crasher"
+    folder.mkdir()
+    script = ROOT / "tests" / "bots" / "misbehave.py"
+    (folder / "bot.toml").write_text(f'name = "crasher"\nrun = "{{python}} {script} crash"\n')
+    return folder
+
+
+def test_a_bot_that_fails_its_admission_check_is_left_out(tmp_path):
+    crasher = crasher_bot(tmp_path)
+    res = tmp_path / "r.sqlite"
+    pool = [str(ROOT / "example_bots" / b) for b in ("heuristic", "random", "weak")]
+    out = moon("ladder", "run", *(a for b in pool for a in ("--bot", b)), "--bot", str(crasher),
+               "--boards", "1", "--results", str(res), "--bootstrap", "10")
+    assert out.returncode == 0, out.stderr
+    # it crashes at its first play, which its check reaches although it always passes
+    # (the check's dealer may not pass the hand out)
+    assert "left out crasher: failed its admission check" in out.stdout
+    assert "crash" in out.stdout.split("left out crasher", 1)[1].splitlines()[0]
+    db = sqlite3.connect(res)
+    bots = {b for (b,) in db.execute("SELECT DISTINCT bot FROM seats")}
+    # the others play the games without it: the one triple (h, r, w), in its 6 seatings
+    assert bots == {"heuristic", "random", "weak"}
+    assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 6
+    assert db.execute("SELECT COUNT(*) FROM faults").fetchone()[0] == 0
+    shown = moon("ladder", "show", str(res), "--bootstrap", "10")
+    assert "left out of the last run: crasher" in shown.stdout
+
+
+def test_max_forfeits_drops_a_bot_and_skips_its_games(tmp_path):
+    crasher = crasher_bot(tmp_path)
+    res = tmp_path / "r.sqlite"
+    args = ["ladder", "run", "--bot", str(ROOT / "example_bots" / "heuristic"),
+            "--bot", str(ROOT / "example_bots" / "random"), "--bot", str(crasher),
+            "--boards", "2", "-j", "1", "--no-check", "--max-forfeits", "2",
+            "--results", str(res), "--bootstrap", "10"]
+    out = moon(*args)
+    assert out.returncode == 0, out.stderr
+    # one triple, 2 boards x 6 seatings = 12 games, every one with the crasher: it forfeits
+    # the first two, then the other 10 are skipped
+    db = sqlite3.connect(res)
+    assert db.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 2
+    assert db.execute("SELECT COUNT(*) FROM faults WHERE forfeit = 1 AND bot = 'crasher'"
+                      ).fetchone()[0] == 2
+    assert "dropped crasher: dropped after 2 forfeits" in out.stdout
+    assert "10 game(s) with a dropped bot not played" in out.stdout
+    db.close()
+    # the next run leaves it out from the start: nothing to play
+    out = moon(*args)
+    assert out.returncode == 0, out.stderr
+    assert "left out crasher: has forfeited 2 games of this ladder" in out.stdout
+    assert sqlite3.connect(res).execute("SELECT COUNT(*) FROM games").fetchone()[0] == 2
+
+
 def test_a_ladder_mixing_python_node_go_and_stdio_bots(tmp_path):
     # One board of 4-player Moon among four languages: every 4-set in all 3 pairings, each
     # at two tables with the partnerships swapped = 6 games, all ending by the rules.
