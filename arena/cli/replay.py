@@ -1,4 +1,4 @@
-"""`moon replay show|verify FILE`: read game records."""
+"""`moon replay show|verify|html FILE`: read game records."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import click
 from rich.console import Console
 
 from ..records import RecordError, load_record, verify_record
+from ..replay_html import render_html
 from ..report import print_game
 
 
 @click.group()
 def replay() -> None:
-    """Show or verify game records."""
+    """Show, verify or export game records."""
 
 
 def _load(path: Path) -> dict[str, object]:
@@ -56,3 +57,26 @@ def verify(files: tuple[Path, ...]) -> None:
     if bad:
         raise click.ClickException(f"{bad} of {len(files)} record(s) disagree with the engine "
                                    "or cannot be read")
+
+
+@replay.command()
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file to write [default: the record's path with .html].")
+@click.option("--logs", is_flag=True, help="Include the bots' logs (escaped, in <pre>).")
+def html(file: Path, output: Path | None, logs: bool) -> None:
+    """Write a record as one self-contained HTML page that steps through the game hand by
+    hand and trick by trick (no network, no external files)."""
+    out = output or file.with_suffix(".html")
+    if out.resolve() == file.resolve():
+        raise click.ClickException(f"{out} is the record itself: give another -o/--output")
+    try:
+        page = render_html(_load(file), logs=logs)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise click.ClickException(f"{file}: the record has a missing or malformed field "
+                                   f"({type(e).__name__}: {e})") from None
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as e:
+        raise click.ClickException(f"cannot write {out}: {e.strerror}") from None
+    click.echo(f"wrote {out}")
