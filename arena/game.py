@@ -123,8 +123,9 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
                     continue
                 seen[seat] = True
                 match.note_exit(seat, rc, exit_detail(p))
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(match.done.wait(), 0.05)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.05):
+                    await match.done.wait()
     finally:
         # bots exit by themselves at game end; give them a moment, then kill what's left
         for _ in range(20):

@@ -97,9 +97,11 @@ class Status(enum.IntEnum):
 class SeatLink:
     """One live stream holding a seat: the servicer drains :attr:`outbox` to the wire."""
 
-    def __init__(self) -> None:
+    def __init__(self, quiet: bool = False) -> None:
         self.outbox: asyncio.Queue[bpb.PlayResponse | None] = asyncio.Queue()
         self.closed = False
+        self.quiet = quiet
+        """The bot asked for no public events (``Join.quiet``) but the game's end."""
 
     def send(self, msg: bpb.PlayResponse) -> None:
         """Queue a message for the bot (dropped if the link is closed)."""
@@ -190,7 +192,7 @@ class Match:
             raise Refusal("FAILED_PRECONDITION",
                           f"seat {seat} of match {self.match_id} is already held by a live "
                           "stream; one stream per seat")
-        link = SeatLink()
+        link = SeatLink(quiet=join.quiet)
         resumed = self.joined[seat]
         self.links[seat] = link
         self.joined[seat] = True
@@ -200,7 +202,7 @@ class Match:
             match_id=self.match_id, seat=seat, ruleset=ruleset_to_pb(self.ruleset, self.preset),
             time_control=self.tc.to_pb(), protocol_version=PROTOCOL_VERSION,
             seat_names=[name for name, _ in self.seats], resumed=resumed)))
-        if resumed:
+        if resumed and not link.quiet:
             for ev in self.events:
                 link.send(bpb.PlayResponse(event=ev))
         self.inbox.put_nowait(_Item("join", seat, link))
@@ -238,8 +240,9 @@ class Match:
         ev = pb.Event(sequence=len(self.events) + 1, **kind)
         self.events.append(ev)
         msg = bpb.PlayResponse(event=ev)
+        ending = "game_ended" in kind
         for link in self.links:
-            if link is not None:
+            if link is not None and (ending or not link.quiet):
                 link.send(msg)
         for q in self.watchers:
             q.put_nowait(ev)
@@ -333,11 +336,14 @@ class Match:
             cb(self)
 
     async def _next(self, deadline: float) -> _Item | None:
+        if not self.inbox.empty():  # no waiting, no timer: the common case under load
+            return self.inbox.get_nowait()
         timeout = deadline - time.monotonic()
         if timeout <= 0:
             return None
         try:
-            return await asyncio.wait_for(self.inbox.get(), timeout)
+            async with asyncio.timeout(timeout):  # a timer, not a task per wait (wait_for)
+                return await self.inbox.get()
         except TimeoutError:
             return None
 

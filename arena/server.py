@@ -101,7 +101,8 @@ class BotServicer:
         try:
             while (msg := await link.outbox.get()) is not None:
                 # a bot that never reads must not pin this handler (and its reader) forever
-                await asyncio.wait_for(context.write(msg), WRITE_TIMEOUT_S)
+                async with asyncio.timeout(WRITE_TIMEOUT_S):  # a timer, not a task per write
+                    await context.write(msg)
         except TimeoutError:
             pass
         finally:

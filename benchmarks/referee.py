@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import platform
 import queue
@@ -300,8 +301,9 @@ def game_shape(preset: str, seed: int) -> GameShape:
 
 
 async def run_matches(tcp: bool, k: int, preset: str, seed: int, profile: str | None = None,
-                      shape: GameShape | None = None) -> list[Span]:
-    """K concurrent games of ``seed`` between trivial bots on one referee server. With
+                      shape: GameShape | None = None, events: bool = True) -> list[Span]:
+    """K concurrent games of ``seed`` between trivial bots on one referee server; with
+    ``events``, the bots ask for every public event, else they join ``quiet``. With
     ``profile``, cProfile the play time into that file; with ``shape``, fill in its events."""
     from moon.v1 import bot_pb2 as bpb
     from moon_sdk.rules import PRESETS
@@ -311,6 +313,8 @@ async def run_matches(tcp: bool, k: int, preset: str, seed: int, profile: str | 
     from arena.referee import Match, Referee
 
     bot = load_bot(TRIVIAL)
+    if events:
+        bot = dataclasses.replace(bot, run=bot.run + " --events")
     ruleset = PRESETS[preset]
     referee = Referee(record_dir=None)
     spans = [Span() for _ in range(k)]
@@ -375,10 +379,11 @@ async def main_async(args: argparse.Namespace) -> None:
           f"ActionReply {shape.reply_size} B")
     print(f"K: concurrent matches (bare runs: as many clients, or client groups); "
           f"best of {args.games} runs each\n")
-    head = (f"{'':12}|{'referee (whole games)':^30}|{'bare ping-pong':^27}|"
-            f"{'bare, same messages':^21}|")
-    cols = (f"{'transport':<9} {'K':>2}|{'decisions/s':>12}{'µs/decision':>12}{'CPU µs':>7} |"
-            f"{'µs/round trip':>14}{'CPU µs':>7}{'ratio':>6}|"
+    head = (f"{'':12}|{'referee, every event':^25}|{'referee, quiet seats':^25}|"
+            f"{'bare ping-pong':^21}|{'bare, same messages':^25}|")
+    cols = (f"{'transport':<9} {'K':>2}|{'µs/decision':>12}{'CPU µs':>7}{'ratio':>6}|"
+            f"{'µs/decision':>12}{'CPU µs':>7}{'ratio':>6}|"
+            f"{'µs/round trip':>14}{'CPU µs':>7}|"
             f"{'µs/decision':>12}{'CPU µs':>7}{'ratio':>6}|"
             f"{'bot start-up':>13}")
     print(head)
@@ -390,6 +395,7 @@ async def main_async(args: argparse.Namespace) -> None:
             tcp = transport == "tcp"
             for k in ks:
                 game: list[tuple[float, float]] = []
+                quiet: list[tuple[float, float]] = []
                 ping: list[tuple[float, float]] = []
                 same: list[tuple[float, float]] = []
                 startups: list[float] = []
@@ -404,18 +410,24 @@ async def main_async(args: argparse.Namespace) -> None:
                     spans = await run_matches(tcp, k, args.preset, args.seed)
                     game.append(per_item(spans))
                     startups += [s.first - s.spawned for s in spans]
+                    quiet.append(per_item(await run_matches(tcp, k, args.preset, args.seed,
+                                                            events=False)))
                 g, gc = min(w for w, _ in game), min(c for _, c in game)
+                q, qc = min(w for w, _ in quiet), min(c for _, c in quiet)
                 p, pc = min(w for w, _ in ping), min(c for _, c in ping)
                 s, sc = min(w for w, _ in same), min(c for _, c in same)
-                print(f"{transport:<9} {k:>2}|{1 / g:12.0f}{g * 1e6:12.0f}{gc * 1e6:7.0f} |"
-                      f"{p * 1e6:14.0f}{pc * 1e6:7.0f}{g / p:6.2f}|"
+                print(f"{transport:<9} {k:>2}|{g * 1e6:12.0f}{gc * 1e6:7.0f}{g / p:6.2f}|"
+                      f"{q * 1e6:12.0f}{qc * 1e6:7.0f}{q / p:6.2f}|"
+                      f"{p * 1e6:14.0f}{pc * 1e6:7.0f}|"
                       f"{s * 1e6:12.0f}{sc * 1e6:7.0f}{g / s:6.2f}|"
                       f"{statistics.median(startups) * 1000:10.0f} ms", flush=True)
     finally:
         tmp.cleanup()
-    print("\nratio: the referee's µs/decision over the bare figure beside it; CPU µs: this "
-          "(the server's)\nprocess's CPU time per decision or round trip; bot start-up: "
-          "median time from\nplay_game to every seat joined, not in any other figure.")
+    print("\nratio: the referee's µs/decision over the bare ping-pong's (for the bare same-"
+          "messages run:\nthe every-event referee's over it); quiet seats: the bots join "
+          "with Join.quiet, so a\ndecision is a turn and its answer; CPU µs: this (the "
+          "server's) process's CPU time\nper decision or round trip; bot start-up: median "
+          "time from play_game to every seat\njoined, not in any other figure.")
 
 
 def main() -> None:
@@ -431,8 +443,8 @@ def main() -> None:
     ap.add_argument("--transport", default="unix,tcp", help="unix, tcp or unix,tcp (default)")
     ap.add_argument("--preset", default="moon3")
     ap.add_argument("--seed", type=int, default=3,
-                    help="the deal of every game (default 3: 312 decisions, 13 hands, with the "
-                         "engine of this writing)")
+                    help="the deal of every game (default 3; the table's first lines say how "
+                         "long its game is)")
     ap.add_argument("--rounds", type=int, default=0,
                     help="round trips per ping-pong client (default: the game's decisions)")
     ap.add_argument("--quick", action="store_true",

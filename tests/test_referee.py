@@ -135,3 +135,40 @@ def test_an_illegal_actions_reason_goes_to_its_seat_only():
               and x.event.WhichOneof("kind") == "fault"]
     assert len(public) == 1 and "minimum" not in public[0].detail
     assert "minimum bid" in faults[0].detail  # the record keeps it
+
+
+def test_a_quiet_seat_gets_no_events_even_when_it_reconnects():
+    async def go():
+        ref = Referee(record_dir=None)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=2,
+                             tc=TimeControl(decision_ms=5000, reconnect_ms=5000))
+        links = [ref.join(bpb.Join(token=t, protocol_version=1, quiet=(i == 0)))[2]
+                 for i, t in enumerate(m.tokens)]
+        await asyncio.sleep(0.1)
+        seen: list[list[str]] = [[], [], []]
+        for _ in range(6):  # six decisions, each seat answering its turn
+            for s in range(3):
+                for x in drain(links[s].outbox):
+                    seen[s].append(x.WhichOneof("kind"))
+                    if x.WhichOneof("kind") == "turn":
+                        reply = bpb.PlayRequest(action=bpb.ActionReply(
+                            request_id=x.turn.request_id, action=x.turn.legal_actions[-1]))
+                        m.receive(s, links[s], reply.SerializeToString())
+            await asyncio.sleep(0.05)
+        for s in (1, 2):
+            seen[s] += [x.WhichOneof("kind") for x in drain(links[s].outbox)]
+        events = len(m.events)
+        m.detach(0, links[0])
+        again = ref.join(bpb.Join(token=m.tokens[0], protocol_version=1, quiet=True))[2]
+        await asyncio.sleep(0.1)
+        resumed = [x.WhichOneof("kind") for x in drain(again.outbox)]
+        m.stop(pb.TERMINATION_CANCELLED, "test over")
+        await m.done.wait()
+        return seen, resumed, events
+
+    seen, resumed, events = asyncio.run(go())
+    assert events > 3
+    assert set(seen[0]) <= {"welcome", "turn"} and "turn" in seen[0]
+    assert seen[1].count("event") == seen[2].count("event") == events  # the others hear all
+    # on its return, a welcome and its turn again: no replay of the events it missed
+    assert "event" not in resumed and resumed[0] == "welcome"

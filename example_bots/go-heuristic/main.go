@@ -61,8 +61,9 @@ func run() int {
 		fmt.Fprintf(os.Stderr, "cannot open the stream: %v\n", err)
 		return 1
 	}
+	// Quiet: every turn carries the whole observation, so no need for the public events.
 	join := &moonv1.Join{Token: token, ProtocolVersion: protocolVersion, BotName: name,
-		BotVersion: botVersion}
+		BotVersion: botVersion, Quiet: true}
 	if err := stream.Send(&moonv1.PlayRequest{Kind: &moonv1.PlayRequest_Join{Join: join}}); err != nil {
 		fmt.Fprintf(os.Stderr, "cannot join: %v\n", err)
 		return 1

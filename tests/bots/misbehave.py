@@ -7,8 +7,8 @@ Until its mode's moment comes it plays the first legal action.
 
 Modes: hang, crash, illegal, out_of_turn, garbage, oversized, wrong_token, wrong_id,
 double_stream, reconnect, slow (1.5 s per decision, eats the bank), nojoin,
-huge (a 2 MiB message, over the transport limit, on its second turn; the stream
-breaks and it exits 1), escape (first double-forks a sleeper into a new session with setsid,
+huge (a 2 MiB message on its second turn: over the referee's 64 KiB limit, under
+gRPC's 4 MiB), escape (first double-forks a sleeper into a new session with setsid,
 prints "ESCAPED <pid>" to stderr, then plays), flood (first writes FLOOD_MIB MiB, default
 50, to stderr, then plays, then prints "FLOOD last line 1..3").
 """

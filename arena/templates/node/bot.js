@@ -70,6 +70,8 @@ function play(client, token) {
       protocolVersion: PROTOCOL_VERSION,
       botName: process.env.MOON_BOT_NAME || BOT_NAME,
       botVersion: BOT_VERSION,
+      // every turn carries the whole observation: no need for the public events
+      quiet: true,
     },
   });
   call.on("data", (response) => {

@@ -49,6 +49,17 @@ class Bot:
     """Sent in the join, shown in records."""
     version = "0"
     """Sent in the join, shown in records."""
+    wants_events: bool | None = None
+    """Whether the referee should send the public events (:meth:`on_event`). ``None``
+    (default): only if this class overrides :meth:`on_event`; otherwise the bot joins
+    ``quiet`` and gets half the messages (every turn's observation holds everything
+    public anyway). :meth:`on_game_over` is called either way."""
+
+    def quiet(self) -> bool:
+        """Whether to join ``quiet`` (no public events): see :attr:`wants_events`."""
+        if self.wants_events is None:
+            return type(self).on_event is Bot.on_event
+        return not self.wants_events
 
     def act(self, obs: Observation) -> Action:
         """Choose an action for this turn.
@@ -129,7 +140,7 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
     outbox: queue.Queue[bpb.PlayRequest | None] = queue.Queue()
     outbox.put(bpb.PlayRequest(join=bpb.Join(
         token=token, protocol_version=PROTOCOL_VERSION, bot_name=bot.name,
-        bot_version=bot.version)))
+        bot_version=bot.version, quiet=bot.quiet())))
 
     def requests() -> Iterator[bpb.PlayRequest]:
         while (m := outbox.get()) is not None:

@@ -69,6 +69,15 @@ def tiles_to_pb(mask: TileSet) -> list[pb.Tile]:
     return [tile_to_pb(t) for t in reversed(tiles_of(mask))]
 
 
+_TILE_PB = tuple(tile_to_pb(t) for t in range(28))
+"""Every tile's message, built once. Shared: only ever copied into another message (a
+repeated or message field copies what it is given), never handed out or changed."""
+
+
+def _shared_tiles(mask: TileSet) -> list[pb.Tile]:
+    return [_TILE_PB[t] for t in reversed(tiles_of(mask))]
+
+
 def trump_to_pb(trump: Trump) -> pb.Trump:
     """Engine trump contract → ``Trump``."""
     if trump == DOUBLES:
@@ -217,6 +226,13 @@ def hand_summary_to_pb(h: HandSummary) -> pb.HandResult:
 
 
 @functools.lru_cache(maxsize=4096)
+def _trick_pb(t: Trick) -> pb.Trick:
+    # Every turn carries the hand's finished tricks: convert each once (shared, as below).
+    return pb.Trick(plays=[pb.SeatPlay(seat=s, tile=_TILE_PB[x]) for s, x in t.plays],
+                    winner=t.winner)
+
+
+@functools.lru_cache(maxsize=4096)
 def _hand_summary_pb(h: HandSummary) -> pb.HandResult:
     # Every turn carries all the finished hands of the game: convert each once. Shared: only
     # ever copied into an Observation, never handed out or changed.
@@ -227,17 +243,17 @@ def observation_to_pb(o: Observation, preset: str = "") -> pb.Observation:
     """An engine :class:`Observation` → ``Observation`` (nothing hidden is added)."""
     m = pb.Observation(
         seat=o.seat, ruleset=_ruleset_pb(o.ruleset, preset), phase=_PHASE[o.phase],
-        hand_number=o.hand_number, dealer=o.dealer, hand=tiles_to_pb(o.hand),
-        widow=tiles_to_pb(o.widow), bids=[pb.SeatBid(seat=s, value=v) for s, v in o.bids],
-        bid=o.bid, tricks=[trick_to_pb(t) for t in o.tricks],
-        trick=[pb.SeatPlay(seat=s, tile=tile_to_pb(x)) for s, x in o.trick],
+        hand_number=o.hand_number, dealer=o.dealer, hand=_shared_tiles(o.hand),
+        widow=_shared_tiles(o.widow), bids=[pb.SeatBid(seat=s, value=v) for s, v in o.bids],
+        bid=o.bid, tricks=[_trick_pb(t) for t in o.tricks],
+        trick=[pb.SeatPlay(seat=s, tile=_TILE_PB[x]) for s, x in o.trick],
         tricks_taken=list(o.tricks_taken), scores=list(o.scores),
         hands=[_hand_summary_pb(h) for h in o.hands],
     )
     if o.current_player >= 0:
         m.current_seat = o.current_player
     if o.discard >= 0:
-        m.discard.CopyFrom(tile_to_pb(o.discard))
+        m.discard.CopyFrom(_TILE_PB[o.discard])
     if o.bidder >= 0:
         m.bidder = o.bidder
     if o.trump >= 0:

@@ -121,7 +121,12 @@ type Join struct {
 	// The bot's name, for logs and records.
 	BotName string `protobuf:"bytes,3,opt,name=bot_name,json=botName,proto3" json:"bot_name,omitempty"`
 	// The bot's version, for logs and records.
-	BotVersion    string `protobuf:"bytes,4,opt,name=bot_version,json=botVersion,proto3" json:"bot_version,omitempty"`
+	BotVersion string `protobuf:"bytes,4,opt,name=bot_version,json=botVersion,proto3" json:"bot_version,omitempty"`
+	// Leave out the public events: the referee then sends this seat its Welcome, its Turns,
+	// its Rejected answers and the GameEnded event only. Every Turn's observation already
+	// holds everything public, so a bot that does not follow the game between its turns
+	// loses nothing and halves the messages of a game. Default false: every event.
+	Quiet         bool `protobuf:"varint,5,opt,name=quiet,proto3" json:"quiet,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -182,6 +187,13 @@ func (x *Join) GetBotVersion() string {
 		return x.BotVersion
 	}
 	return ""
+}
+
+func (x *Join) GetQuiet() bool {
+	if x != nil {
+		return x.Quiet
+	}
+	return false
 }
 
 // The answer to a Turn.
@@ -614,13 +626,14 @@ const file_moon_v1_bot_proto_rawDesc = "" +
 	"\vPlayRequest\x12#\n" +
 	"\x04join\x18\x01 \x01(\v2\r.moon.v1.JoinH\x00R\x04join\x12.\n" +
 	"\x06action\x18\x02 \x01(\v2\x14.moon.v1.ActionReplyH\x00R\x06actionB\x06\n" +
-	"\x04kind\"\x83\x01\n" +
+	"\x04kind\"\x99\x01\n" +
 	"\x04Join\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12)\n" +
 	"\x10protocol_version\x18\x02 \x01(\rR\x0fprotocolVersion\x12\x19\n" +
 	"\bbot_name\x18\x03 \x01(\tR\abotName\x12\x1f\n" +
 	"\vbot_version\x18\x04 \x01(\tR\n" +
-	"botVersion\"U\n" +
+	"botVersion\x12\x14\n" +
+	"\x05quiet\x18\x05 \x01(\bR\x05quiet\"U\n" +
 	"\vActionReply\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\x04R\trequestId\x12'\n" +

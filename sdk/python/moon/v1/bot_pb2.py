@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from moon.v1 import game_pb2 as moon_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11moon/v1/bot.proto\x12\x07moon.v1\x1a\x12moon/v1/game.proto\"\\\n\x0bPlayRequest\x12\x1d\n\x04join\x18\x01 \x01(\x0b\x32\r.moon.v1.JoinH\x00\x12&\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.moon.v1.ActionReplyH\x00\x42\x06\n\x04kind\"V\n\x04Join\x12\r\n\x05token\x18\x01 \x01(\t\x12\x18\n\x10protocol_version\x18\x02 \x01(\r\x12\x10\n\x08\x62ot_name\x18\x03 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x04 \x01(\t\"B\n\x0b\x41\x63tionReply\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x1f\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x0f.moon.v1.Action\"\xa2\x01\n\x0cPlayResponse\x12#\n\x07welcome\x18\x01 \x01(\x0b\x32\x10.moon.v1.WelcomeH\x00\x12\x1d\n\x04turn\x18\x02 \x01(\x0b\x32\r.moon.v1.TurnH\x00\x12\x1f\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x0e.moon.v1.EventH\x00\x12%\n\x08rejected\x18\x04 \x01(\x0b\x32\x11.moon.v1.RejectedH\x00\x42\x06\n\x04kind\"\xb7\x01\n\x07Welcome\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12!\n\x07ruleset\x18\x03 \x01(\x0b\x32\x10.moon.v1.Ruleset\x12*\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x14.moon.v1.TimeControl\x12\x18\n\x10protocol_version\x18\x05 \x01(\r\x12\x12\n\nseat_names\x18\x06 \x03(\t\x12\x0f\n\x07resumed\x18\x07 \x01(\x08\"\x93\x01\n\x04Turn\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12)\n\x0bobservation\x18\x02 \x01(\x0b\x32\x14.moon.v1.Observation\x12&\n\rlegal_actions\x18\x03 \x03(\x0b\x32\x0f.moon.v1.Action\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x04 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x05 \x01(\r\"D\n\x08Rejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x14\n\x0cretries_left\x18\x03 \x01(\r2E\n\nBotService\x12\x37\n\x04Play\x12\x14.moon.v1.PlayRequest\x1a\x15.moon.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11moon/v1/bot.proto\x12\x07moon.v1\x1a\x12moon/v1/game.proto\"\\\n\x0bPlayRequest\x12\x1d\n\x04join\x18\x01 \x01(\x0b\x32\r.moon.v1.JoinH\x00\x12&\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x14.moon.v1.ActionReplyH\x00\x42\x06\n\x04kind\"e\n\x04Join\x12\r\n\x05token\x18\x01 \x01(\t\x12\x18\n\x10protocol_version\x18\x02 \x01(\r\x12\x10\n\x08\x62ot_name\x18\x03 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x04 \x01(\t\x12\r\n\x05quiet\x18\x05 \x01(\x08\"B\n\x0b\x41\x63tionReply\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x1f\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x0f.moon.v1.Action\"\xa2\x01\n\x0cPlayResponse\x12#\n\x07welcome\x18\x01 \x01(\x0b\x32\x10.moon.v1.WelcomeH\x00\x12\x1d\n\x04turn\x18\x02 \x01(\x0b\x32\r.moon.v1.TurnH\x00\x12\x1f\n\x05\x65vent\x18\x03 \x01(\x0b\x32\x0e.moon.v1.EventH\x00\x12%\n\x08rejected\x18\x04 \x01(\x0b\x32\x11.moon.v1.RejectedH\x00\x42\x06\n\x04kind\"\xb7\x01\n\x07Welcome\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12!\n\x07ruleset\x18\x03 \x01(\x0b\x32\x10.moon.v1.Ruleset\x12*\n\x0ctime_control\x18\x04 \x01(\x0b\x32\x14.moon.v1.TimeControl\x12\x18\n\x10protocol_version\x18\x05 \x01(\r\x12\x12\n\nseat_names\x18\x06 \x03(\t\x12\x0f\n\x07resumed\x18\x07 \x01(\x08\"\x93\x01\n\x04Turn\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12)\n\x0bobservation\x18\x02 \x01(\x0b\x32\x14.moon.v1.Observation\x12&\n\rlegal_actions\x18\x03 \x03(\x0b\x32\x0f.moon.v1.Action\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x04 \x01(\r\x12\x0f\n\x07\x62\x61nk_ms\x18\x05 \x01(\r\"D\n\x08Rejected\x12\x12\n\nrequest_id\x18\x01 \x01(\x04\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x14\n\x0cretries_left\x18\x03 \x01(\r2E\n\nBotService\x12\x37\n\x04Play\x12\x14.moon.v1.PlayRequest\x1a\x15.moon.v1.PlayResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,17 +35,17 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PLAYREQUEST']._serialized_start=50
   _globals['_PLAYREQUEST']._serialized_end=142
   _globals['_JOIN']._serialized_start=144
-  _globals['_JOIN']._serialized_end=230
-  _globals['_ACTIONREPLY']._serialized_start=232
-  _globals['_ACTIONREPLY']._serialized_end=298
-  _globals['_PLAYRESPONSE']._serialized_start=301
-  _globals['_PLAYRESPONSE']._serialized_end=463
-  _globals['_WELCOME']._serialized_start=466
-  _globals['_WELCOME']._serialized_end=649
-  _globals['_TURN']._serialized_start=652
-  _globals['_TURN']._serialized_end=799
-  _globals['_REJECTED']._serialized_start=801
-  _globals['_REJECTED']._serialized_end=869
-  _globals['_BOTSERVICE']._serialized_start=871
-  _globals['_BOTSERVICE']._serialized_end=940
+  _globals['_JOIN']._serialized_end=245
+  _globals['_ACTIONREPLY']._serialized_start=247
+  _globals['_ACTIONREPLY']._serialized_end=313
+  _globals['_PLAYRESPONSE']._serialized_start=316
+  _globals['_PLAYRESPONSE']._serialized_end=478
+  _globals['_WELCOME']._serialized_start=481
+  _globals['_WELCOME']._serialized_end=664
+  _globals['_TURN']._serialized_start=667
+  _globals['_TURN']._serialized_end=814
+  _globals['_REJECTED']._serialized_start=816
+  _globals['_REJECTED']._serialized_end=884
+  _globals['_BOTSERVICE']._serialized_start=886
+  _globals['_BOTSERVICE']._serialized_end=955
 # @@protoc_insertion_point(module_scope)

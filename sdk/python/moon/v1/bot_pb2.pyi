@@ -16,16 +16,18 @@ class PlayRequest(_message.Message):
     def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
 
 class Join(_message.Message):
-    __slots__ = ("token", "protocol_version", "bot_name", "bot_version")
+    __slots__ = ("token", "protocol_version", "bot_name", "bot_version", "quiet")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    QUIET_FIELD_NUMBER: _ClassVar[int]
     token: str
     protocol_version: int
     bot_name: str
     bot_version: str
-    def __init__(self, token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ...) -> None: ...
+    quiet: bool
+    def __init__(self, token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., quiet: _Optional[bool] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "action")
