@@ -12,8 +12,14 @@ Each game gets a fresh process (so a bot cannot remember a duplicate deal) in it
 process group, with the referee's address and the seat's token in ``MOON_ADDRESS`` and
 ``MOON_TOKEN``, and a random ``MOON_BOT_INSTANCE`` that its descendants inherit. After the
 game the whole group is killed, then every process still carrying that instance marker
-(one that left the group with ``setsid``). stderr goes through a pipe to the log file, of
-which only the first LOG_MAX_BYTES and the last LOG_TAIL_BYTES are kept.
+(one that left the group with ``setsid``). With util-linux's ``setpriv`` the bot also
+gets SIGKILL if the arena itself dies (``kill -9`` of a ladder leaves no bot behind).
+stderr goes through a pipe to the log file, of which only the first LOG_MAX_BYTES and the
+last LOG_TAIL_BYTES are kept.
+
+This is containment for bots you trust: a bot that clears its environment *and* leaves its
+process group escapes, and local bots run as your user (they can read each other's
+environment, tokens included). Untrusted bots belong in Docker (docs/sandbox.md).
 """
 
 from __future__ import annotations
@@ -331,6 +337,9 @@ class LocalProcess:
                 resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
                 resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_s, lim.cpu_s + 5))
                 resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
+        setpriv = shutil.which("setpriv")
+        if setpriv:  # util-linux: if the arena dies (even kill -9), the bot is killed too
+            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
 
         log = open(self.log_path, "wb")  # noqa: SIM115 - the drain thread closes it
         read_fd, write_fd = os.pipe()

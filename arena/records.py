@@ -137,30 +137,57 @@ def load_record(path: Path) -> dict[str, Any]:
         RecordError: unreadable, not JSON, not a game record, or a newer schema version.
     """
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise RecordError(f"cannot read {path}: {e.strerror}") from None
     except json.JSONDecodeError as e:
         raise RecordError(f"{path} is not valid JSON (line {e.lineno}: {e.msg}); "
                           "the file is damaged or not a game record") from None
+    except UnicodeDecodeError:
+        raise RecordError(f"{path} is not UTF-8 text; the file is damaged or not a game "
+                          "record") from None
+    except RecursionError:
+        raise RecordError(f"{path} nests too deeply to be a game record") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise RecordError(f"{path} is not a Moon Arena game record (no schema {SCHEMA!r})")
     v = data.get("schema_version")
     if v != SCHEMA_VERSION:
         raise RecordError(f"{path} has schema_version {v!r}; this version of moon reads "
                           f"{SCHEMA_VERSION}: upgrade moon-arena to read it")
-    for key in ("ruleset", "seed", "seats", "actions", "hands", "result"):
+    for key, kind in _SHAPE.items():
         if key not in data:
             raise RecordError(f"{path} lacks the field {key!r}")
+        if not isinstance(data[key], kind) or isinstance(data[key], bool):
+            raise RecordError(f"{path}: the field {key!r} must be {_KIND_NAMES[kind]}, not "
+                              f"{type(data[key]).__name__}; the record is damaged")
+    for key, kind in (("seats", dict), ("hands", dict), ("faults", dict), ("actions", int)):
+        items = data.get(key, [])
+        if not isinstance(items, list) or not all(
+                isinstance(x, kind) and not isinstance(x, bool) for x in items):
+            raise RecordError(f"{path}: the field {key!r} must be a list of "
+                              f"{'objects' if kind is dict else 'ints'}; the record is damaged")
+    if not all(isinstance(x.get("name"), str) for x in data["seats"]):
+        raise RecordError(f"{path}: every seat must have a name; the record is damaged")
     return data
+
+
+_SHAPE: dict[str, type | tuple[type, ...]] = {
+    "ruleset": dict, "seed": (int, str), "seats": list, "actions": list, "hands": list,
+    "result": dict}
+_KIND_NAMES: dict[type | tuple[type, ...], str] = {
+    dict: "an object", list: "a list", int: "an int", (int, str): "an int (or its digits)"}
 
 
 def verify_record(data: dict[str, Any]) -> list[str]:
     """Re-simulate a record with the engine; every disagreement as a sentence (empty: the
     record is consistent).
 
-    Checks the hands (deals, widow, bids, discard, trump, plays, tricks, winners, scores)
-    and, for a game that ended by the rules, the result.
+    Checks the hands (deals, widow, bids, discard, trump, plays, tricks, winners, scores),
+    for a game that ended by the rules the result (termination, winner, scores, places),
+    and for a forfeit that it stands in the faults, on an unfinished game, ranked last.
+
+    It checks that a record is *consistent* with the rules, not that it is *authentic*:
+    records are not signed, so who sat where, or a fault itself, cannot be re-derived.
     """
     problems: list[str] = []
     dealt_by = data.get("deal_version", 1)
@@ -177,7 +204,14 @@ def verify_record(data: dict[str, Any]) -> list[str]:
     if not isinstance(actions, list) or not all(isinstance(a, int) for a in actions):
         return ["actions: must be a list of ints"]
     try:
-        hands, state = hands_from_actions(ruleset, int(data["seed"]), actions)
+        seed = int(data["seed"])
+    except (TypeError, ValueError):
+        return [f"seed: {data['seed']!r} is not an int"]
+    if len(data["seats"]) != ruleset.players:
+        problems.append(f"seats: {len(data['seats'])} recorded, the ruleset is for "
+                        f"{ruleset.players} players")
+    try:
+        hands, state = hands_from_actions(ruleset, seed, actions)
     except IllegalActionError as e:
         return [f"actions: {e}"]
     recorded = data["hands"]
@@ -205,6 +239,36 @@ def verify_record(data: dict[str, Any]) -> list[str]:
         if result.get("scores") != list(o.scores):
             problems.append(f"result scores: recorded {result.get('scores')!r}, "
                             f"replay gives {list(o.scores)}")
+        if result.get("places") != list(o.places):
+            problems.append(f"result places: recorded {result.get('places')!r}, "
+                            f"replay gives {list(o.places)}")
     elif result.get("termination") in ("target", "moon"):
         problems.append("result says the game ended by the rules, but the replay is unfinished")
+    problems += _forfeit_problems(data, state)
     return problems
+
+
+def _forfeit_problems(data: dict[str, Any], state: GameState) -> list[str]:
+    """A forfeit must stand in the faults, on a game the rules had not ended, and rank its
+    side last (docs/protocol.md, faults)."""
+    result = data["result"]
+    forfeit = result.get("forfeit")
+    if result.get("termination") != "forfeit":
+        return ["result forfeit: recorded, but the termination is "
+                f"{result.get('termination')!r}"] if forfeit else []
+    if not isinstance(forfeit, dict) or not isinstance(forfeit.get("seat"), int):
+        return ["result forfeit: the termination is a forfeit, but no forfeiting seat"]
+    out = []
+    seat = forfeit["seat"]
+    if state.outcome is not None:
+        out.append("result forfeit: the replay ended by the rules before any forfeit")
+    if not any(f.get("forfeit") and f.get("seat") == seat
+               and f.get("reason") == forfeit.get("reason") for f in data.get("faults", [])):
+        out.append(f"result forfeit: seat {seat} forfeits for {forfeit.get('reason')!r}, "
+                   "but the faults hold no such forfeit")
+    places = result.get("places")
+    side = seat if len(data["seats"]) == 3 else seat % 2
+    if isinstance(places, list) and 0 <= side < len(places) and places[side] != max(places):
+        out.append(f"result places: the forfeiting side {side} must rank last, not "
+                   f"{places[side]}")
+    return out

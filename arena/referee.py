@@ -336,6 +336,8 @@ class Match:
             cb(self)
 
     async def _next(self, deadline: float) -> _Item | None:
+        if self._stop is not None:  # stop() cancels the task, but a cancel can be lost
+            raise asyncio.CancelledError  # (or not land while items keep coming): end here
         if not self.inbox.empty():  # no waiting, no timer: the common case under load
             return self.inbox.get_nowait()
         timeout = deadline - time.monotonic()

@@ -5,12 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
 def seat_label(seats: list[dict[str, Any]], seat: int) -> str:
     """``"0:heuristic"``."""
     return f"{seat}:{seats[seat]['name']}"
+
+
+def _e(x: object) -> str:
+    """Text of a record, safe to print with rich (a record is a file: its strings are data,
+    never markup)."""
+    return escape(str(x))
 
 
 def side_labels(record: dict[str, Any]) -> list[str]:
@@ -31,8 +38,8 @@ def print_game(console: Console, record: dict[str, Any], plays: bool = False) ->
     trick, the tricks taken, made or set, and the scores; then the result."""
     seats = record["seats"]
     sides = side_labels(record)
-    table = Table(title=f"match {record['match_id']}  ({record.get('preset') or 'custom'}, "
-                        f"seed {record['seed']})", show_lines=plays)
+    table = Table(title=_e(f"match {record['match_id']}  ({record.get('preset') or 'custom'}, "
+                           f"seed {record['seed']})"), show_lines=plays)
     table.add_column("hand", justify="right")
     table.add_column("dealer")
     table.add_column("auction")
@@ -40,7 +47,7 @@ def print_game(console: Console, record: dict[str, Any], plays: bool = False) ->
     table.add_column("tricks")
     table.add_column("result")
     for s in sides:
-        table.add_column(s, justify="right")
+        table.add_column(_e(s), justify="right")
     for h in record["hands"]:
         auction = " ".join(f"{b['seat']}:{_bid_text(b['bid'])}" for b in h["bids"])
         if h["bidder"] is None:
@@ -57,21 +64,22 @@ def print_game(console: Console, record: dict[str, Any], plays: bool = False) ->
             detail = "\n" + "\n".join(
                 " ".join(f"{p['seat']}:{p['tile']}" for p in t["plays"]) + f" → {t['winner']}"
                 for t in h["tricks"])
-        table.add_row(str(h["number"]), str(h["dealer"]), auction, contract + detail, tricks,
-                      result, *[str(x) for x in scores])
+        table.add_row(*(_e(x) for x in (h["number"], h["dealer"], auction, contract + detail,
+                                        tricks, result, *scores)))
     console.print(table)
     res = record["result"]
     term = res["termination"]
     if res.get("winner") is not None:
         final = ", ".join(f"{s} {x}" for s, x in zip(sides, res["scores"], strict=False))
-        console.print(f"[bold green]winner: {sides[res['winner']]}[/] ({term}); "
-                      f"final scores {final}")
+        console.print(f"[bold green]winner: {_e(sides[res['winner']])}[/] ({_e(term)}); "
+                      f"final scores {_e(final)}")
     else:
-        console.print(f"[bold yellow]no winner[/] ({term})")
+        console.print(f"[bold yellow]no winner[/] ({_e(term)})")
     if res.get("forfeit"):
         f = res["forfeit"]
-        console.print(f"[red]forfeit[/]: seat {seat_label(seats, f['seat'])} — "
-                      f"{f['reason']}: {f['detail']}")
+        console.print(f"[red]forfeit[/]: seat {_e(seat_label(seats, f['seat']))} — "
+                      f"{_e(f['reason'])}: {_e(f['detail'])}")
     others = [f for f in record.get("faults", []) if not f["forfeit"]]
     for f in others:
-        console.print(f"fault: seat {seat_label(seats, f['seat'])} — {f['reason']}: {f['detail']}")
+        console.print(f"fault: seat {_e(seat_label(seats, f['seat']))} — {_e(f['reason'])}: "
+                      f"{_e(f['detail'])}")

@@ -172,3 +172,30 @@ def test_a_quiet_seat_gets_no_events_even_when_it_reconnects():
     assert seen[1].count("event") == seen[2].count("event") == events  # the others hear all
     # on its return, a welcome and its turn again: no replay of the events it missed
     assert "event" not in resumed and resumed[0] == "welcome"
+
+
+def test_stop_lands_even_when_the_awaited_reply_arrives_at_the_same_moment():
+    # The reply and the cancel land in one turn of the event loop: the match must still
+    # end, cancelled, and ask for no further action (a lost cancel played on to the end).
+    async def go():
+        ref = Referee(record_dir=None)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=5,
+                             tc=TimeControl(decision_ms=5000))
+        links = [ref.join(bpb.Join(token=t, protocol_version=1, quiet=True))[2]
+                 for t in m.tokens]
+        await asyncio.sleep(0.1)
+        seat = m.state.current
+        [turn] = [x.turn for x in drain(links[seat].outbox) if x.WhichOneof("kind") == "turn"]
+        reply = bpb.PlayRequest(action=bpb.ActionReply(request_id=turn.request_id,
+                                                       action=turn.legal_actions[-1]))
+        m.receive(seat, links[seat], reply.SerializeToString())
+        m.stop(pb.TERMINATION_CANCELLED, "test: stop with a reply in flight")
+        async with asyncio.timeout(2):
+            await m.done.wait()
+        later = [x for s in range(3) for x in drain(links[s].outbox)
+                 if x.WhichOneof("kind") == "turn"]
+        return m.result, later, len(m.state.history)
+
+    result, later, applied = asyncio.run(go())
+    assert result.termination == pb.TERMINATION_CANCELLED
+    assert later == [] and applied <= 1

@@ -317,7 +317,9 @@ def test_forfeit_and_trick_in_progress(tmp_path):
     ("{ not json", "is not valid JSON"),
     ('{"hello": 1}', "is not a Moon Arena game record"),
     ('{"schema": "moon-arena.game-record", "schema_version": 1, "ruleset": {}, "seed": 1, '
-     '"seats": [], "actions": [], "hands": [7], "result": {}}', "missing or malformed field"),
+     '"seats": [], "actions": [], "hands": [7], "result": {}}',
+     "the field 'hands' must be a list of objects"),
+    ("[" * 100000 + "]" * 100000, "nests too deeply"),
 ])
 def test_corrupt_record_is_a_clear_error(tmp_path, content, message):
     path = tmp_path / "bad.json"

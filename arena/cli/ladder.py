@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -50,7 +51,7 @@ def _live_table(live: LiveRatings) -> Table:
     for c in ("bot", "μ", "σ", "μ − 3σ"):
         t.add_column(c, justify="left" if c == "bot" else "right")
     for b, mu, sigma, cons in live.table():
-        t.add_row(b, f"{mu:.1f}", f"{sigma:.1f}", f"{cons:.1f}")
+        t.add_row(escape(b), f"{mu:.1f}", f"{sigma:.1f}", f"{cons:.1f}")
     return t
 
 
@@ -107,11 +108,12 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     def on_plan(s: RunSummary) -> None:
         import time
         for name, why in s.skipped_bots.items():
-            console.print(f"[red]left out[/] {name}: {why}")
+            console.print(f"[red]left out[/] {escape(name)}: {escape(why)}")
         progress.update(task, total=s.scheduled, completed=s.already_done)
         state["start"] = time.monotonic()
         if s.already_done:
-            console.print(f"resuming {results}: {s.already_done} of {s.scheduled} games done")
+            console.print(f"resuming {escape(str(results))}: {s.already_done} of {s.scheduled} "
+                          "games done")
 
     def on_game(row: GameRow) -> None:
         import time
@@ -129,12 +131,12 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     if summary.voided:
         console.print(f"{summary.voided} game(s) voided by infrastructure faults and replayed")
     for name, why in summary.dropped_bots.items():
-        console.print(f"[red]dropped[/] {name}: {why}")
+        console.print(f"[red]dropped[/] {escape(name)}: {escape(why)}")
     if summary.skipped_games:
         console.print(f"{summary.skipped_games} game(s) with a dropped bot not played; run "
                       "again (after fixing it, or with a higher --max-forfeits) to play them")
     print_report(console, build_report(store, bootstrap=bootstrap))
-    console.print(f"results: {results}")
+    console.print(f"results: {escape(str(results))}")
     store.close()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from ..bots import BotSpec, load_bot, missing_command
 from ..game import play_game, serving
@@ -125,7 +126,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
                                     tc=time_control)
         record = match.record()
         print_game(console, record)
-        console.print(f"record: {match.record_path}")
+        console.print(f"record: {escape(match.record_path)}")
         return record
 
     forfeit = asyncio.run(run())["result"].get("forfeit")

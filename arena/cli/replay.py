@@ -30,7 +30,20 @@ def _load(path: Path) -> dict[str, object]:
               help="Show every trick.")
 def show(file: Path, plays: bool) -> None:
     """Print a record as a readable hand-by-hand story."""
-    print_game(Console(), _load(file), plays=plays)  # type: ignore[arg-type]
+    record = _load(file)
+    try:
+        print_game(Console(), record, plays=plays)  # type: ignore[arg-type]
+    except MALFORMED as e:
+        raise click.ClickException(_malformed(file, e)) from None
+
+
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+"""What reading a damaged record's fields raises (its envelope is checked on loading)."""
+
+
+def _malformed(file: Path, e: Exception) -> str:
+    return (f"{file}: the record has a missing or malformed field ({type(e).__name__}: {e}); "
+            "the file is damaged")
 
 
 @replay.command()
@@ -46,6 +59,10 @@ def verify(files: tuple[Path, ...]) -> None:
         except RecordError as e:
             bad += 1
             click.echo(f"{f}: cannot be read: {e}")
+            continue
+        except MALFORMED as e:
+            bad += 1
+            click.echo(f"{f}: cannot be read: {_malformed(f, e)}")
             continue
         if problems:
             bad += 1
@@ -72,9 +89,8 @@ def html(file: Path, output: Path | None, logs: bool) -> None:
         raise click.ClickException(f"{out} is the record itself: give another -o/--output")
     try:
         page = render_html(_load(file), logs=logs)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-        raise click.ClickException(f"{file}: the record has a missing or malformed field "
-                                   f"({type(e).__name__}: {e})") from None
+    except MALFORMED as e:
+        raise click.ClickException(_malformed(file, e)) from None
     try:
         out.write_text(page, encoding="utf-8")
     except OSError as e:

@@ -76,6 +76,7 @@ class LadderConfig:
             "time_control": self.time_control.__dict__,
             "bots": [[b.name, b.version, b.runner] for b in self.bots],
             "deal_version": DEAL_VERSION,  # the same seeds deal other tiles in another
+            "board_seeds": 2,  # keyed BLAKE2b (1: SplitMix64, before 2026-11-30)
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 

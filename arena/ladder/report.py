@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .ratings import Rating, rate
@@ -119,7 +120,7 @@ def print_report(console: Console, rep: LadderReport) -> None:
     title = (f"ladder {rep.meta.get('name', '')}: {rep.games} games, "
              f"{rep.meta.get('preset', '')}, {rep.meta.get('boards', '?')} boards"
              + (f", gauntlet of {', '.join(gauntlet)}" if gauntlet else ""))
-    lb = Table(title=title, caption="LOS ↓: likelihood of superiority over the next bot "
+    lb = Table(title=escape(title), caption="LOS ↓: likelihood of superiority over the next bot "
                "down (share of bootstrap fits)")
     for col, j in (("#", "right"), ("bot", "left"), ("rating", "right"), ("95% CI", "right"),
                    ("LOS ↓", "right"), ("games", "right"), ("wins", "right"),
@@ -127,7 +128,7 @@ def print_report(console: Console, rep: LadderReport) -> None:
         lb.add_column(col, justify=j)  # type: ignore[arg-type]
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
-        lb.add_row(str(i), r.bot, f"{r.rating:.0f} ± {r.margin:.0f}",
+        lb.add_row(str(i), escape(r.bot), f"{r.rating:.0f} ± {r.margin:.0f}",
                    f"{r.low:.0f}–{r.high:.0f}",
                    "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
                    str(s.games), str(s.wins),
@@ -135,18 +136,18 @@ def print_report(console: Console, rep: LadderReport) -> None:
                    f"{s.points_per_hand:+.2f}")
     console.print(lb)
     for name, why in (rep.meta.get("left_out") or {}).items():
-        console.print(f"[red]left out[/] of the last run: {name}: {why}")
+        console.print(f"[red]left out[/] of the last run: {escape(name)}: {escape(str(why))}")
     order = [r.bot for r in rep.ratings]
     ct = Table(title="head to head: row finished ahead of column (ties ½), games")
     ct.add_column("")
     for b in order:
-        ct.add_column(b, justify="right")
+        ct.add_column(escape(b), justify="right")
     for a in order:
         cells = []
         for b in order:
             v = rep.cross.get(a, {}).get(b)
             cells.append("" if a == b or v is None else f"{100 * v[0]:.0f}% ({v[1]})")
-        ct.add_row(a, *cells)
+        ct.add_row(escape(a), *cells)
     console.print(ct)
     st = Table(title="per bot")
     for col in ("bot", "auctions won", "made %", "moons tried", "moons made", "faults",
@@ -154,8 +155,8 @@ def print_report(console: Console, rep: LadderReport) -> None:
         st.add_column(col, justify="left" if col in ("bot", "faults") else "right")
     for b in order:
         s = rep.stats[b]
-        faults = ", ".join(f"{k} {v}" for k, v in sorted(s.faults.items())) or "-"
-        st.add_row(b, str(s.auctions_won), f"{s.made_pct:.0f}%", str(s.moons_tried),
+        faults = escape(", ".join(f"{k} {v}" for k, v in sorted(s.faults.items())) or "-")
+        st.add_row(escape(b), str(s.auctions_won), f"{s.made_pct:.0f}%", str(s.moons_tried),
                    str(s.moons_made), faults, str(s.forfeits))
     console.print(st)
 

@@ -21,7 +21,7 @@ from ..game import Endpoint, play_game, serving
 from ..referee import FAULT_NAMES, TERMINATION_NAMES, Match, Referee
 from ..timecontrol import ConfigError
 from .config import LadderConfig
-from .schedule import ScheduledGame, make_schedule
+from .schedule import ScheduledGame, check_seed, make_schedule
 from .store import GameRow, ResultsStore
 
 log = logging.getLogger("arena.ladder")
@@ -143,11 +143,14 @@ async def check_bot(referee: Referee, ep: Endpoint, spec: BotSpec, cfg: LadderCo
         watchers.add(asyncio.get_running_loop().create_task(stop_after_a_hand()))
 
     watchers: set[asyncio.Task[None]] = set()
-    match_id = "check-" + re.sub(r"[^A-Za-z0-9_-]", "_", spec.name)
+    # unique: the bot's place in the ladder (names may differ only in a '.' that an id
+    # cannot hold), then the name for people
+    index = [b.name for b in cfg.bots].index(spec.name)
+    match_id = f"check-{index}-" + re.sub(r"[^A-Za-z0-9_-]", "_", spec.name)[:48]
     try:
         ruleset = dataclasses.replace(cfg.ruleset, all_pass="force_dealer")
         match = await play_game(referee, ep, [spec] * ruleset.players, ruleset,
-                                preset="", seed=cfg.seed, tc=cfg.time_control,
+                                preset="", seed=check_seed(cfg.seed), tc=cfg.time_control,
                                 docker_limits=cfg.docker_limits, match_id=match_id,
                                 on_start=on_start)
     except Exception:  # the runner's fault, never the bot's

@@ -20,6 +20,7 @@ on the same results file without playing anything twice.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -42,11 +43,25 @@ class ScheduledGame:
 
 
 def board_seed(master: int, board: int) -> int:
-    """The seed of board ``board`` (SplitMix64 of the master seed and board number)."""
-    z = (master * 0x9E3779B97F4A7C15 + (board + 1) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return (z ^ (z >> 31)) >> 1  # 63 bits
+    """The seed of board ``board``: 63 bits of BLAKE2b keyed with the master seed.
+
+    Keyed, so that a game record (which must hold its own seed, to be replayed) tells
+    nothing of the master seed or of the other boards' deals: with an invertible mix, one
+    published record would give away every deal of the ladder, boards added later too.
+    """
+    return _keyed(master, board.to_bytes(8, "little"))
+
+
+def check_seed(master: int) -> int:
+    """The seed of the admission checks (:func:`arena.ladder.runner.check_bot`): not a
+    board's, so a check deals none of the ladder's hands."""
+    return _keyed(master, b"admission check")
+
+
+def _keyed(master: int, message: bytes) -> int:
+    key = (master & _MASK64).to_bytes(8, "little")
+    digest = hashlib.blake2b(message, key=key, digest_size=8, person=b"moon-boards").digest()
+    return int.from_bytes(digest, "little") >> 1  # 63 bits
 
 
 def groups_3(bots: list[str]) -> list[tuple[str, ...]]:

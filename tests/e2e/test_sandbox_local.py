@@ -39,6 +39,14 @@ def cmdline(pid: int) -> bytes:
         return b""
 
 
+def parent(pid: int) -> int:
+    """The parent pid of ``pid`` (0 if it is gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def test_grandchild_is_killed_with_the_group(tmp_path):
     marker = f"local-forker-{uuid.uuid4().hex}"
     forker = BotSpec(name="forker", folder=SANDBOX_BOTS,
@@ -121,3 +129,44 @@ def test_stderr_flood_is_capped_and_keeps_the_end(tmp_path):
     assert len(tail.encode()) <= LOG_TAIL_BYTES + 10
     # the stderr drains were joined: no thread is left behind
     assert [t.name for t in threading.enumerate() if t.name.startswith("moon-log-")] == []
+
+
+def test_a_killed_arena_takes_its_bots_with_it(tmp_path):
+    # `moon play` with a bot that hangs at its first turn; kill -9 the arena mid-game: the
+    # hanging bot must not live on (setpriv --pdeathsig), nor the others.
+    import shutil
+    import signal
+    import subprocess
+    import sys
+
+    import pytest
+
+    if shutil.which("setpriv") is None:
+        pytest.skip("no util-linux setpriv on this machine: bots outlive a killed arena")
+    hanger = tmp_path / "hanger"
+    hanger.mkdir()
+    script = ROOT / "tests" / "bots" / "misbehave.py"
+    (hanger / "bot.toml").write_text(f'name = "hanger"\nrun = "{{python}} {script} hang"\n')
+    arena = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "play", "--seed", "1", "--decision-ms", "60000",
+         "--records", str(tmp_path / "records"), str(hanger), "random", "random"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        bots: list[int] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(bots) < 3:  # the arena's 3 bot processes
+            time.sleep(0.2)
+            bots = [int(p) for p in os.listdir("/proc") if p.isdigit()
+                    and parent(int(p)) == arena.pid and b"python" in cmdline(int(p))]
+        assert len(bots) == 3, bots
+        assert any(str(script).encode() in cmdline(b) for b in bots)
+        time.sleep(1.0)  # it is in the game now, hanging on its turn
+        os.kill(arena.pid, signal.SIGKILL)  # not the group: the arena alone
+        arena.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(b) for b in bots):
+            time.sleep(0.1)
+        assert not [b for b in bots if alive(b)], "bots outlived the arena"
+    finally:
+        if arena.poll() is None:
+            os.killpg(arena.pid, signal.SIGKILL)

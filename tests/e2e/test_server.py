@@ -105,6 +105,41 @@ def test_replay_verify_refuses_a_record_of_another_deal_version(tmp_path):
     assert s.returncode == 0 and "winner:" in s.stdout
 
 
+def test_damaged_records_are_clear_errors_and_tampered_results_are_caught(tmp_path):
+    out = moon("play", "--seed", "4", "--records", str(tmp_path), "heuristic", "random",
+               "random", cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    [path] = tmp_path.glob("*.json")
+    good = json.loads(path.read_text())
+    cases = {
+        "bids_int": lambda d: d["hands"][0].update(bids=5),
+        "seed_text": lambda d: d.update(seed="seven"),
+        "seats_ints": lambda d: d.update(seats=[1, 2, 3]),
+        "places": lambda d: d["result"].update(places=d["result"]["places"][::-1]),
+        "framed": lambda d: d["result"].update(termination="forfeit", forfeit={
+            "seat": 1, "reason": "crash", "detail": "", "forfeit": True}),
+        "markup": lambda d: d["seats"][0].update(name="[/oops] [bold]x"),
+    }
+    for name, change in cases.items():
+        data = json.loads(json.dumps(good))
+        change(data)
+        f = tmp_path / f"{name}.json"
+        f.write_text(json.dumps(data))
+        v = moon("replay", "verify", str(f), cwd=ROOT)
+        s = moon("replay", "show", str(f), cwd=ROOT)
+        for done in (v, s):
+            assert "Traceback" not in done.stderr + done.stdout, (name, done.stderr)
+        if name == "markup":  # a name is data, not rich markup: shown as it is
+            assert s.returncode == 0 and "[/oops] [bold]x" in s.stdout
+        else:
+            assert v.returncode == 1, (name, v.stdout)
+    v = moon("replay", "verify", str(tmp_path / "places.json"), cwd=ROOT)
+    assert "result places: recorded" in v.stdout
+    v = moon("replay", "verify", str(tmp_path / "framed.json"), cwd=ROOT)
+    assert "the replay ended by the rules before any forfeit" in v.stdout
+    assert "the faults hold no such forfeit" in v.stdout
+
+
 def test_moon_play_exits_3_when_a_bot_forfeits(tmp_path):
     crasher = tmp_path / "crasher"
     crasher.mkdir()

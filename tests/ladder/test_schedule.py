@@ -105,3 +105,23 @@ def test_gauntlet_is_the_round_robin_games_with_a_challenger(bots, players, boar
 def test_gauntlet_challenger_must_be_a_bot():
     with pytest.raises(ValueError, match="'zed' is not a bot"):
         make_schedule(["a", "b", "c"], 3, 1, 0, ["zed"])
+
+
+def test_board_seeds_are_keyed_blake2b_of_the_master_seed():
+    # docs/ladder.md: BLAKE2b, 8-byte digest, key = the master seed (8 bytes little-endian),
+    # personalization "moon-boards", message = the board number (8 bytes little-endian),
+    # the digest read little-endian and shifted right once (63 bits)
+    import hashlib
+
+    from arena.ladder.schedule import check_seed
+
+    def documented(master: int, message: bytes) -> int:
+        h = hashlib.blake2b(message, digest_size=8, key=master.to_bytes(8, "little"),
+                            person=b"moon-boards")
+        return int.from_bytes(h.digest(), "little") >> 1
+
+    for master in (0, 1, 7, 2**63 - 1):
+        for board in (0, 1, 99):
+            assert board_seed(master, board) == documented(master, board.to_bytes(8, "little"))
+        assert check_seed(master) == documented(master, b"admission check")
+        assert check_seed(master) not in {board_seed(master, b) for b in range(100)}
