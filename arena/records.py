@@ -184,7 +184,8 @@ def verify_record(data: dict[str, Any]) -> list[str]:
 
     Checks the hands (deals, widow, bids, discard, trump, plays, tricks, winners, scores),
     for a game that ended by the rules the result (termination, winner, scores, places),
-    and for a forfeit that it stands in the faults, on an unfinished game, ranked last.
+    for one stopped at the hand limit its length and adjudication, and for a forfeit that
+    it stands in the faults, on an unfinished game, ranked last.
 
     It checks that a record is *consistent* with the rules, not that it is *authentic*:
     records are not signed, so who sat where, or a fault itself, cannot be re-derived.
@@ -244,6 +245,16 @@ def verify_record(data: dict[str, Any]) -> list[str]:
                             f"replay gives {list(o.places)}")
     elif result.get("termination") in ("target", "moon"):
         problems.append("result says the game ended by the rules, but the replay is unfinished")
+    elif result.get("termination") == "hand_limit":
+        limit = (data.get("time_control") or {}).get("max_hands")
+        if len(state.hand_records) != limit:
+            problems.append(f"result hand_limit: the replay has {len(state.hand_records)} "
+                            f"finished hands, the time control's max_hands is {limit!r}")
+        places = [1 + sum(1 for o in state.scores if o > x) for x in state.scores]
+        if result.get("scores") != list(state.scores) or result.get("places") != places:
+            problems.append(f"result hand_limit: recorded scores {result.get('scores')!r} and "
+                            f"places {result.get('places')!r}, the replay gives "
+                            f"{list(state.scores)} and {places}")
     problems += _forfeit_problems(data, state)
     return problems
 

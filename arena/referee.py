@@ -68,7 +68,7 @@ FAULT_NAMES = {
 TERMINATION_NAMES = {
     pb.TERMINATION_TARGET: "target", pb.TERMINATION_MOON: "moon",
     pb.TERMINATION_FORFEIT: "forfeit", pb.TERMINATION_CANCELLED: "cancelled",
-    pb.TERMINATION_ABORTED: "aborted",
+    pb.TERMINATION_ABORTED: "aborted", pb.TERMINATION_HAND_LIMIT: "hand_limit",
 }
 
 
@@ -92,6 +92,17 @@ class Status(enum.IntEnum):
     WAITING = mpb.MATCH_STATUS_WAITING
     RUNNING = mpb.MATCH_STATUS_RUNNING
     FINISHED = mpb.MATCH_STATUS_FINISHED
+
+
+def hand_limit_result(scores: list[int], hands: int) -> pb.GameResult:
+    """The adjudication of a game stopped at ``max_hands`` (TimeControl): each side placed
+    by its score (equal scores share a place), a winner only if alone on top."""
+    places = [1 + sum(1 for o in scores if o > s) for s in scores]
+    res = pb.GameResult(termination=pb.TERMINATION_HAND_LIMIT, scores=list(scores),
+                        places=places, hands_played=hands)
+    if places.count(1) == 1:
+        res.winner = places.index(1)
+    return res
 
 
 class SeatLink:
@@ -282,9 +293,13 @@ class Match:
             self.status = Status.RUNNING
             self._emit(hand_started=pb.HandStarted(hand_number=0, dealer=self.state.dealer))
             while not self.state.is_terminal():
+                if len(self.state.hand_records) >= self.tc.max_hands:
+                    break
                 await self._turn(self.state.current)
-            assert self.state.outcome is not None
-            result = outcome_to_pb(self.state.outcome, len(self.state.hand_records))
+            if self.state.outcome is not None:
+                result = outcome_to_pb(self.state.outcome, len(self.state.hand_records))
+            else:
+                result = hand_limit_result(self.state.scores, len(self.state.hand_records))
         except _Forfeit as f:
             result = self._forfeit_result(f.faults)
         except asyncio.CancelledError:

@@ -13,9 +13,14 @@ class ConfigError(ValueError):
     """A bad setting (time control, ladder file, manifest); the message names it."""
 
 
+_COUNTS = ("illegal_retries", "max_hands")
+"""The fields that count something; the others are milliseconds."""
+
+
 @dataclass(frozen=True)
 class TimeControl:
-    """Limits for one game, all in milliseconds, measured at the referee.
+    """Limits for one game, measured at the referee: times in milliseconds, then how many
+    illegal actions are forgiven and how many hands a game may last.
 
     Defaults are what a person watching finds sensible: a bot gets 10 s to start, 2 s a
     decision, and a 30 s bank for the whole game that absorbs decisions running over.
@@ -31,15 +36,22 @@ class TimeControl:
     """Grace for a dropped stream to come back with its token."""
     illegal_retries: int = 2
     """Illegal actions a seat may retry per game; one more forfeits."""
+    max_hands: int = 200
+    """Deals (redeals included) after which a game that has not ended is adjudicated on
+    the scores: places by score, a winner only if alone on top (``hand_limit``). Games of
+    bots that bid take 5 to 20 hands; bots that always pass would redeal for ever, and
+    random ones take hundreds of hands. An arena limit, not a rule of RULES.md."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > 86_400_000:
-                raise ConfigError(f"time control {f.name}={v!r}: must be 0..86400000 ms")
-        for name in ("startup_ms", "decision_ms"):
+                unit = "" if f.name in _COUNTS else " ms"
+                raise ConfigError(f"time control {f.name}={v!r}: must be 0..86400000{unit}")
+        for name in ("startup_ms", "decision_ms", "max_hands"):
             if getattr(self, name) == 0:
-                raise ConfigError(f"time control {name} must be more than 0 ms")
+                unit = "" if name in _COUNTS else " ms"
+                raise ConfigError(f"time control {name} must be more than 0{unit}")
 
     def to_pb(self) -> pb.TimeControl:
         """As a ``TimeControl`` message."""

@@ -70,7 +70,8 @@ def moon3() -> game_pb2.Ruleset:
 def time_control() -> game_pb2.TimeControl:
     """The referee's defaults."""
     return game_pb2.TimeControl(
-        startup_ms=10000, decision_ms=2000, bank_ms=30000, reconnect_ms=5000, illegal_retries=2
+        startup_ms=10000, decision_ms=2000, bank_ms=30000, reconnect_ms=5000, illegal_retries=2,
+        max_hands=200,
     )
 
 

@@ -140,6 +140,42 @@ def test_damaged_records_are_clear_errors_and_tampered_results_are_caught(tmp_pa
     assert "the faults hold no such forfeit" in v.stdout
 
 
+def test_a_game_that_never_ends_is_adjudicated_at_the_hand_limit(tmp_path):
+    # Three bots that always pass: moon3 redeals every hand, for ever, but for max_hands.
+    passer = tmp_path / "passer"
+    passer.mkdir()
+    script = ROOT / "tests" / "bots" / "passer.py"
+    (passer / "bot.toml").write_text(f'name = "passer"\nrun = "{{python}} {script}"\n')
+    out = moon("play", "--seed", "2", "--max-hands", "6", "--records", str(tmp_path / "r"),
+               str(passer), str(passer), str(passer), cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    [path] = (tmp_path / "r").glob("*.json")
+    record = load_record(path)
+    res = record["result"]
+    # six passed-out deals, nobody scored: all share first place, no winner
+    assert res["termination"] == "hand_limit" and res["hands_played"] == 6
+    finished = [h for h in record["hands"] if h["finished"]]
+    assert len(finished) == 6 and all(h["bidder"] is None for h in finished)
+    assert all(not h["bids"] for h in record["hands"][6:])  # the next deal, never bid on
+    assert res["scores"] == [0, 0, 0] and res["places"] == [1, 1, 1] and res["winner"] is None
+    assert verify_record(record) == []
+    assert "no winner (hand_limit)" in out.stdout
+    # a record claiming another limit, or other places, does not verify
+    record["time_control"]["max_hands"] = 7
+    assert any("max_hands is 7" in p for p in verify_record(record))
+
+
+def test_hand_limit_places_by_score():
+    from arena.referee import hand_limit_result
+
+    r = hand_limit_result([5, 9, 5], 200)
+    assert list(r.places) == [2, 1, 2] and r.winner == 1
+    r = hand_limit_result([7, 7, 1], 200)
+    assert list(r.places) == [1, 1, 3] and not r.HasField("winner")
+    r = hand_limit_result([-3, 4], 200)  # partnerships
+    assert list(r.places) == [2, 1] and r.winner == 1
+
+
 def test_moon_play_exits_3_when_a_bot_forfeits(tmp_path):
     crasher = tmp_path / "crasher"
     crasher.mkdir()

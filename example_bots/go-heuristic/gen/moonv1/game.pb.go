@@ -321,6 +321,9 @@ const (
 	Termination_TERMINATION_CANCELLED Termination = 4
 	// The referee stopped (shutdown, internal error): an infrastructure fault, not scored.
 	Termination_TERMINATION_ABORTED Termination = 5
+	// The game reached the time control's max_hands without ending: adjudicated on the
+	// scores (places by score, a winner only if alone on top). An arena limit, not a rule.
+	Termination_TERMINATION_HAND_LIMIT Termination = 6
 )
 
 // Enum value maps for Termination.
@@ -332,6 +335,7 @@ var (
 		3: "TERMINATION_FORFEIT",
 		4: "TERMINATION_CANCELLED",
 		5: "TERMINATION_ABORTED",
+		6: "TERMINATION_HAND_LIMIT",
 	}
 	Termination_value = map[string]int32{
 		"TERMINATION_UNSPECIFIED": 0,
@@ -340,6 +344,7 @@ var (
 		"TERMINATION_FORFEIT":     3,
 		"TERMINATION_CANCELLED":   4,
 		"TERMINATION_ABORTED":     5,
+		"TERMINATION_HAND_LIMIT":  6,
 	}
 )
 
@@ -1996,8 +2001,11 @@ type TimeControl struct {
 	ReconnectMs uint32 `protobuf:"varint,4,opt,name=reconnect_ms,json=reconnectMs,proto3" json:"reconnect_ms,omitempty"`
 	// Illegal actions a seat may retry per game before it forfeits.
 	IllegalRetries uint32 `protobuf:"varint,5,opt,name=illegal_retries,json=illegalRetries,proto3" json:"illegal_retries,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Deals after which a game that has not ended is adjudicated on the scores
+	// (TERMINATION_HAND_LIMIT), redeals included.
+	MaxHands      uint32 `protobuf:"varint,6,opt,name=max_hands,json=maxHands,proto3" json:"max_hands,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TimeControl) Reset() {
@@ -2061,6 +2069,13 @@ func (x *TimeControl) GetReconnectMs() uint32 {
 func (x *TimeControl) GetIllegalRetries() uint32 {
 	if x != nil {
 		return x.IllegalRetries
+	}
+	return 0
+}
+
+func (x *TimeControl) GetMaxHands() uint32 {
+	if x != nil {
+		return x.MaxHands
 	}
 	return 0
 }
@@ -2203,7 +2218,7 @@ const file_moon_v1_game_proto_rawDesc = "" +
 	"\bTrickWon\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\rR\x04seat\x12!\n" +
 	"\ftrick_number\x18\x02 \x01(\rR\vtrickNumber\x12$\n" +
-	"\x05trick\x18\x03 \x01(\v2\x0e.moon.v1.TrickR\x05trick\"\xb2\x01\n" +
+	"\x05trick\x18\x03 \x01(\v2\x0e.moon.v1.TrickR\x05trick\"\xcf\x01\n" +
 	"\vTimeControl\x12\x1d\n" +
 	"\n" +
 	"startup_ms\x18\x01 \x01(\rR\tstartupMs\x12\x1f\n" +
@@ -2211,7 +2226,8 @@ const file_moon_v1_game_proto_rawDesc = "" +
 	"decisionMs\x12\x17\n" +
 	"\abank_ms\x18\x03 \x01(\rR\x06bankMs\x12!\n" +
 	"\freconnect_ms\x18\x04 \x01(\rR\vreconnectMs\x12'\n" +
-	"\x0fillegal_retries\x18\x05 \x01(\rR\x0eillegalRetries*o\n" +
+	"\x0fillegal_retries\x18\x05 \x01(\rR\x0eillegalRetries\x12\x1b\n" +
+	"\tmax_hands\x18\x06 \x01(\rR\bmaxHands*o\n" +
 	"\tTrumpKind\x12\x1a\n" +
 	"\x16TRUMP_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11TRUMP_KIND_NUMBER\x10\x01\x12\x16\n" +
@@ -2236,14 +2252,15 @@ const file_moon_v1_game_proto_rawDesc = "" +
 	"\vPHASE_TRUMP\x10\x03\x12\x0e\n" +
 	"\n" +
 	"PHASE_PLAY\x10\x04\x12\x13\n" +
-	"\x0fPHASE_GAME_OVER\x10\x05*\xa5\x01\n" +
+	"\x0fPHASE_GAME_OVER\x10\x05*\xc1\x01\n" +
 	"\vTermination\x12\x1b\n" +
 	"\x17TERMINATION_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12TERMINATION_TARGET\x10\x01\x12\x14\n" +
 	"\x10TERMINATION_MOON\x10\x02\x12\x17\n" +
 	"\x13TERMINATION_FORFEIT\x10\x03\x12\x19\n" +
 	"\x15TERMINATION_CANCELLED\x10\x04\x12\x17\n" +
-	"\x13TERMINATION_ABORTED\x10\x05*\xfc\x01\n" +
+	"\x13TERMINATION_ABORTED\x10\x05\x12\x1a\n" +
+	"\x16TERMINATION_HAND_LIMIT\x10\x06*\xfc\x01\n" +
 	"\vFaultReason\x12\x1c\n" +
 	"\x18FAULT_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aFAULT_REASON_STARTUP_STALL\x10\x01\x12\x18\n" +

@@ -49,6 +49,7 @@ class Termination(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TERMINATION_FORFEIT: _ClassVar[Termination]
     TERMINATION_CANCELLED: _ClassVar[Termination]
     TERMINATION_ABORTED: _ClassVar[Termination]
+    TERMINATION_HAND_LIMIT: _ClassVar[Termination]
 
 class FaultReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -85,6 +86,7 @@ TERMINATION_MOON: Termination
 TERMINATION_FORFEIT: Termination
 TERMINATION_CANCELLED: Termination
 TERMINATION_ABORTED: Termination
+TERMINATION_HAND_LIMIT: Termination
 FAULT_REASON_UNSPECIFIED: FaultReason
 FAULT_REASON_STARTUP_STALL: FaultReason
 FAULT_REASON_TIMEOUT: FaultReason
@@ -333,15 +335,17 @@ class TrickWon(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., trick_number: _Optional[int] = ..., trick: _Optional[_Union[Trick, _Mapping]] = ...) -> None: ...
 
 class TimeControl(_message.Message):
-    __slots__ = ("startup_ms", "decision_ms", "bank_ms", "reconnect_ms", "illegal_retries")
+    __slots__ = ("startup_ms", "decision_ms", "bank_ms", "reconnect_ms", "illegal_retries", "max_hands")
     STARTUP_MS_FIELD_NUMBER: _ClassVar[int]
     DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     RECONNECT_MS_FIELD_NUMBER: _ClassVar[int]
     ILLEGAL_RETRIES_FIELD_NUMBER: _ClassVar[int]
+    MAX_HANDS_FIELD_NUMBER: _ClassVar[int]
     startup_ms: int
     decision_ms: int
     bank_ms: int
     reconnect_ms: int
     illegal_retries: int
-    def __init__(self, startup_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., reconnect_ms: _Optional[int] = ..., illegal_retries: _Optional[int] = ...) -> None: ...
+    max_hands: int
+    def __init__(self, startup_ms: _Optional[int] = ..., decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., reconnect_ms: _Optional[int] = ..., illegal_retries: _Optional[int] = ..., max_hands: _Optional[int] = ...) -> None: ...
