@@ -107,12 +107,6 @@ def load_bot(path: str | Path) -> BotSpec:
         data = tomllib.loads(manifest.read_text())
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{manifest}: not valid TOML: {e}") from None
-    for key in ("name", "run"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ConfigError(f"{manifest}: the field {key!r} is required (a string)")
-    if not _NAME.match(data["name"]):
-        raise ConfigError(f"{manifest}: name {data['name']!r} must be 1-64 letters, digits, "
-                          "'-', '_' or '.'")
     unknown = sorted(set(data) - MANIFEST_KEYS)
     if unknown:
         close = difflib.get_close_matches(unknown[0], MANIFEST_KEYS, n=1)
@@ -120,6 +114,12 @@ def load_bot(path: str | Path) -> BotSpec:
                           + (f" (did you mean {close[0]!r}?)" if close else "")
                           + f"; a bot.toml has {', '.join(_RUN_KEYS)}, and for Docker "
                           f"{', '.join(_DOCKER_KEYS)}")
+    for key in ("name", "run"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise ConfigError(f"{manifest}: the field {key!r} is required (a string)")
+    if not _NAME.match(data["name"]):
+        raise ConfigError(f"{manifest}: name {data['name']!r} must be 1-64 letters, digits, "
+                          "'-', '_' or '.'")
     known = set(_RUN_KEYS)
     return BotSpec(
         name=data["name"], folder=manifest.parent.resolve(), run=data["run"],

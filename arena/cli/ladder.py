@@ -26,6 +26,7 @@ from ..ladder.report import build_report, export, print_report
 from ..ladder.runner import RunSummary, open_store, run_ladder
 from ..ladder.store import GameRow, ResultsStore
 from ..timecontrol import ConfigError
+from .play import resolve_bot
 
 
 @click.group()
@@ -39,9 +40,11 @@ def _config(file: Path | None, bots: tuple[str, ...], overrides: dict[str, Any])
             return load_ladder(file, overrides)
         if len(bots) < 2:
             raise click.UsageError("give a ladder file, or at least two --bot folders")
-        data = {"ladder": {k: v for k, v in overrides.items() if v is not None},
-                "bots": [{"path": str(Path(b).resolve())} for b in bots]}
-        return ladder_from_dict(data, Path("flags.toml"))
+        folders = [resolve_bot(b).folder for b in bots]  # folders, or example bot names
+        data = {"ladder": {"name": "-".join(f.name for f in folders)[:80],
+                           **{k: v for k, v in overrides.items() if v is not None}},
+                "bots": [{"path": str(f)} for f in folders]}
+        return ladder_from_dict(data, Path("--bot"))
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
 
@@ -83,7 +86,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
 
     \b
     Example:  moon ladder run ladders/demo.toml
-              moon ladder run --bot example_bots/heuristic --bot example_bots/random -j 2
+              moon ladder run --bot ./mybot --bot heuristic --bot random -j 2
               moon ladder run ladders/demo.toml --gauntlet random --results runs/g.sqlite
     """
     cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
@@ -138,6 +141,11 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     print_report(console, build_report(store, bootstrap=bootstrap))
     console.print(f"results: {escape(str(results))}")
     store.close()
+    if summary.scheduled and not summary.played and not summary.already_done:
+        raise click.ClickException(
+            "no game could be played"
+            + (f": left out {', '.join(summary.skipped_bots)}" if summary.skipped_bots else "")
+            + "; fix those bots (the reasons are above) or add others")
 
 
 @ladder.command()
@@ -147,6 +155,10 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
 @click.option("--bootstrap", type=int, default=200, show_default=True)
 def show(results: Path, fmt: str, bootstrap: int) -> None:
     """Show a ladder's leaderboard, cross-table and per-bot statistics."""
+    if results.suffix == ".toml":
+        raise click.ClickException(f"{results} is a ladder file; `moon ladder show` reads its "
+                                   "results (runs/<ladder name>.sqlite, or the file its "
+                                   "`results =` names)")
     try:
         store = ResultsStore(results)
     except ConfigError as e:

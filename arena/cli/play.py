@@ -20,6 +20,8 @@ from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_optio
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_bots"
 FORFEIT_EXIT = 3
 """`moon play`'s exit code when a bot forfeited the game."""
+FORFEIT_LOG_LINES = 20
+"""How many of the last lines of a forfeiting bot's stderr `moon play` shows."""
 
 
 def resolve_bot(arg: str) -> BotSpec:
@@ -129,9 +131,16 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
         console.print(f"record: {escape(match.record_path)}")
         return record
 
-    forfeit = asyncio.run(run())["result"].get("forfeit")
+    record = asyncio.run(run())
+    forfeit = record["result"].get("forfeit")
     if forfeit:
         seat = forfeit["seat"]
         click.echo(f"seat {seat} ({specs[seat].name}) forfeited: {forfeit['reason']}"
                    + (f": {forfeit['detail']}" if forfeit.get("detail") else ""), err=True)
+        tail = (record.get("logs") or {}).get(str(seat), "").rstrip().splitlines()
+        if tail:
+            click.echo("the end of its stderr (more: `moon replay show --logs RECORD`):",
+                       err=True)
+            for line in tail[-FORFEIT_LOG_LINES:]:
+                click.echo(f"  | {line}", err=True)
         raise SystemExit(FORFEIT_EXIT)

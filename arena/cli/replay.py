@@ -28,11 +28,15 @@ def _load(path: Path) -> dict[str, object]:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--plays/--no-plays", default=True, show_default=True,
               help="Show every trick.")
-def show(file: Path, plays: bool) -> None:
+@click.option("--logs", is_flag=True, help="Also print the end of every bot's stderr.")
+def show(file: Path, plays: bool, logs: bool) -> None:
     """Print a record as a readable hand-by-hand story."""
     record = _load(file)
     try:
         print_game(Console(), record, plays=plays)  # type: ignore[arg-type]
+        if logs:
+            for seat, text in sorted((record.get("logs") or {}).items()):  # type: ignore[union-attr]
+                click.echo(f"\n--- seat {seat} stderr (the end) ---\n{str(text).rstrip()}")
     except MALFORMED as e:
         raise click.ClickException(_malformed(file, e)) from None
 

@@ -135,7 +135,15 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
                           f"{unknown_top[0]!r}; a ladder file has [ladder], [time_control], "
                           "[sandbox] and [[bots]]")
     lad = dict(data.get("ladder", {}))
+    flags = {k for k, v in (overrides or {}).items() if v is not None}
     lad.update({k: v for k, v in (overrides or {}).items() if v is not None})
+
+    def origin(key: str) -> str:
+        """Where a [ladder] key's value came from: its flag, or the file and line."""
+        if key in flags:
+            return f"--{key.replace('_', '-')}"
+        return _where(path, text, "ladder", key)
+
     unknown = sorted(set(lad) - LADDER_KEYS)
     if unknown:
         raise ConfigError(f"{_where(path, text, 'ladder', unknown[0])}: unknown key "
@@ -144,7 +152,7 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     def need_int(key: str, default: int, lo: int, hi: int) -> int:
         v = lad.get(key, default)
         if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-            raise ConfigError(f"{_where(path, text, 'ladder', key)}: {key} = {v!r}: must be a "
+            raise ConfigError(f"{origin(key)}: {key} = {v!r}: must be a "
                               f"whole number from {lo} to {hi}")
         return v
 
@@ -154,7 +162,7 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     max_forfeits = need_int("max_forfeits", 0, 0, 1_000_000)
     check = lad.get("check", True)
     if not isinstance(check, bool):
-        raise ConfigError(f"{_where(path, text, 'ladder', 'check')}: check = {check!r}: must be "
+        raise ConfigError(f"{origin('check')}: check = {check!r}: must be "
                           "true or false")
     preset = lad.get("preset", "moon3")
     options = lad.get("options", {})
@@ -165,7 +173,7 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         ruleset = Ruleset.from_dict({"preset": preset, **options})
     except (RulesetError, TypeError) as e:
         key = "options" if options else "preset"
-        raise ConfigError(f"{_where(path, text, 'ladder', key)}: {e}") from None
+        raise ConfigError(f"{origin(key)}: {e}") from None
     try:
         tc = TimeControl.from_dict(dict(data.get("time_control", {})))
     except (ConfigError, TypeError) as e:
@@ -213,12 +221,12 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     if isinstance(gauntlet, str):
         gauntlet = [gauntlet]
     if not isinstance(gauntlet, list) or not all(isinstance(g, str) for g in gauntlet):
-        raise ConfigError(f"{_where(path, text, 'ladder', 'gauntlet')}: gauntlet must list the "
+        raise ConfigError(f"{origin('gauntlet')}: gauntlet must list the "
                           'challengers by bot name, e.g. gauntlet = ["mybot"]')
     names = [b.name for b in bots]
     for g in gauntlet:
         if g not in names:
-            raise ConfigError(f"{_where(path, text, 'ladder', 'gauntlet')}: gauntlet challenger "
+            raise ConfigError(f"{origin('gauntlet')}: gauntlet challenger "
                               f"{g!r} is not a bot of this ladder ({', '.join(names)})")
     results = lad.get("results")
     return LadderConfig(

@@ -169,6 +169,8 @@ class LiveRatings:
 
         self.model = PlackettLuce()
         self.ratings = {b: self.model.rating(name=b) for b in bots}
+        self.games = {b: 0 for b in bots}
+        """Games each bot has played (in the updates so far)."""
 
     def update(self, game: GameRow) -> None:
         """Add one game's finishing order."""
@@ -186,11 +188,14 @@ class LiveRatings:
             for b, r in zip(side, team, strict=False):
                 acc.setdefault(b, []).append((r.mu, r.sigma))
         for b, vals in acc.items():
+            self.games[b] = self.games.get(b, 0) + 1
             mu = sum(v[0] for v in vals) / len(vals)
             sigma = sum(v[1] for v in vals) / len(vals)
             self.ratings[b] = self.model.rating(mu=mu, sigma=sigma, name=b)
 
     def table(self) -> list[tuple[str, float, float, float]]:
-        """``(bot, μ, σ, μ − 3σ)``, best conservative figure first."""
-        rows = [(b, r.mu, r.sigma, r.mu - 3 * r.sigma) for b, r in self.ratings.items()]
+        """``(bot, μ, σ, μ − 3σ)`` of the bots that have played, best conservative figure
+        first."""
+        rows = [(b, r.mu, r.sigma, r.mu - 3 * r.sigma) for b, r in self.ratings.items()
+                if self.games.get(b)]
         return sorted(rows, key=lambda x: -x[3])

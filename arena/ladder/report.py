@@ -57,6 +57,11 @@ class LadderReport:
     cross: dict[str, dict[str, tuple[float, int]]]
     """``cross[a][b] = (score of a against b, games)``: 1 for finishing ahead, ½ a tie."""
     games: int
+    duplicate_sets: int = 0
+    """Duplicate sets played: the bootstrap's unit. Below 2 the intervals cannot be
+    estimated at all, and below :data:`FEW_SETS` they are rough."""
+    unrated: list[str] = field(default_factory=list)
+    """Bots of the ladder with no game (left out, or not reached yet): not rated."""
 
 
 def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
@@ -68,7 +73,8 @@ def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
         for b in g.seats:
             if b not in bots:
                 bots.append(b)
-    ratings = rate(games, bots, bootstrap=bootstrap)
+    played = {b for g in games for b in g.seats}
+    ratings = rate(games, [b for b in bots if b in played], bootstrap=bootstrap)
     stats = {b: BotStats(b) for b in bots}
     cross_acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for g in games:
@@ -111,7 +117,13 @@ def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
         stats[bot].forfeits += forfeit
     cross = {a: {b: (sum(v) / len(v), len(v)) for b, v in row.items()}
              for a, row in cross_acc.items()}
-    return LadderReport(meta, ratings, stats, cross, len(games))
+    return LadderReport(meta, ratings, stats, cross, len(games),
+                        duplicate_sets=len({g.dset for g in games}),
+                        unrated=[b for b in bots if b not in played])
+
+
+FEW_SETS = 5
+"""Fewer duplicate sets than this: the report warns that the intervals are rough."""
 
 
 def print_report(console: Console, rep: LadderReport) -> None:
@@ -126,15 +138,25 @@ def print_report(console: Console, rep: LadderReport) -> None:
                    ("LOS ↓", "right"), ("games", "right"), ("wins", "right"),
                    ("win %", "right"), ("pts/hand", "right")):
         lb.add_column(col, justify=j)  # type: ignore[arg-type]
+    can_bootstrap = rep.duplicate_sets >= 2
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
-        lb.add_row(str(i), escape(r.bot), f"{r.rating:.0f} ± {r.margin:.0f}",
-                   f"{r.low:.0f}–{r.high:.0f}",
-                   "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
+        lb.add_row(str(i), escape(r.bot),
+                   f"{r.rating:.0f} ± {r.margin:.0f}" if can_bootstrap else f"{r.rating:.0f}",
+                   f"{r.low:.0f}–{r.high:.0f}" if can_bootstrap else "n/a",
+                   "" if r.los_next is None or not can_bootstrap
+                   else f"{100 * r.los_next:.0f}%",
                    str(s.games), str(s.wins),
                    f"{100 * s.wins / s.games:.0f}%" if s.games else "-",
                    f"{s.points_per_hand:+.2f}")
     console.print(lb)
+    if rep.duplicate_sets < FEW_SETS:
+        console.print(f"[yellow]only {rep.duplicate_sets} duplicate set(s)[/]: "
+                      + ("no interval can be estimated" if not can_bootstrap
+                         else "the intervals and LOS are rough")
+                      + "; play more boards (boards = N) for figures worth quoting")
+    if rep.unrated:
+        console.print(f"not rated (no games): {escape(', '.join(rep.unrated))}")
     for name, why in (rep.meta.get("left_out") or {}).items():
         console.print(f"[red]left out[/] of the last run: {escape(name)}: {escape(str(why))}")
     order = [r.bot for r in rep.ratings]
@@ -190,7 +212,8 @@ def export(rep: LadderReport, fmt: str) -> str:
         w.writerows(rows)
         return buf.getvalue()
     return json.dumps({
-        "ladder": rep.meta, "games": rep.games, "leaderboard": rows,
+        "ladder": rep.meta, "games": rep.games, "duplicate_sets": rep.duplicate_sets,
+        "unrated": rep.unrated, "leaderboard": rows,
         "cross_table": {a: {b: {"score": round(v[0], 4), "games": v[1]} for b, v in row.items()}
                         for a, row in rep.cross.items()},
         "stats": {b: asdict(s) for b, s in rep.stats.items()},

@@ -189,6 +189,28 @@ def test_moon_play_exits_3_when_a_bot_forfeits(tmp_path):
     assert load_record(path)["result"]["forfeit"]["seat"] == 1
 
 
+@pytest.mark.parametrize("body, shown", [
+    ("raise ValueError('boom in act')", "ValueError: boom in act"),
+    ("return None  # a forgotten return", "act() returned None; it must return one of "
+     "obs.legal_actions"),
+])
+def test_a_bot_that_fails_in_act_shows_why(tmp_path, body, shown):
+    bot = tmp_path / "broken"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "broken"\nrun = "{python} bot.py"\n')
+    (bot / "bot.py").write_text(
+        "from moon_sdk import Bot, run\n\n\nclass Broken(Bot):\n    def act(self, obs):\n"
+        f"        {body}\n\n\nrun(Broken())\n")
+    out = moon("play", "--seed", "3", "--records", str(tmp_path / "r"), str(bot), "random",
+               "random", cwd=ROOT)
+    assert out.returncode == 3, out.stderr
+    assert "seat 0 (broken) forfeited: crash" in out.stderr
+    assert shown in out.stderr  # the end of its stderr, on the screen
+    [path] = (tmp_path / "r").glob("*.json")
+    s = moon("replay", "show", "--logs", str(path), cwd=ROOT)
+    assert s.returncode == 0 and "--- seat 0 stderr" in s.stdout and shown in s.stdout
+
+
 def test_cli_bad_arguments_are_clear(tmp_path):
     out = moon("play", "heuristic", "nosuchbot", "random", cwd=tmp_path)
     assert out.returncode == 2 and "no bot 'nosuchbot'" in out.stderr

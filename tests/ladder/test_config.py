@@ -81,3 +81,16 @@ def test_gauntlet_names_challengers(tmp_path):
     assert round_robin.gauntlet == ()
     # the same games either way, so one results file serves both
     assert cfg.identity() == round_robin.identity()
+
+
+def test_a_bad_flag_is_blamed_on_the_flag_not_the_file(tmp_path):
+    p = write(tmp_path, GOOD)
+    with pytest.raises(ConfigError) as e:
+        load_ladder(p, {"preset": "moon3x"})
+    assert str(e.value).startswith("--preset: ") and "moon3x" in str(e.value)
+    with pytest.raises(ConfigError) as e:
+        load_ladder(p, {"gauntlet": ["nobody"]})
+    assert str(e.value).startswith("--gauntlet: ")
+    with pytest.raises(ConfigError) as e:
+        load_ladder(p, {"boards": 0})
+    assert str(e.value).startswith("--boards: ")

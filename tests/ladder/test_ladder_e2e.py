@@ -196,6 +196,15 @@ def test_a_bot_that_fails_its_admission_check_is_left_out(tmp_path):
     assert db.execute("SELECT COUNT(*) FROM faults").fetchone()[0] == 0
     shown = moon("ladder", "show", str(res), "--bootstrap", "10")
     assert "left out of the last run: crasher" in shown.stdout
+    # it played nothing, so it is not rated (not a 1500 above the bots that played)
+    assert "not rated (no games): crasher" in shown.stdout
+    report = json.loads(moon("ladder", "show", str(res), "--format", "json").stdout)
+    assert [r["bot"] for r in report["leaderboard"]] != [] and \
+        "crasher" not in {r["bot"] for r in report["leaderboard"]}
+    # one board of one triple is one duplicate set: nothing for a bootstrap to vary
+    assert report["duplicate_sets"] == 1
+    assert "only 1 duplicate set(s): no interval can be estimated" in shown.stdout
+    assert "n/a" in shown.stdout
 
 
 def test_max_forfeits_drops_a_bot_and_skips_its_games(tmp_path):

@@ -349,7 +349,7 @@ def random_ruleset(rng: random.Random) -> Ruleset:
         scoring=rng.choice(["points", "marks"]),
         target_score=rng.choice([1, 5, 10, 21, 21, 30]),
         target_marks=rng.choice([1, 3, 7, 7]),
-        team_made_scores=rng.choice(["tricks", "bid"]),
+        team_made_scores=rng.choice(["tricks", "bid"]) if players == 4 else "tricks",
     )
 
 
@@ -437,6 +437,8 @@ def test_random_rulesets() -> None:
 )
 def test_hypothesis_rulesets(options: dict[str, Any], remove_double_blank: bool,
                              seed: int) -> None:
+    if options["players"] == 3:
+        options["team_made_scores"] = "tricks"  # a 4-player option
     r = Ruleset(remove_double_blank=remove_double_blank and options["players"] == 3,
                 **options)
     play_checked(r, seed, Tally(), observe_all=False)

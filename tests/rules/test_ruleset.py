@@ -91,6 +91,8 @@ def test_immutable() -> None:
     ({"all_pass": "misdeal"}, "all_pass", "must be 'redeal' or 'force_dealer'"),
     ({"scoring": "games"}, "scoring", "must be 'points' or 'marks'"),
     ({"team_made_scores": "both"}, "team_made_scores", "must be 'tricks' or 'bid'"),
+    ({"team_made_scores": "bid"}, "team_made_scores",
+     "only 4-player Moon has teams (3 players: a made bid always scores the bid)"),
     ({"remove_double_blank": 1}, "remove_double_blank", "must be true or false"),
     ({"trump_before_widow": "yes"}, "trump_before_widow", "must be true or false"),
     ({"allow_doubles_trump": None}, "allow_doubles_trump", "must be true or false"),

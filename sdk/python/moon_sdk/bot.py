@@ -160,6 +160,11 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
                     action = bot.act(obs)
                     _thinking[0] += 1
                     _thinking[1] += time.perf_counter() - t0
+                    if action.__class__ is not int:  # a bool, None or text would not encode
+                        raise TypeError(
+                            f"{type(bot).__name__}.act() returned {action!r}; it must return "
+                            "one of obs.legal_actions (an int; moon_sdk.rules.parse_action "
+                            "turns text like 'play 6-4' into one)")
                     outbox.put(bpb.PlayRequest(action=bpb.ActionReply(
                         request_id=t.request_id, action=action_to_pb(action))))
                 elif kind == "event":

@@ -63,6 +63,9 @@ class Ruleset:
             raise bad("scoring", self.scoring, "must be 'points' or 'marks'")
         if self.team_made_scores not in ("tricks", "bid"):
             raise bad("team_made_scores", self.team_made_scores, "must be 'tricks' or 'bid'")
+        if self.players == 3 and self.team_made_scores != "tricks":
+            raise bad("team_made_scores", self.team_made_scores, "only 4-player Moon has "
+                      "teams (3 players: a made bid always scores the bid)")
         for name in ("remove_double_blank", "trump_before_widow", "allow_doubles_trump",
                      "allow_no_trump", "moon_wins_game"):
             if not isinstance(getattr(self, name), bool):
