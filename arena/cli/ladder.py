@@ -26,6 +26,7 @@ from ..ladder.report import build_report, export, print_report
 from ..ladder.runner import RunSummary, open_store, run_ladder
 from ..ladder.store import GameRow, ResultsStore
 from ..timecontrol import ConfigError
+from .options import parse_options, time_options
 from .play import resolve_bot
 
 
@@ -41,10 +42,9 @@ def _config(file: Path | None, bots: tuple[str, ...], overrides: dict[str, Any])
         if len(bots) < 2:
             raise click.UsageError("give a ladder file, or at least two --bot folders")
         folders = [resolve_bot(b).folder for b in bots]  # folders, or example bot names
-        data = {"ladder": {"name": "-".join(f.name for f in folders)[:80],
-                           **{k: v for k, v in overrides.items() if v is not None}},
+        data = {"ladder": {"name": "-".join(f.name for f in folders)[:80]},
                 "bots": [{"path": str(f)} for f in folders]}
-        return ladder_from_dict(data, Path("--bot"))
+        return ladder_from_dict(data, Path("--bot"), overrides=overrides)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
 
@@ -77,11 +77,15 @@ def _live_table(live: LiveRatings) -> Table:
 @click.option("--gauntlet", "gauntlet", multiple=True, metavar="BOT",
               help="A challenger (repeatable): play only the games with a challenger in "
                    "them, against the rest as a pool.")
+@click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
+              help="Override a ruleset option of the ladder, e.g. -o min_bid=3.")
+@time_options
 @click.option("--bootstrap", type=int, default=200, show_default=True,
               help="Bootstrap resamples for the rating intervals.")
 def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: int | None,
         concurrency: int | None, seed: int | None, preset: str | None, check: bool | None,
-        max_forfeits: int | None, gauntlet: tuple[str, ...], bootstrap: int) -> None:
+        max_forfeits: int | None, gauntlet: tuple[str, ...], options: tuple[str, ...],
+        bootstrap: int, **tc: int | None) -> None:
     """Play a ladder (resuming RESULTS if it exists) and print the leaderboard.
 
     \b
@@ -91,7 +95,10 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     """
     cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
                                "preset": preset, "gauntlet": list(gauntlet) or None,
-                               "check": check, "max_forfeits": max_forfeits})
+                               "check": check, "max_forfeits": max_forfeits,
+                               "options": parse_options(options) or None,
+                               "time_control": {k: v for k, v in tc.items() if v is not None}
+                               or None})
     if results is None:
         results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
     console = Console()
@@ -126,10 +133,17 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
         progress.update(task, advance=1, rate=f"{per_min:.1f}/min")
         view.update(Group(progress, _live_table(live)))
 
-    with Live(Group(progress, _live_table(live)), console=console, transient=False,
-              refresh_per_second=4) as view:
-        summary = asyncio.run(run_ladder(cfg, store, results, on_game=on_game,
-                                         on_plan=on_plan))
+    try:
+        with Live(Group(progress, _live_table(live)), console=console, transient=False,
+                  refresh_per_second=4) as view:
+            summary = asyncio.run(run_ladder(cfg, store, results, on_game=on_game,
+                                             on_plan=on_plan))
+    except KeyboardInterrupt:
+        kept = len(store.done_ids())
+        store.close()
+        console.print(f"\ninterrupted: {kept} finished game(s) are kept in "
+                      f"{escape(str(results))}; run the same command again to resume")
+        raise SystemExit(130) from None
     console.print()
     if summary.voided:
         console.print(f"{summary.voided} game(s) voided by infrastructure faults and replayed")

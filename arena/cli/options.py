@@ -36,11 +36,11 @@ def _value(text: str) -> Any:
         return text
 
 
-def make_ruleset(preset: str, options: tuple[str, ...]) -> Ruleset:
-    """The ruleset from ``--preset`` and ``--option``s.
+def parse_options(options: tuple[str, ...]) -> dict[str, Any]:
+    """``--option NAME=VALUE``s as a dict (values as bools, ints or text).
 
     Raises:
-        click.BadParameter: malformed option or invalid ruleset.
+        click.BadParameter: an option that is not NAME=VALUE.
     """
     overrides = {}
     for o in options:
@@ -48,6 +48,16 @@ def make_ruleset(preset: str, options: tuple[str, ...]) -> Ruleset:
         if not sep or not name:
             raise click.BadParameter(f"{o!r}: write NAME=VALUE", param_hint="--option")
         overrides[name.strip()] = _value(value.strip())
+    return overrides
+
+
+def make_ruleset(preset: str, options: tuple[str, ...]) -> Ruleset:
+    """The ruleset from ``--preset`` and ``--option``s.
+
+    Raises:
+        click.BadParameter: malformed option or invalid ruleset.
+    """
+    overrides = parse_options(options)
     try:
         return Ruleset.from_dict({"preset": preset, **overrides})
     except (RulesetError, TypeError) as e:

@@ -51,7 +51,7 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
                                match_service=True, admin_token=admin_token) as ep:
                 if not admin_token:
                     console.print("[yellow]note[/]: MatchService is open to anyone who reaches "
-                                  "this address; use --admin-token if untrusted bots can")
+                                  "this address; use --admin-token if untrusted bots can reach it")
                 console.print(f"[bold]moon referee[/] serving on {ep.address}"
                               + (f" and unix://{unix_socket}" if unix_socket and address else "")
                               + f"; records in {records}")

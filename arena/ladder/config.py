@@ -141,9 +141,10 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     def origin(key: str) -> str:
         """Where a [ladder] key's value came from: its flag, or the file and line."""
         if key in flags:
-            return f"--{key.replace('_', '-')}"
+            return "--option" if key == "options" else f"--{key.replace('_', '-')}"
         return _where(path, text, "ladder", key)
 
+    lad.pop("time_control", None)  # flags for other tables, not [ladder] keys
     unknown = sorted(set(lad) - LADDER_KEYS)
     if unknown:
         raise ConfigError(f"{_where(path, text, 'ladder', unknown[0])}: unknown key "
@@ -165,19 +166,22 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         raise ConfigError(f"{origin('check')}: check = {check!r}: must be "
                           "true or false")
     preset = lad.get("preset", "moon3")
-    options = lad.get("options", {})
-    if not isinstance(options, dict):
+    options = dict(data.get("ladder", {}).get("options", {}))
+    if not isinstance(data.get("ladder", {}).get("options", {}), dict):
         raise ConfigError(f"{_where(path, text, 'ladder', 'options')}: options must be a table "
                           "of ruleset options, e.g. options = { min_bid = 3 }")
+    options.update((overrides or {}).get("options") or {})  # -o NAME=VALUE over the file's
     try:
         ruleset = Ruleset.from_dict({"preset": preset, **options})
     except (RulesetError, TypeError) as e:
         key = "options" if options else "preset"
         raise ConfigError(f"{origin(key)}: {e}") from None
+    flagged_tc = (overrides or {}).get("time_control") or {}
     try:
-        tc = TimeControl.from_dict(dict(data.get("time_control", {})))
+        tc = TimeControl.from_dict({**dict(data.get("time_control", {})), **flagged_tc})
     except (ConfigError, TypeError) as e:
-        raise ConfigError(f"{_where(path, text, 'time_control')}: {e}") from None
+        where = "the time control flags" if flagged_tc else _where(path, text, "time_control")
+        raise ConfigError(f"{where}: {e}") from None
 
     docker_limits = None
     if "sandbox" in data:

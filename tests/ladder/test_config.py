@@ -94,3 +94,19 @@ def test_a_bad_flag_is_blamed_on_the_flag_not_the_file(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_ladder(p, {"boards": 0})
     assert str(e.value).startswith("--boards: ")
+
+
+def test_flags_override_rules_options_and_time_control(tmp_path):
+    p = write(tmp_path, GOOD.replace("seed = 5", "seed = 5\noptions = { min_bid = 3 }")
+              + "\n[time_control]\ndecision_ms = 700\n")
+    cfg = load_ladder(p, {"options": {"all_pass": "force_dealer"},
+                          "time_control": {"bank_ms": 900}})
+    # the flags add to the file's tables, key by key
+    assert cfg.ruleset.min_bid == 3 and cfg.ruleset.all_pass == "force_dealer"
+    assert cfg.time_control.decision_ms == 700 and cfg.time_control.bank_ms == 900
+    with pytest.raises(ConfigError) as e:
+        load_ladder(p, {"options": {"min_bid": 9}})
+    assert str(e.value).startswith("--option: ") and "min_bid" in str(e.value)
+    with pytest.raises(ConfigError) as e:
+        load_ladder(p, {"time_control": {"max_hands": 0}})
+    assert str(e.value).startswith("the time control flags: ")

@@ -109,6 +109,34 @@ def test_resume_after_kill_9_loses_nothing_and_plays_nothing_twice(tmp_path):
     assert seats == 18 * 3
 
 
+def test_ctrl_c_keeps_the_games_and_says_how_to_resume(tmp_path):
+    lf = ladder_file(tmp_path, ["heuristic", "random", "weak"], boards=3, concurrency=1)
+    res = tmp_path / "r.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "ladder", "run", str(lf),
+                             "--results", str(res), "--bootstrap", "10"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "COLUMNS": "200"})
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            try:
+                if res.exists() and sqlite3.connect(res).execute(
+                        "SELECT COUNT(*) FROM games").fetchone()[0] >= 2:
+                    break
+            except sqlite3.OperationalError:
+                continue
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-2000:]
+    kept = sqlite3.connect(res).execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    assert f"interrupted: {kept} finished game(s) are kept in" in out
+    assert "run the same command again to resume" in out
+
+
 def test_weak_bot_ends_below_heuristic_with_separate_intervals(tmp_path):
     lf = ladder_file(tmp_path, ["heuristic", "weak"], boards=4, seed=11)
     res = tmp_path / "r.sqlite"
