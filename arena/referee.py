@@ -173,6 +173,9 @@ class Match:
         self.retries_left = [tc.illegal_retries] * self.n
         self.faults: list[pb.Fault] = []
         self.action_ms: list[int] = []
+        self.turn_seconds = 0.0
+        """Every answered turn's time from sending it to the answer, summed (seconds): the
+        precise total of what :attr:`action_ms` holds in whole milliseconds."""
         self.result: pb.GameResult | None = None
         self.record_path = ""
         self.logs: dict[int, str] = {}
@@ -477,6 +480,7 @@ class Match:
                     raise self._forfeit(
                         seat, pb.FAULT_REASON_PROTOCOL_ERROR,
                         f"answered request {rid} before it was sent")
+                self.turn_seconds += item.at - sent
                 ms = int((item.at - sent) * 1000)
                 over = ms - self.tc.decision_ms
                 if over > 0:

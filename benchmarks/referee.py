@@ -32,13 +32,14 @@ game and no protobuf. The referee's ratio to it is what the referee adds to its 
 **CPU** is the time this process (the server: every thread of it) spends per decision or
 round trip, ``time.process_time``; it is steadier than wall time on a busy machine.
 
-**Reading them.** The referee's aim is at most 1.5x the bare round trip, but its protocol
-alone sends about five messages per decision, and on a small machine the bare same-messages
-run is already some 3x the round trip: against the round trip, the referee cannot get near
-1.5x without a change to the protocol. Against its own protocol's floor it was 1.1-1.3x
-with one match (mostly waiting on the wire) and about 1.4x with four (then the referee's
-CPU is what limits), at this writing on a 2-CPU machine. ``--profile`` shows where the
-referee's time goes.
+**Reading them.** The referee's aim is at most 1.5x the bare round trip. With every event
+sent to every seat a decision is about five messages, and on a small machine the bare
+same-messages run alone is already some 2-3x the round trip. ``Join.quiet`` makes a decision
+one turn and its answer, the round trip's shape: at this writing, on a 2-CPU machine, quiet
+games ran at 2.3-2.5x the round trip (681 µs a decision against 292 µs, Unix socket, one
+match), every-event games at 3.8-4.8x; the rest is the referee's own work (building each
+turn's whole observation, the engine, the record) and asyncio's per-message cost.
+``--profile`` shows where the referee's time goes.
 
 The figures depend on the machine and how busy it is; nothing here is asserted in tests.
 """

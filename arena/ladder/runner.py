@@ -80,7 +80,7 @@ def _row(g: ScheduledGame, match: Match, wall_ms: int) -> tuple[GameRow, dict[st
     term = TERMINATION_NAMES.get(res.termination, "unknown")
     winner = res.winner if res.HasField("winner") else None
     scores, places = list(res.scores), list(res.places)
-    think = sum(match.action_ms)
+    think = round(match.turn_seconds * 1000)  # each turn's own ms would round to 0
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     game = {"id": g.game_id, "board": g.board, "dset": g.dset, "seed": g.seed,
             "players": players, "termination": term, "winner": winner,
