@@ -132,12 +132,15 @@ def print_report(console: Console, rep: LadderReport) -> None:
     title = (f"ladder {rep.meta.get('name', '')}: {rep.games} games, "
              f"{rep.meta.get('preset', '')}, {rep.meta.get('boards', '?')} boards"
              + (f", gauntlet of {', '.join(gauntlet)}" if gauntlet else ""))
-    lb = Table(title=escape(title), caption="LOS ↓: likelihood of superiority over the next bot "
-               "down (share of bootstrap fits)")
+    lb = Table(title=escape(title), caption="LOS ↓: how likely it is stronger than the next "
+               "bot down")
     for col, j in (("#", "right"), ("bot", "left"), ("rating", "right"), ("95% CI", "right"),
-                   ("LOS ↓", "right"), ("games", "right"), ("wins", "right"),
-                   ("win %", "right"), ("pts/hand", "right")):
-        lb.add_column(col, justify=j)  # type: ignore[arg-type]
+                   ("LOS ↓", "right"), ("games", "right"), ("win %", "right"),
+                   ("pts/hand", "right")):
+        # figures never wrap (a rating cut in two misleads); on a narrow terminal the bot
+        # names give way first
+        lb.add_column(col, justify=j, no_wrap=col != "bot",  # type: ignore[arg-type]
+                      min_width=8 if col == "bot" else None)
     can_bootstrap = rep.duplicate_sets >= 2
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
@@ -146,7 +149,7 @@ def print_report(console: Console, rep: LadderReport) -> None:
                    f"{r.low:.0f}–{r.high:.0f}" if can_bootstrap else "n/a",
                    "" if r.los_next is None or not can_bootstrap
                    else f"{100 * r.los_next:.0f}%",
-                   str(s.games), str(s.wins),
+                   str(s.games),
                    f"{100 * s.wins / s.games:.0f}%" if s.games else "-",
                    f"{s.points_per_hand:+.2f}")
     console.print(lb)
