@@ -7,7 +7,9 @@ Go and Node.js bots are made self-contained from the repository's single sources
 ``.proto`` files (``proto/``) for Node.js; the generated code (``gen/moonv1``, kept fresh by
 ``make gen-go``), ``go.mod`` and ``go.sum`` of ``example_bots/go-heuristic`` for Go; the
 ``package.json`` and ``package-lock.json`` of ``example_bots/node-heuristic`` for Node.js. So
-a new bot uses exactly the dependency versions the example bots are tested with.
+a new bot uses exactly the dependency versions the example bots are tested with. Their
+protocol code too is the example bots' own (``bot.js``, ``main.go``), with the name put in:
+the templates hold only what a bot author changes (the strategy, the README).
 """
 
 from __future__ import annotations
@@ -65,6 +67,20 @@ def _copy_tree(source: Path, dest: Path, pattern: str) -> None:
         shutil.copyfile(f, dest / f.name)
 
 
+def _derived(source: Path, edits: list[tuple[str, str]]) -> str:
+    """``source``'s text with each ``(pattern, replacement)`` applied exactly once.
+
+    Raises:
+        ConfigError: a pattern no longer matches once (the example bot changed shape).
+    """
+    text = source.read_text()
+    for pattern, replacement in edits:
+        text, n = re.subn(pattern, lambda _m, r=replacement: r, text, count=1, flags=re.M)
+        if n != 1:
+            raise ConfigError(f"{source} no longer has {pattern!r}: update arena/scaffold.py")
+    return text
+
+
 def _node_files(name: str, target: Path) -> None:
     _needs(PROTO_DIR / "moon" / "v1", NODE_EXAMPLE / "package.json",
            NODE_EXAMPLE / "package-lock.json")
@@ -80,6 +96,12 @@ def _node_files(name: str, target: Path) -> None:
     lock["packages"][""]["name"] = package["name"]
     lock["packages"][""]["version"] = package["version"]
     (target / "package-lock.json").write_text(json.dumps(lock, indent=2) + "\n")
+    (target / "bot.js").write_text(_derived(NODE_EXAMPLE / "bot.js", [
+        (r"^// The node-heuristic bot: .*$",
+         f"// {name}: a Moon bot in Node.js, a gRPC client of the referee (see README.md)."),
+        (r'^const BOT_NAME = ".*";$', f"const BOT_NAME = {json.dumps(name)};"),
+        (r'^const BOT_VERSION = ".*";$', 'const BOT_VERSION = "0.1";'),
+    ]))
 
 
 def _go_files(name: str, target: Path) -> None:
@@ -89,6 +111,16 @@ def _go_files(name: str, target: Path) -> None:
                    (GO_EXAMPLE / "go.mod").read_text(), count=1)
     (target / "go.mod").write_text(gomod)
     shutil.copyfile(GO_EXAMPLE / "go.sum", target / "go.sum")
+    module = _package_name(name)
+    (target / "main.go").write_text(_derived(GO_EXAMPLE / "main.go", [
+        (r"^// The go-heuristic bot: .*$",
+         f"// {name}: a Moon bot in Go, a gRPC client of the referee (see README.md)."),
+        (r"^// heuristic\.go is the strategy\..*$", "// strategy.go is the strategy. gen/moonv1 "
+         "is generated from the protocol's .proto files."),
+        (r'^\t"go-heuristic/gen/moonv1"$', f'\t"{module}/gen/moonv1"'),
+        (r'^\tbotName( +)= ".*"$', f'\tbotName         = {json.dumps(name)}'),
+        (r'^\tbotVersion( +)= ".*"$', '\tbotVersion      = "0.1"'),
+    ]))
 
 
 def scaffold(name: str, lang: str, parent: Path) -> Path:
