@@ -33,6 +33,14 @@ def moon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "COLUMNS": "200"})
 
 
+def recorded_game(folder: Path, seed: int, *bots: str) -> Path:
+    """`moon play` a game that ends by the rules, recorded in ``folder``: its record."""
+    out = moon("play", "--seed", str(seed), "--records", str(folder), *bots, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    [path] = folder.glob("*.json")
+    return path
+
+
 @pytest.mark.parametrize("preset, bots", [
     ("moon3", ["heuristic", "random", "heuristic"]),
     ("moon4", ["heuristic", "random", "heuristic", "random"]),
@@ -63,10 +71,7 @@ def test_moon_play_full_game(tmp_path, preset, bots):
 
 
 def test_replay_verify_catches_a_tampered_record(tmp_path):
-    out = moon("play", "--seed", "9", "--records", str(tmp_path), "heuristic", "heuristic",
-               "heuristic", cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    [path] = tmp_path.glob("*.json")
+    path = recorded_game(tmp_path, 9, "heuristic", "heuristic", "heuristic")
     data = json.loads(path.read_text())
     first = data["hands"][0]
     # move a trick to another winner: the replay must disagree
@@ -88,10 +93,7 @@ def test_replay_verify_catches_a_tampered_record(tmp_path):
 
 
 def test_replay_verify_refuses_a_record_of_another_deal_version(tmp_path):
-    out = moon("play", "--seed", "4", "--records", str(tmp_path), "heuristic", "random",
-               "random", cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    [path] = tmp_path.glob("*.json")
+    path = recorded_game(tmp_path, 4, "heuristic", "random", "random")
     data = json.loads(path.read_text())
     assert data["deal_version"] == 2
     del data["deal_version"]  # as written before the field existed: version 1 deals
@@ -106,10 +108,7 @@ def test_replay_verify_refuses_a_record_of_another_deal_version(tmp_path):
 
 
 def test_damaged_records_are_clear_errors_and_tampered_results_are_caught(tmp_path):
-    out = moon("play", "--seed", "4", "--records", str(tmp_path), "heuristic", "random",
-               "random", cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    [path] = tmp_path.glob("*.json")
+    path = recorded_game(tmp_path, 4, "heuristic", "random", "random")
     good = json.loads(path.read_text())
     cases = {
         "bids_int": lambda d: d["hands"][0].update(bids=5),
