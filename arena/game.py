@@ -34,6 +34,30 @@ _STARTER = ThreadPoolExecutor(max_workers=32, thread_name_prefix="moon-bot-proc"
 event loop, which must keep serving every game's clock."""
 
 
+MANUAL = "manual"
+"""The runner of a seat whose bot the caller starts itself (by hand, in a debugger): the
+game makes no process for it, and the seat's token is in the match (``Match.tokens``)."""
+
+
+class ManualSeat:
+    """The :class:`~arena.sandbox.BotProcess` of a :data:`MANUAL` seat: nothing to start,
+    stop or read; the bot joins with the seat's token by itself."""
+
+    def start(self) -> None:
+        """Nothing to start."""
+
+    def poll(self) -> int | None:
+        """Never known to exit (it is not ours)."""
+        return None
+
+    def kill(self) -> None:
+        """Not ours to kill."""
+
+    def log_tail(self) -> str:
+        """Its output went wherever it was started."""
+        return "(a seat started by hand: its output is where it ran)"
+
+
 @dataclass
 class Endpoint:
     """Where bots reach a running referee."""
@@ -82,7 +106,9 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     """Play one game: create the match, start one fresh process (or container) per seat,
     wait for the end, kill every process group (remove every container), and rewrite the
     record with the bots' output tails. A failure of the sandbox itself (no Docker engine)
-    aborts the game (not scored) instead of faulting the bot.
+    aborts the game (not scored) instead of faulting the bot. A bot whose ``runner`` is
+    :data:`MANUAL` gets no process: the caller starts it with the seat's token (``on_start``
+    sees the match, and its ``tokens``, before the start-up clock matters).
 
     Raises:
         ConfigError: wrong number of bots for the ruleset (other failures of a bot are
@@ -99,9 +125,11 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     if logs is None:
         tmp = tempfile.TemporaryDirectory(prefix="moon-logs-")
         logs = Path(tmp.name)
-    procs = [make_process(b, endpoint.address, token, logs / f"{match.match_id}.seat{i}.log",
-                          limits, docker_limits=docker_limits, match_id=match.match_id, seat=i)
-             for i, (b, token) in enumerate(zip(bots, match.tokens, strict=True))]
+    procs: list[BotProcess] = [
+        ManualSeat() if b.runner == MANUAL else make_process(
+            b, endpoint.address, token, logs / f"{match.match_id}.seat{i}.log", limits,
+            docker_limits=docker_limits, match_id=match.match_id, seat=i)
+        for i, (b, token) in enumerate(zip(bots, match.tokens, strict=True))]
     loop = asyncio.get_running_loop()
 
     async def start(seat: int, p: BotProcess) -> None:
@@ -129,7 +157,7 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     finally:
         # bots exit by themselves at game end; give them a moment, then kill what's left
         for _ in range(20):
-            if all(p.poll() is not None for p in procs):
+            if all(p.poll() is not None for p in procs if not isinstance(p, ManualSeat)):
                 break
             await asyncio.sleep(0.025)
         await asyncio.gather(*(loop.run_in_executor(_STARTER, p.kill) for p in procs))

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..bots import BotSpec, load_bot, missing_command
-from ..game import play_game, serving
-from ..referee import Referee
+from ..game import MANUAL, play_game, serving
+from ..referee import Match, Referee
 from ..report import print_game
 from ..timecontrol import ConfigError
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
@@ -20,6 +20,8 @@ from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_optio
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_bots"
 FORFEIT_EXIT = 3
 """`moon play`'s exit code when a bot forfeited the game."""
+MANUAL_STARTUP_MS = 600_000
+"""With a seat started by hand (``manual``), the start-up limit unless given: 10 minutes."""
 FORFEIT_LOG_LINES = 20
 """How many of the last lines of a forfeiting bot's stderr `moon play` shows."""
 
@@ -101,6 +103,10 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     """Play one game to the end between BOTS (3 or 4 bot folders or example names,
     seat 0 first), print it hand by hand, and write its record.
 
+    A BOT given as `manual` is a seat you start yourself (in a debugger, say): the command
+    prints the MOON_ADDRESS and MOON_TOKEN to start it with, and waits for it (10 minutes
+    unless --startup-ms says otherwise).
+
     Exit code 0 when the game ends by the rules, 3 when a bot forfeits (a timeout, crash,
     protocol error or illegal actions: the record tells which), 1 or 2 when the game
     cannot be played (a bad bot folder or option).
@@ -108,15 +114,20 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     \b
     Example:  moon play heuristic random heuristic
               moon play --preset moon4 heuristic random heuristic random
+              moon play manual random heuristic
     """
     ruleset = make_ruleset(preset, options)
     if len(bots) != ruleset.players:
         hint = " (use --preset moon4 for 4 players)" if len(bots) == 4 else ""
         raise click.UsageError(f"this ruleset is for {ruleset.players} players: give "
                                f"{ruleset.players} bots, not {len(bots)}{hint}")
-    specs = [resolve_bot(b) for b in bots]
+    specs = [BotSpec(name=MANUAL, folder=Path.cwd(), run="", runner=MANUAL) if b == MANUAL
+             else resolve_bot(b) for b in bots]
     build_local_bots(specs)
     prepare_docker_bots(specs)
+    manual = [seat for seat, s in enumerate(specs) if s.runner == MANUAL]
+    if manual and tc.get("startup_ms") is None:
+        tc["startup_ms"] = MANUAL_STARTUP_MS  # time to start a bot by hand
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console()
 
@@ -124,8 +135,16 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
         referee = Referee(record_dir=records)
         async with serving(referee, "127.0.0.1:0" if tcp else None,
                            match_service=False) as ep:
+
+            def tell(match: Match) -> None:
+                for seat in manual:
+                    click.echo(f"seat {seat} is yours: start your bot with\n"
+                               f"  MOON_ADDRESS={ep.address} MOON_TOKEN={match.tokens[seat]}\n"
+                               f"(waiting up to {time_control.startup_ms // 1000} s for it "
+                               "to join)", err=True)
+
             match = await play_game(referee, ep, specs, ruleset, preset=preset, seed=seed,
-                                    tc=time_control)
+                                    tc=time_control, on_start=tell)
         record = match.record()
         print_game(console, record)
         console.print(f"record: {escape(match.record_path)}")

@@ -210,6 +210,39 @@ def test_a_bot_that_fails_in_act_shows_why(tmp_path, body, shown):
     assert s.returncode == 0 and "--- seat 0 stderr" in s.stdout and shown in s.stdout
 
 
+def test_a_manual_seat_is_joined_by_a_bot_started_by_hand(tmp_path):
+    # `moon play manual ...` prints the address and token of seat 0 and waits; we start the
+    # heuristic bot ourselves with them, as one would in a debugger.
+    import re
+
+    play = subprocess.Popen(
+        [*MOON, "play", "--seed", "6", "--records", str(tmp_path), "manual", "random",
+         "random"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "COLUMNS": "200"})
+    bot = None
+    try:
+        line = ""
+        while "MOON_TOKEN=" not in line:
+            line = play.stderr.readline()
+            assert line, "moon play ended without giving seat 0's token"
+        address, token = re.search(r"MOON_ADDRESS=(\S+) MOON_TOKEN=(\S+)", line).groups()
+        bot = subprocess.Popen([sys.executable, "bot.py"], cwd=ROOT / "example_bots" / "heuristic",
+                               env={**os.environ, "MOON_ADDRESS": address, "MOON_TOKEN": token},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out, err = play.communicate(timeout=120)
+        assert play.returncode == 0, err
+        assert bot.wait(timeout=30) == 0
+    finally:
+        for p in (play, bot):
+            if p is not None and p.poll() is None:
+                p.kill()
+    [path] = tmp_path.glob("*.json")
+    record = load_record(path)
+    assert verify_record(record) == [] and record["result"]["termination"] in ("target", "moon")
+    seat0 = record["seats"][0]
+    assert seat0["name"] == "manual" and seat0["reported_name"] == "heuristic"
+
+
 def test_cli_bad_arguments_are_clear(tmp_path):
     out = moon("play", "heuristic", "nosuchbot", "random", cwd=tmp_path)
     assert out.returncode == 2 and "no bot 'nosuchbot'" in out.stderr
