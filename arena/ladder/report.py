@@ -84,10 +84,14 @@ def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
             seat = g.seats.index(b)
             if g.places[side(seat)] == 1 and g.places.count(1) == 1:
                 stats[b].wins += 1
+        # once per pair of sides: a partnership of a bot with its copy is one side
+        met: set[tuple[int, int, str, str]] = set()
         for i, a in enumerate(g.seats):
             for j, b in enumerate(g.seats):
-                if a == b or side(i) == side(j):
+                key = (side(i), side(j), a, b)
+                if a == b or side(i) == side(j) or key in met:
                     continue
+                met.add(key)
                 pa, pb = g.places[side(i)], g.places[side(j)]
                 cross_acc[a][b].append(1.0 if pa < pb else 0.5 if pa == pb else 0.0)
     seat_bot = {(g.game_id, s): b for g in games for s, b in enumerate(g.seats)}
