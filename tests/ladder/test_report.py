@@ -14,8 +14,8 @@ def add(store: ResultsStore, gid: str, seats: list[str], places: list[int]) -> N
     store.add_game(
         {"id": gid, "board": 0, "dset": gid, "seed": 1, "players": players,
          "termination": "target", "winner": places.index(1),
-         "scores": json.dumps([0] * len(places)), "places": json.dumps(places), "hands": 1, "wall_ms": 1, "think_ms": 0,
-         "record_path": "", "finished_at": ""},
+         "scores": json.dumps([0] * len(places)), "places": json.dumps(places), "hands": 1,
+         "wall_ms": 1, "think_ms": 0, "record_path": "", "finished_at": ""},
         [{"game_id": gid, "seat": s, "bot": b, "side": side(s), "place": places[side(s)],
           "score": 0} for s, b in enumerate(seats)], [], [])
 
