@@ -120,10 +120,13 @@ def load_bot(path: str | Path) -> BotSpec:
     if not _NAME.match(data["name"]):
         raise ConfigError(f"{manifest}: name {data['name']!r} must be 1-64 letters, digits, "
                           "'-', '_' or '.'")
+    if data.get("runner", "local") not in ("local", "docker"):
+        raise ConfigError(f"{manifest}: runner {data['runner']!r} must be 'local' or 'docker'")
     known = set(_RUN_KEYS)
     return BotSpec(
         name=data["name"], folder=manifest.parent.resolve(), run=data["run"],
-        version=str(data.get("version", "0")), language=str(data.get("language", "")),
+        version=str(data.get("version", "0")),
+        language=str(data.get("language", "")).strip().lower(),
         build=str(data.get("build", "")), runner=str(data.get("runner", "local")),
         extra={k: v for k, v in data.items() if k not in known},
     )

@@ -215,6 +215,27 @@ def verify_record(data: dict[str, Any]) -> list[str]:
         hands, state = hands_from_actions(ruleset, seed, actions)
     except IllegalActionError as e:
         return [f"actions: {e}"]
+    result = data["result"]
+    if result.get("termination") == "hand_limit":
+        hands = hands[:len(state.hand_records)]  # the next deal was never played
+    finished = len(state.hand_records)
+    played = result.get("hands_played")
+    if result.get("termination") in ("target", "moon", "hand_limit") and played != finished:
+        problems.append(f"result hands_played: recorded {played!r}, the replay finished "
+                        f"{finished}")
+    elif result.get("termination") == "forfeit" and played not in (finished, finished + 1):
+        problems.append(f"result hands_played: recorded {played!r}, the replay finished "
+                        f"{finished} (and a forfeit may cut one more short)")
+    tc = data.get("time_control")
+    if tc is not None and not isinstance(tc, dict):
+        problems.append(f"time_control: {tc!r} is not an object")
+        tc = None
+    limit = (tc or {}).get("max_hands")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+        problems.append(f"time_control max_hands: {limit!r} is not a whole number")
+    elif isinstance(limit, int) and finished > limit:
+        problems.append(f"time_control max_hands: {limit}, but the replay finished "
+                        f"{finished} hands")
     recorded = data["hands"]
     if len(recorded) != len(hands):
         problems.append(f"the record has {len(recorded)} hands, the replay {len(hands)}")
@@ -228,7 +249,6 @@ def verify_record(data: dict[str, Any]) -> list[str]:
                 value = [{k: v for k, v in x.items() if k != "ms"} for x in value]
             if have != value:
                 problems.append(f"hand {i} {key}: recorded {have!r}, replay gives {value!r}")
-    result = data["result"]
     if state.outcome is not None:
         o = state.outcome
         if result.get("termination") != o.termination.value:
@@ -246,7 +266,6 @@ def verify_record(data: dict[str, Any]) -> list[str]:
     elif result.get("termination") in ("target", "moon"):
         problems.append("result says the game ended by the rules, but the replay is unfinished")
     elif result.get("termination") == "hand_limit":
-        limit = (data.get("time_control") or {}).get("max_hands")
         if len(state.hand_records) != limit:
             problems.append(f"result hand_limit: the replay has {len(state.hand_records)} "
                             f"finished hands, the time control's max_hands is {limit!r}")

@@ -531,7 +531,7 @@ class Match:
                                               trick=trick_to_pb(t)))
         if finished:
             self._emit(hand_ended=hand_summary_to_pb(summarize(s)[-1]))
-            if not s.is_terminal():
+            if not s.is_terminal() and len(s.hand_records) < self.tc.max_hands:
                 self._emit(hand_started=pb.HandStarted(hand_number=s.hand_number,
                                                        dealer=s.dealer))
 
@@ -567,6 +567,8 @@ class Match:
         hands, _ = hands_from_actions(self.ruleset, self.seed, self.state.history,
                                       self.action_ms)
         res = self.result or pb.GameResult()
+        if res.termination == pb.TERMINATION_HAND_LIMIT:  # not the next deal, never played
+            hands = hands[:len(self.state.hand_records)]
         forfeit = None
         if res.HasField("forfeit"):
             forfeit = _fault_dict(res.forfeit)

@@ -45,13 +45,13 @@ class TimeControl:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > 86_400_000:
-                unit = "" if f.name in _COUNTS else " ms"
-                raise ConfigError(f"time control {f.name}={v!r}: must be 0..86400000{unit}")
+            top, unit = (1_000_000, "") if f.name in _COUNTS else (86_400_000, " ms")
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > top:
+                raise ConfigError(f"time control {f.name}={v!r}: must be a whole number "
+                                  f"0..{top}{unit}")
         for name in ("startup_ms", "decision_ms", "max_hands"):
             if getattr(self, name) == 0:
-                unit = "" if name in _COUNTS else " ms"
-                raise ConfigError(f"time control {name} must be more than 0{unit}")
+                raise ConfigError(f"time control {name}=0: must be more than 0")
 
     def to_pb(self) -> pb.TimeControl:
         """As a ``TimeControl`` message."""

@@ -167,6 +167,9 @@ def print_report(console: Console, rep: LadderReport) -> None:
     for name, why in (rep.meta.get("left_out") or {}).items():
         console.print(f"[red]left out[/] of the last run: {escape(name)}: {escape(str(why))}")
     order = [r.bot for r in rep.ratings]
+    if not order:
+        console.print("no games yet: nothing to compare")
+        return
     ct = Table(title="head to head: row finished ahead of column (ties ½), games")
     ct.add_column("")
     for b in order:
@@ -190,20 +193,31 @@ def print_report(console: Console, rep: LadderReport) -> None:
     console.print(st)
 
 
+ROW_FIELDS = ("rank", "bot", "rating", "ci_low", "ci_high", "los_next", "games", "wins",
+              "points_per_hand", "auctions_won", "contracts_made", "made_pct", "moons_tried",
+              "moons_made", "forfeits", "faults", "duplicate_sets")
+"""The columns of :func:`report_rows` (and of the CSV export, even with no row)."""
+
+
 def report_rows(rep: LadderReport) -> list[dict[str, Any]]:
-    """One flat row per bot (for CSV / JSON)."""
+    """One flat row per bot (for CSV / JSON). With fewer than 2 duplicate sets the interval
+    and LOS cannot be estimated: they are None (empty in CSV), not a false certainty."""
     rows = []
+    can_bootstrap = rep.duplicate_sets >= 2
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
         rows.append({
             "rank": i, "bot": r.bot, "rating": round(r.rating, 1),
-            "ci_low": round(r.low, 1), "ci_high": round(r.high, 1),
-            "los_next": None if r.los_next is None else round(r.los_next, 4), "games": s.games,
+            "ci_low": round(r.low, 1) if can_bootstrap else None,
+            "ci_high": round(r.high, 1) if can_bootstrap else None,
+            "los_next": None if r.los_next is None or not can_bootstrap
+            else round(r.los_next, 4), "games": s.games,
             "wins": s.wins, "points_per_hand": round(s.points_per_hand, 4),
             "auctions_won": s.auctions_won, "contracts_made": s.contracts_made,
             "made_pct": round(s.made_pct, 2), "moons_tried": s.moons_tried,
             "moons_made": s.moons_made, "forfeits": s.forfeits,
             "faults": ";".join(f"{k}={v}" for k, v in sorted(s.faults.items())),
+            "duplicate_sets": rep.duplicate_sets,
         })
     return rows
 
@@ -214,7 +228,7 @@ def export(rep: LadderReport, fmt: str) -> str:
     rows = report_rows(rep)
     if fmt == "csv":
         buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["bot"])
+        w = csv.DictWriter(buf, fieldnames=ROW_FIELDS)
         w.writeheader()
         w.writerows(rows)
         return buf.getvalue()

@@ -66,7 +66,8 @@ def open_store(cfg: LadderConfig, results: Path) -> ResultsStore:
                   "runner": b.runner} for b in cfg.bots],
         "time_control": cfg.time_control.__dict__,
     })
-    store.set_meta("boards", cfg.boards)
+    # a run with fewer boards plays none of the others, but keeps the games of all
+    store.set_meta("boards", max(cfg.boards, int(store.meta().get("boards") or 0)))
     store.set_meta("gauntlet", list(cfg.gauntlet))  # this run's format (a file may hold both)
     return store
 
@@ -117,7 +118,8 @@ def build_all(cfg: LadderConfig, log_dir: Path) -> dict[str, str]:
             sandbox.build(b, docker_limits=cfg.docker_limits, log_path=log)
         except ConfigError as e:
             log.write_text(str(e) + "\n" + str(getattr(e, "log", "")))
-            failed[b.name] = str(e).splitlines()[0]
+            lines = [x for x in str(e).splitlines() if x.strip()]
+            failed[b.name] = " / ".join(lines[:1] + lines[1:][-3:]) + f" (the whole log: {log})"
     return failed
 
 

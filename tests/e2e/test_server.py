@@ -153,15 +153,18 @@ def test_a_game_that_never_ends_is_adjudicated_at_the_hand_limit(tmp_path):
     res = record["result"]
     # six passed-out deals, nobody scored: all share first place, no winner
     assert res["termination"] == "hand_limit" and res["hands_played"] == 6
-    finished = [h for h in record["hands"] if h["finished"]]
-    assert len(finished) == 6 and all(h["bidder"] is None for h in finished)
-    assert all(not h["bids"] for h in record["hands"][6:])  # the next deal, never bid on
+    # six passed-out deals, and not the seventh, dealt but never played
+    assert len(record["hands"]) == 6
+    assert all(h["finished"] and h["bidder"] is None for h in record["hands"])
     assert res["scores"] == [0, 0, 0] and res["places"] == [1, 1, 1] and res["winner"] is None
     assert verify_record(record) == []
     assert "no winner (hand_limit)" in out.stdout
-    # a record claiming another limit, or other places, does not verify
+    # a record claiming another limit, or another length, does not verify
     record["time_control"]["max_hands"] = 7
     assert any("max_hands is 7" in p for p in verify_record(record))
+    record["time_control"]["max_hands"] = 6
+    record["result"]["hands_played"] = 3
+    assert any("hands_played: recorded 3" in p for p in verify_record(record))
 
 
 def test_hand_limit_places_by_score():

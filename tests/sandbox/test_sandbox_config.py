@@ -194,6 +194,9 @@ def test_bot_toml_refuses_unknown_keys(tmp_path):
     assert set(sd.MANIFEST_KEYS) <= MANIFEST_KEYS
     (folder / "bot.toml").write_text('name = "b"\nrun = "{python} bot.py"\nimage = "x"\n')
     assert load_bot(folder).extra == {"image": "x"}
+    (folder / "bot.toml").write_text('name = "b"\nrun = "{python} bot.py"\nrunner = "podman"\n')
+    with pytest.raises(ConfigError, match="runner 'podman' must be 'local' or 'docker'"):
+        load_bot(folder)
     # a misspelt required key is named as such, not only as a missing one
     (folder / "bot.toml").write_text('nme = "b"\nrun = "{python} bot.py"\n')
     with pytest.raises(ConfigError, match="unknown key 'nme' \\(did you mean 'name'\\?\\)"):
