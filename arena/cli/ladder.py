@@ -119,7 +119,8 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
         import time
         for name, why in s.skipped_bots.items():
             console.print(f"[red]left out[/] {escape(name)}: {escape(why)}")
-        progress.update(task, total=s.scheduled, completed=s.already_done)
+        # the bar counts what this run can play: games with a bot left out are not coming
+        progress.update(task, total=s.already_done + s.to_play, completed=s.already_done)
         state["start"] = time.monotonic()
         if s.already_done:
             console.print(f"resuming {escape(str(results))}: {s.already_done} of {s.scheduled} "
@@ -136,8 +137,9 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     try:
         with Live(Group(progress, _live_table(live)), console=console, transient=False,
                   refresh_per_second=4) as view:
-            summary = asyncio.run(run_ladder(cfg, store, results, on_game=on_game,
-                                             on_plan=on_plan))
+            summary = asyncio.run(run_ladder(
+                cfg, store, results, on_game=on_game, on_plan=on_plan,
+                on_skip=lambda g: progress.update(task, advance=1)))
     except KeyboardInterrupt:
         kept = len(store.done_ids())
         store.close()

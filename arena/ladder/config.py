@@ -180,7 +180,11 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     try:
         tc = TimeControl.from_dict({**dict(data.get("time_control", {})), **flagged_tc})
     except (ConfigError, TypeError) as e:
-        where = "the time control flags" if flagged_tc else _where(path, text, "time_control")
+        named = re.search(r"time control (\w+)=", str(e))  # the key at fault, if named
+        key = named.group(1) if named and named.group(1) in dict(data.get("time_control", {})) \
+            else ""
+        where = "the time control flags" if flagged_tc and (not key or key in flagged_tc) \
+            else _where(path, text, "time_control", key)
         raise ConfigError(f"{where}: {e}") from None
 
     docker_limits = None

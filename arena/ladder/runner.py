@@ -46,6 +46,8 @@ class RunSummary:
     games not yet played were skipped."""
     skipped_games: int = 0
     """Scheduled games not played because a bot in them was dropped."""
+    to_play: int = 0
+    """Games this run means to play: not done yet, and no bot in them left out."""
 
 
 def records_dir(results: Path) -> Path:
@@ -172,6 +174,7 @@ async def check_bot(referee: Referee, ep: Endpoint, spec: BotSpec, cfg: LadderCo
 
 async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
                      on_game: Callable[[GameRow], None] | None = None,
+                     on_skip: Callable[[ScheduledGame], None] | None = None,
                      on_plan: Callable[[RunSummary], None] | None = None) -> RunSummary:
     """Play every scheduled game that ``store`` does not hold yet, ``cfg.concurrency``
     at a time, each bot in a fresh process per game. Games voided by an infrastructure
@@ -215,6 +218,7 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
                                                   f"(max_forfeits = {cfg.max_forfeits})")
         todo = [g for g in schedule if g.game_id not in done
                 and not set(g.seats) & set(summary.skipped_bots)]
+        summary.to_play = len(todo)
         if on_plan is not None:
             on_plan(summary)
 
@@ -222,6 +226,8 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
             async with sem:
                 if set(g.seats) & set(summary.dropped_bots):
                     summary.skipped_games += 1
+                    if on_skip is not None:
+                        on_skip(g)
                     return
                 for attempt in range(VOID_RETRIES + 1):
                     t0 = time.monotonic()

@@ -110,3 +110,11 @@ def test_flags_override_rules_options_and_time_control(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_ladder(p, {"time_control": {"max_hands": 0}})
     assert str(e.value).startswith("the time control flags: ")
+
+
+def test_a_bad_time_control_key_names_its_own_line(tmp_path):
+    p = write(tmp_path, GOOD + "\n[time_control]\ndecision_ms = 700\nbank_ms = -5\n")
+    with pytest.raises(ConfigError) as e:
+        load_ladder(p)
+    line = GOOD.count("\n") + 4  # the blank line, the header, decision_ms, then bank_ms
+    assert str(e.value).startswith(f"{p}:{line}: time control bank_ms=-5")
