@@ -175,7 +175,7 @@ _SHAPE: dict[str, type | tuple[type, ...]] = {
     "ruleset": dict, "seed": (int, str), "seats": list, "actions": list, "hands": list,
     "result": dict}
 _KIND_NAMES: dict[type | tuple[type, ...], str] = {
-    dict: "an object", list: "a list", int: "an int", (int, str): "an int (or its digits)"}
+    dict: "an object", list: "a list", (int, str): "an int (or its digits)"}
 
 
 def verify_record(data: dict[str, Any]) -> list[str]:
