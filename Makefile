@@ -12,8 +12,6 @@ BUF_STAMP := tools/node_modules/.installed
 # `buf breaking` compares proto/ with the published protocol: a buf image of moon.v1 as
 # released, committed in tools/ (`make proto-baseline` writes it, deliberately, at a release).
 BUF_BASELINE := tools/protocol-v1.binpb
-PROTO_FILES := $(sort $(wildcard proto/moon/v1/*.proto))
-PROTO_OUT := sdk/python
 
 .PHONY: all setup test lint typecheck pytest demo proto clean
 .PHONY: buf buflint proto-baseline docker-up docker-down
@@ -48,13 +46,12 @@ docker-up: setup
 docker-down:
 	scripts/docker-down.sh
 
-# Regenerate the Python stubs (sdk/python/moon/v1) from proto/; the output is committed, and
-# tests/test_proto.py fails when it is stale. grpcio-tools is pinned, so this is reproducible.
+# Regenerate the Python stubs (sdk/python/moon_sdk/v1) from proto/ with tools/gen_python.py
+# (protoc from the pinned grpcio-tools, imports between the modules made relative so that no
+# top-level `moon` package is needed); the output is committed, and tests/test_proto.py
+# fails when it is stale.
 proto: setup
-	rm -f $(PROTO_OUT)/moon/v1/*_pb2.py $(PROTO_OUT)/moon/v1/*_pb2.pyi \
-		$(PROTO_OUT)/moon/v1/*_pb2_grpc.py
-	$(PY) -m grpc_tools.protoc -I proto --python_out=$(PROTO_OUT) --pyi_out=$(PROTO_OUT) \
-		--grpc_python_out=$(PROTO_OUT) $(PROTO_FILES)
+	$(PY) tools/gen_python.py
 
 $(BUF_STAMP): tools/package.json tools/package-lock.json
 	cd tools && $(NPM) ci --ignore-scripts --no-audit --no-fund --loglevel=error

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
+from moon_sdk.v1 import game_pb2 as pb
 
 from .bots import BotSpec, Limits
 from .referee import Match, Referee

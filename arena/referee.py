@@ -21,9 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from moon.v1 import bot_pb2 as bpb
-from moon.v1 import game_pb2 as pb
-from moon.v1 import match_pb2 as mpb
 from moon_sdk.convert import (
     PROTOCOL_VERSION,
     ProtocolError,
@@ -48,6 +45,9 @@ from moon_sdk.rules import (
     observe,
     summarize,
 )
+from moon_sdk.v1 import bot_pb2 as bpb
+from moon_sdk.v1 import game_pb2 as pb
+from moon_sdk.v1 import match_pb2 as mpb
 
 from .records import SCHEMA, SCHEMA_VERSION, hands_from_actions, write_json_atomic
 from .timecontrol import ConfigError, TimeControl

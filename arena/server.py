@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from moon.v1 import bot_pb2 as bpb
-from moon.v1 import match_pb2 as mpb
-from moon.v1 import match_pb2_grpc
 from moon_sdk.convert import ruleset_from_pb
 from moon_sdk.rules import RulesetError
+from moon_sdk.v1 import bot_pb2 as bpb
+from moon_sdk.v1 import match_pb2 as mpb
+from moon_sdk.v1 import match_pb2_grpc
 
 from .referee import MAX_MESSAGE_BYTES, Match, Referee, Refusal
 from .timecontrol import ConfigError, TimeControl
@@ -186,7 +186,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     async def CancelMatch(self, request: mpb.CancelMatchRequest,  # noqa: N802
                           context: grpc.aio.ServicerContext[Any, Any]) -> mpb.CancelMatchResponse:
         async def go() -> mpb.CancelMatchResponse:
-            from moon.v1 import game_pb2 as pb
+            from moon_sdk.v1 import game_pb2 as pb
             m = self.referee.get(request.match_id)
             m.stop(pb.TERMINATION_CANCELLED, request.reason or "cancelled by an operator")
             await m.done.wait()

@@ -39,8 +39,8 @@ from typing import IO
 
 import grpc
 from google.protobuf import json_format
-from moon.v1 import bot_pb2 as bpb
 from moon_sdk.convert import PROTOCOL_VERSION
+from moon_sdk.v1 import bot_pb2 as bpb
 
 EXIT_OK = 0
 EXIT_ERROR = 1

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from moon.v1 import game_pb2 as pb
+from moon_sdk.v1 import game_pb2 as pb
 
 
 class ConfigError(ValueError):

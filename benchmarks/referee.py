@@ -281,9 +281,9 @@ def game_shape(preset: str, seed: int) -> GameShape:
     """Replay the trivial bots' game of ``seed`` with the engine: its decisions, and the mean
     sizes of its Turn and ActionReply messages, built the way the referee builds them (the
     events are counted in a real game: see :func:`main_async`)."""
-    from moon.v1 import bot_pb2 as bpb
     from moon_sdk.convert import action_to_pb, observation_to_pb
     from moon_sdk.rules import PRESETS, GameState, observe
+    from moon_sdk.v1 import bot_pb2 as bpb
 
     state = GameState(PRESETS[preset], seed)
     turn_bytes = reply_bytes = n = 0
@@ -306,8 +306,8 @@ async def run_matches(tcp: bool, k: int, preset: str, seed: int, profile: str | 
     """K concurrent games of ``seed`` between trivial bots on one referee server; with
     ``events``, the bots ask for every public event, else they join ``quiet``. With
     ``profile``, cProfile the play time into that file; with ``shape``, fill in its events."""
-    from moon.v1 import bot_pb2 as bpb
     from moon_sdk.rules import PRESETS
+    from moon_sdk.v1 import bot_pb2 as bpb
 
     from arena.bots import load_bot
     from arena.game import play_game, serving

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from moon.v1 import bot_pb2, game_pb2, match_pb2
+from moon_sdk.v1 import bot_pb2, game_pb2, match_pb2
 
 DOC = Path(__file__).with_name("protocol.md")
 BLOCK = re.compile(

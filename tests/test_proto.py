@@ -19,20 +19,22 @@ import pytest
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
-from moon.v1 import bot_pb2, bot_pb2_grpc, game_pb2, match_pb2
+from moon_sdk.v1 import bot_pb2, bot_pb2_grpc, game_pb2, match_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTO_DIR = ROOT / "proto"
-STUB_DIR = ROOT / "sdk" / "python" / "moon" / "v1"
+STUB_DIR = ROOT / "sdk" / "python" / "moon_sdk" / "v1"
 DOC = ROOT / "docs" / "protocol.md"
 BUF = ROOT / "tools" / "node_modules" / ".bin" / "buf"
 PROTO_MODULES = (game_pb2, bot_pb2, match_pb2)
-GENERATED = ("*_pb2.py", "*_pb2.pyi", "*_pb2_grpc.py")
 
 
 def _load_examples() -> ModuleType:
-    path = ROOT / "docs" / "protocol_examples.py"
-    spec = importlib.util.spec_from_file_location("protocol_examples", path)
+    return _load_module("protocol_examples", ROOT / "docs" / "protocol_examples.py")
+
+
+def _load_module(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -40,15 +42,8 @@ def _load_examples() -> ModuleType:
 
 
 protocol_examples = _load_examples()
+gen_python = _load_module("gen_python", ROOT / "tools" / "gen_python.py")
 EXAMPLES: dict[str, Message] = protocol_examples.examples()
-
-
-def _generated(directory: Path) -> dict[str, str]:
-    return {
-        path.name: path.read_text()
-        for pattern in GENERATED
-        for path in sorted(directory.glob(pattern))
-    }
 
 
 def _all_message_types() -> set[str]:
@@ -85,24 +80,21 @@ def _round_trip(message: Message) -> None:
 # --- generated code --------------------------------------------------------------------------
 
 
-def test_committed_stubs_match_the_protos(tmp_path: Path) -> None:
-    protos = sorted(str(p.relative_to(ROOT)) for p in PROTO_DIR.glob("moon/v1/*.proto"))
-    assert protos, "no .proto files found"
-    subprocess.run(
-        [
-            sys.executable, "-m", "grpc_tools.protoc", "-I", "proto",
-            f"--python_out={tmp_path}", f"--pyi_out={tmp_path}", f"--grpc_python_out={tmp_path}",
-            *protos,
-        ],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    fresh = _generated(tmp_path / "moon" / "v1")
-    committed = _generated(STUB_DIR)
+def test_committed_stubs_match_the_protos() -> None:
+    fresh = gen_python.generate()
+    assert fresh, "protoc generated nothing from proto/moon/v1"
+    committed = gen_python.committed()
     assert sorted(committed) == sorted(fresh), (
-        "sdk/python/moon/v1 does not have the files protoc generates: run `make proto`"
+        "sdk/python/moon_sdk/v1 does not have the files protoc generates: run `make proto`"
     )
     stale = [name for name in fresh if fresh[name] != committed[name]]
     assert not stale, f"generated stubs are stale ({', '.join(stale)}): run `make proto`"
+
+
+def test_generated_code_never_imports_a_top_level_moon_package() -> None:
+    # the SDK must not need (or install) a package called `moon`: imports are relative
+    for name, text in gen_python.committed().items():
+        assert "from moon." not in text and "import moon." not in text, name
 
 
 def test_stub_packages_are_importable() -> None:

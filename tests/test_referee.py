@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from moon.v1 import bot_pb2 as bpb
-from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
+from moon_sdk.v1 import bot_pb2 as bpb
+from moon_sdk.v1 import game_pb2 as pb
 
 from arena.referee import Referee
 from arena.timecontrol import TimeControl

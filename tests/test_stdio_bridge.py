@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
-from moon.v1 import bot_pb2 as bpb
-from moon.v1 import game_pb2 as pb
+from moon_sdk.v1 import bot_pb2 as bpb
+from moon_sdk.v1 import game_pb2 as pb
 
 from arena import stdio_bridge
 from arena.bots import load_bot

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moon.v1 import game_pb2 as pb
+from moon_sdk.v1 import game_pb2 as pb
 
 from .. import sandbox
 from ..bots import BotSpec

@@ -312,7 +312,7 @@ def host_runtime_mounts() -> dict[str, str]:
               if (Path("/") / n).is_dir() and not (Path("/") / n).is_symlink()]
     paths += [Path(p) for p in ("/etc/ld.so.cache", "/etc/ssl/certs")]
     paths += [Path(sys.base_prefix), Path(sys.prefix)]
-    for mod in ("moon_sdk", "moon"):  # their folder: the SDK's root
+    for mod in ("moon_sdk",):  # its folder: the SDK's root
         found = importlib.util.find_spec(mod)
         for loc in (found.submodule_search_locations or []) if found else []:
             paths.append(Path(loc).parent)

@@ -22,8 +22,8 @@ import threading
 import time
 
 import grpc
-from moon.v1 import bot_pb2 as bpb
-from moon.v1 import game_pb2 as pb
+from moon_sdk.v1 import bot_pb2 as bpb
+from moon_sdk.v1 import game_pb2 as pb
 
 MODE = sys.argv[1]
 ADDRESS = os.environ["MOON_ADDRESS"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from e2e_support import example, misbehaving, with_referee
-from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
+from moon_sdk.v1 import game_pb2 as pb
 
 from arena.game import play_game
 from arena.records import load_record, verify_record

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from e2e_support import TEST_BOTS, example, with_referee
-from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
+from moon_sdk.v1 import game_pb2 as pb
 
 from arena.botbuild import ensure_built, missing_tool
 from arena.bots import BotSpec, load_bot

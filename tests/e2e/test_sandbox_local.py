@@ -13,8 +13,8 @@ import uuid
 from pathlib import Path
 
 from e2e_support import ROOT, example, misbehaving, with_referee
-from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
+from moon_sdk.v1 import game_pb2 as pb
 
 from arena.bots import LOG_MAX_BYTES, LOG_TAIL_BYTES, BotSpec
 from arena.game import play_game

@@ -15,11 +15,11 @@ import pytest
 from e2e_support import ROOT, example, with_referee
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from moon.v1 import bot_pb2 as bpb
-from moon.v1 import bot_pb2_grpc, match_pb2_grpc
-from moon.v1 import game_pb2 as pb
-from moon.v1 import match_pb2 as mpb
 from moon_sdk.rules import Ruleset, parse_tile
+from moon_sdk.v1 import bot_pb2 as bpb
+from moon_sdk.v1 import bot_pb2_grpc, match_pb2_grpc
+from moon_sdk.v1 import game_pb2 as pb
+from moon_sdk.v1 import match_pb2 as mpb
 
 from arena.game import play_game
 from arena.records import load_record, verify_record

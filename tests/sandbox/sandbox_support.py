@@ -9,8 +9,8 @@ import secrets
 import time
 from pathlib import Path
 
-from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
+from moon_sdk.v1 import game_pb2 as pb
 
 from arena.bots import BotSpec, load_bot
 from arena.game import play_game, serving

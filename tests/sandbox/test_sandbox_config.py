@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from moon.v1 import game_pb2 as pb
 from moon_sdk.rules import Ruleset
+from moon_sdk.v1 import game_pb2 as pb
 from sandbox_support import BOTS, ROOT, example, sandbox_bot
 
 from arena.bots import BotSpec, LocalProcess

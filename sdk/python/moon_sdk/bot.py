@@ -27,9 +27,10 @@ import time
 from collections.abc import Iterator
 
 import grpc
-from moon.v1 import bot_pb2 as bpb
-from moon.v1 import bot_pb2_grpc
-from moon.v1 import game_pb2 as pb
+
+from moon_sdk.v1 import bot_pb2 as bpb
+from moon_sdk.v1 import bot_pb2_grpc
+from moon_sdk.v1 import game_pb2 as pb
 
 from .convert import PROTOCOL_VERSION, action_to_pb, observation_from_pb
 from .rules import Action, Observation

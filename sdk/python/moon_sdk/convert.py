@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from moon.v1 import game_pb2 as pb
+from moon_sdk.v1 import game_pb2 as pb
 
 from .rules import (
     DOUBLES,

@@ -1,1 +1,0 @@
-"""Generated protocol code for Moon Arena, one subpackage per protocol version."""
