@@ -2,29 +2,39 @@
 
 A bot folder holds ``bot.toml``::
 
-    name = "heuristic"          # required: letters, digits, '-', '_', '.'
+    name = "heuristic"          # required: see arena.names (letters, digits, '-', '_', '.')
     version = "1.0"             # optional, default "0"
     language = "python"         # informative, except "stdio": run through the stdio bridge
     run = "{python} bot.py"     # required: run from the folder; {python} is our Python
-    build = "go build -o bot ." # optional: run once before the first game
+    build = "go build -o bot ." # optional: run once before the first game (through sh)
 
-Each game gets a fresh process (so a bot cannot remember a duplicate deal) in its own
-process group, with the referee's address and the seat's token in ``MOON_ADDRESS`` and
-``MOON_TOKEN``, and a random ``MOON_BOT_INSTANCE`` that its descendants inherit. After the
-game the whole group is killed, then every process still carrying that instance marker
-(one that left the group with ``setsid``). With util-linux's ``setpriv`` the bot also
-gets SIGKILL if the arena itself dies (``kill -9`` of a ladder leaves no bot behind).
-stderr goes through a pipe to the log file, of which only the first LOG_MAX_BYTES and the
-last LOG_TAIL_BYTES are kept.
+    [limits]                    # optional
+    memory_mb = 4096            # address space, MiB (default 2048, at most MAX_MEMORY_MB)
 
-This is containment for bots you trust: a bot that clears its environment *and* leaves its
-process group escapes, and local bots run as your user (they can read each other's
-environment, tokens included). Untrusted bots belong in Docker (docs/sandbox.md).
+``run`` is split into words like a shell would (quotes work) and executed directly, not
+through a shell: no pipes, redirections, ``$VARIABLES`` or ``VAR=value`` prefixes (write
+``env VAR=value prog`` or ``sh -c '...'``); ``build`` is a shell command line.
+
+Each game gets a fresh process (so a bot cannot remember a duplicate deal) with the
+referee's address and the seat's token in ``MOON_ADDRESS`` and ``MOON_TOKEN``, and a
+random ``MOON_BOT_INSTANCE`` that its descendants inherit. It is contained as
+:mod:`arena.containment` says: in a cgroup of its own where the arena may make one (then
+every descendant dies with it after the game), else by its process group and that marker.
+With util-linux's ``setpriv`` the bot also gets SIGKILL if the arena itself dies; what its
+descendants left then is cleaned up when an arena next starts. stdout and stderr go
+through one pipe to the log file, of which only the first LOG_MAX_BYTES and the last
+LOG_TAIL_BYTES are kept (a stdio bot's stdout is the protocol: only its stderr is kept).
+
+This is containment for bots you trust: local bots run as your user (they can read each
+other's environment, tokens included). Untrusted bots belong in Docker (docs/sandbox.md).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import difflib
+import fcntl
 import os
 import re
 import resource
@@ -35,32 +45,46 @@ import shutil
 import signal
 import subprocess
 import sys
+import termios
 import threading
-import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .containment import Containment, kill_marked
+from .names import check_name, toml_key_line
+from .text import clean
 from .timecontrol import ConfigError
 
 MANIFEST = "bot.toml"
 STDIO = "stdio"
 """The language of a bot that reads JSON turns on stdin and writes JSON actions on stdout."""
 LOG_TAIL_BYTES = 8 * 1024
-"""How much of a bot's stderr a game record keeps (the end of it), bytes."""
+"""How much of a bot's output a game record keeps (the end of it), bytes."""
 LOG_MAX_BYTES = 1024 * 1024
-"""How much of a local bot's stderr its log file keeps from the start, bytes. Past it only
-the last LOG_TAIL_BYTES are kept; at the end of the game they are appended after a line
-``[... N bytes of stderr dropped ...]``."""
+"""How much of a local bot's output (stdout and stderr) its log file keeps from the start,
+bytes. Past it only the last LOG_TAIL_BYTES are kept; at the end of the game they are
+appended after a line ``[... N bytes of output dropped ...]``."""
+DEFAULT_MEMORY_MB = 2048
+"""A local bot's address-space limit (RLIMIT_AS) unless its ``bot.toml`` sets one, MiB."""
+MAX_MEMORY_MB = 16384
+"""The most address space a ``bot.toml`` may ask for (``[limits] memory_mb``), MiB: 16 GiB.
+A JVM or a .NET runtime reserves far more address space than it uses; this bounds it."""
+MIN_MEMORY_MB = 64
+"""The least a ``bot.toml`` may set, MiB (below it not even an interpreter starts)."""
 INSTANCE_VAR = "MOON_BOT_INSTANCE"
 """The environment variable that marks every process of one local bot run (a random hex
 value per :class:`LocalProcess`): :meth:`LocalProcess.kill` kills whatever still has it."""
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_RUN_KEYS = ("name", "version", "language", "run", "build", "runner")
+_RUN_KEYS = ("name", "version", "language", "run", "build", "runner", "limits")
 _DOCKER_KEYS = ("image", "dockerfile", "host_runtime")
 MANIFEST_KEYS = frozenset(_RUN_KEYS + _DOCKER_KEYS)
+LIMIT_KEYS = ("memory_mb",)
+"""The keys of a ``bot.toml``'s ``[limits]`` table."""
+SHELL_WORDS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "&>",
+                         "|&", "<<", "(", ")"})
+"""Words of a ``run`` command that only a shell understands (``run`` has no shell)."""
 """Every key a ``bot.toml`` may have (the Docker ones are read by :mod:`arena.sandbox`);
 any other is refused, so that a misspelt key is an error, not silently ignored."""
 
@@ -78,6 +102,9 @@ class BotSpec:
     runner: str = "local"
     """``local`` (a process) or ``docker`` (a container)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    memory_mb: int | None = None
+    """The address-space limit its ``bot.toml`` asks for (``[limits] memory_mb``), MiB; None
+    for the runner's default (:data:`DEFAULT_MEMORY_MB`)."""
 
     def command(self) -> list[str]:
         """The run command as argv, with ``{python}`` filled in. A ``stdio`` bot's command
@@ -94,7 +121,9 @@ def load_bot(path: str | Path) -> BotSpec:
 
     Raises:
         ConfigError: no such folder, no manifest, bad TOML, a missing/invalid or unknown
-            field; the message names the file and the field.
+            field (a name that :func:`arena.names.check_name` refuses, a ``run`` with shell
+            syntax, limits above the arena's maximum); one line naming the file, the line
+            and the field.
     """
     p = Path(path)
     manifest = p if p.name == MANIFEST else p / MANIFEST
@@ -104,32 +133,96 @@ def load_bot(path: str | Path) -> BotSpec:
         raise ConfigError(f"bot {str(path)!r}: no {MANIFEST} in {manifest.parent} "
                           "(see the README's 'Write a bot', or `moon new-bot`)")
     try:
-        data = tomllib.loads(manifest.read_text())
+        text = manifest.read_text()
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{manifest}: cannot be read: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{manifest}: not valid TOML: {e}") from None
+
+    def at(key: str, table: str = "") -> str:
+        line = toml_key_line(text, key, table)
+        return f"{manifest}:{line}" if line else str(manifest)
+
     unknown = sorted(set(data) - MANIFEST_KEYS)
     if unknown:
         close = difflib.get_close_matches(unknown[0], MANIFEST_KEYS, n=1)
-        raise ConfigError(f"{manifest}: unknown key {unknown[0]!r}"
+        raise ConfigError(f"{at(unknown[0])}: unknown key {unknown[0]!r}"
                           + (f" (did you mean {close[0]!r}?)" if close else "")
                           + f"; a bot.toml has {', '.join(_RUN_KEYS)}, and for Docker "
                           f"{', '.join(_DOCKER_KEYS)}")
     for key in ("name", "run"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
+        if key not in data:
             raise ConfigError(f"{manifest}: the field {key!r} is required (a string)")
-    if not _NAME.match(data["name"]):
-        raise ConfigError(f"{manifest}: name {data['name']!r} must be 1-64 letters, digits, "
-                          "'-', '_' or '.'")
+        if not isinstance(data[key], str) or not data[key].strip():
+            if key == "name":
+                check_name(data[key], at(key))
+            raise ConfigError(f"{at(key)}: the field {key!r} must be a non-empty string")
+    name = check_name(data["name"], at("name"))
     if data.get("runner", "local") not in ("local", "docker"):
-        raise ConfigError(f"{manifest}: runner {data['runner']!r} must be 'local' or 'docker'")
+        raise ConfigError(f"{at('runner')}: runner {data['runner']!r} must be 'local' or "
+                          "'docker'")
+    problem = run_problem(data["run"])
+    if problem:
+        raise ConfigError(f"{at('run')}: {problem}")
+    memory_mb = _limits(data.get("limits", {}), at)
     known = set(_RUN_KEYS)
     return BotSpec(
-        name=data["name"], folder=manifest.parent.resolve(), run=data["run"],
+        name=name, folder=manifest.parent.resolve(), run=data["run"],
         version=str(data.get("version", "0")),
         language=str(data.get("language", "")).strip().lower(),
         build=str(data.get("build", "")), runner=str(data.get("runner", "local")),
-        extra={k: v for k, v in data.items() if k not in known},
+        extra={k: v for k, v in data.items() if k not in known}, memory_mb=memory_mb,
     )
+
+
+def run_problem(run: str) -> str | None:
+    """Why a ``run`` command cannot work as written, or None. ``run`` is not given to a
+    shell: it is split into words (:func:`shlex.split`) and executed, so shell syntax in it
+    (a pipe, a redirection, ``&&``, a ``VAR=value`` prefix, ``$VAR``) would reach the program
+    as arguments, or name a program that does not exist."""
+    try:
+        words = shlex.split(run)
+    except ValueError as e:
+        return f"run = {run!r}: cannot be split into words ({e})"
+    fix = (f"run is not passed to a shell; write run = \"sh -c '{run}'\", or put the "
+           "command in a script")
+    shell = [w for w in words if w in SHELL_WORDS or re.fullmatch(r"[0-9]?[<>].*", w)]
+    if shell:
+        return f"run = {run!r} has the shell syntax {shell[0]!r}: {fix}"
+    if words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]):
+        return (f"run = {run!r} starts with the variable {words[0]!r}: write run = "
+                f"\"env {run}\" (run is not passed to a shell)")
+    if any(w.startswith("$") for w in words):
+        return f"run = {run!r} uses a shell variable: {fix}"
+    return None
+
+
+def _limits(table: object, at: Any) -> int | None:
+    """The ``[limits]`` table of a bot.toml: its ``memory_mb`` (or None).
+
+    Raises:
+        ConfigError: not a table, an unknown key, a value that is not a whole number from
+            MIN_MEMORY_MB to MAX_MEMORY_MB.
+    """
+    if not isinstance(table, dict):
+        raise ConfigError(f"{at('limits')}: limits must be a table, e.g. [limits] then "
+                          "memory_mb = 4096")
+    unknown = sorted(set(table) - set(LIMIT_KEYS))
+    if unknown:
+        raise ConfigError(f"{at(unknown[0], 'limits')}: unknown key {unknown[0]!r} in "
+                          f"[limits]; known: {', '.join(LIMIT_KEYS)}")
+    mb = table.get("memory_mb")
+    if mb is None:
+        return None
+    if not isinstance(mb, int) or isinstance(mb, bool) or mb < MIN_MEMORY_MB:
+        raise ConfigError(f"{at('memory_mb', 'limits')}: memory_mb = {mb!r}: must be a whole "
+                          f"number of MiB from {MIN_MEMORY_MB} to {MAX_MEMORY_MB}")
+    if mb > MAX_MEMORY_MB:
+        raise ConfigError(f"{at('memory_mb', 'limits')}: memory_mb = {mb} is above the "
+                          f"arena's maximum of {MAX_MEMORY_MB} MiB of address space; ask for "
+                          "less (a JVM needs far less with -Xmx, see docs/sandbox.md)")
+    return mb
 
 
 def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
@@ -148,7 +241,7 @@ def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
     out = proc.stdout + proc.stderr
     if proc.returncode != 0:
         raise ConfigError(f"bot {spec.name}: build failed (exit {proc.returncode}):\n"
-                          f"{out[-2000:]}")
+                          f"{clean(out[-2000:])}")
     return out
 
 
@@ -168,60 +261,15 @@ def missing_command(spec: BotSpec) -> str | None:
 class Limits:
     """Resource limits of a local bot process (applied with setrlimit)."""
 
-    memory_mb: int = 2048
-    """Address-space limit, MiB."""
+    memory_mb: int = DEFAULT_MEMORY_MB
+    """Address-space limit, MiB; a bot's ``[limits] memory_mb`` replaces it."""
     cpu_s: int = 600
     """CPU seconds for the whole game."""
     open_files: int = 256
 
 
-def _proc_has_env(pid: str, needle: bytes) -> bool:
-    """Whether /proc/<pid>/environ holds the entry ``needle`` (False if unreadable)."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            data = f.read()
-    except OSError:  # gone, a kernel thread, or not ours to read
-        return False
-    return needle in b"\0" + data + b"\0"
-
-
-def kill_marked(name: str, value: str, rounds: int = 20) -> int:
-    """SIGKILL every process whose environment holds ``name=value``, our own excepted.
-
-    Scans ``/proc/<pid>/environ`` (processes that vanish or cannot be read are skipped) and
-    repeats until a scan finds nothing, at most ``rounds`` scans, since a process may fork
-    while we scan. Without ``/proc`` it does nothing. A process that rewrote or cleared its
-    environment (``env -i``) is not found.
-
-    Returns:
-        The number of kill signals sent (a process still dying may be signalled twice).
-
-    Raises:
-        Nothing: every OS error is ignored.
-    """
-    needle = b"\0" + f"{name}={value}".encode() + b"\0"
-    me = os.getpid()
-    sent = 0
-    for _ in range(rounds):
-        try:
-            pids = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != me]
-        except OSError:
-            return sent
-        found = [int(p) for p in pids if _proc_has_env(p, needle)]
-        if not found:
-            break
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                sent += 1
-            except OSError:
-                pass
-        time.sleep(0.005)  # let them die (a dead process's environ reads empty)
-    return sent
-
-
 class _LogDrain:
-    """A daemon thread that drains a bot's stderr pipe into its log file, always reading
+    """A daemon thread that drains a bot's output pipe into its log file, always reading
     (so the bot never blocks on a full pipe): the first ``head_bytes`` go to the file as
     they come, then only the last ``tail_bytes`` are kept in memory and written, after a
     line saying how much was dropped, when the pipe ends or :meth:`close` is called."""
@@ -234,6 +282,10 @@ class _LogDrain:
         self.tail_bytes = tail_bytes
         self.tail = bytearray()
         self.dropped = 0
+        self.total = 0
+        """Bytes read so far."""
+        self.lock = threading.Lock()
+        """Held while a read is being counted (see :meth:`nothing_written`)."""
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"moon-log-{name}", daemon=True)
 
@@ -254,25 +306,37 @@ class _LogDrain:
                 del self.tail[:over]
                 self.dropped += over
 
+    FINAL_BYTES = 4 * LOG_MAX_BYTES
+    """After :meth:`close`, at most this much more is read (what the bot's processes wrote
+    before they died), so a writer that survived cannot keep the drain going."""
+
     def _run(self) -> None:
+        after_stop = 0
         try:
             while True:
-                ready, _, _ = select.select([self.fd], [], [], 0.1)
+                stopping = self.stop.is_set()
+                ready, _, _ = select.select([self.fd], [], [], 0 if stopping else 0.1)
                 if not ready:
-                    if self.stop.is_set():  # a writer we could not kill keeps the pipe open
+                    if stopping:  # what is left was read: do not wait for the pipe's end
                         break
                     continue
-                chunk = os.read(self.fd, 1 << 16)
+                with self.lock:
+                    chunk = os.read(self.fd, 1 << 16)
+                    self.total += len(chunk)
                 if not chunk:
                     break
                 self._take(chunk)
+                if stopping:
+                    after_stop += len(chunk)
+                    if after_stop > self.FINAL_BYTES:
+                        break
         except (OSError, ValueError):
             pass
         finally:
             try:
                 if self.tail:
                     if self.dropped:
-                        self.log.write(f"\n[... {self.dropped} bytes of stderr dropped "
+                        self.log.write(f"\n[... {self.dropped} bytes of output dropped "
                                        "...]\n".encode())
                     self.log.write(bytes(self.tail))
                 self.log.close()
@@ -280,22 +344,35 @@ class _LogDrain:
                 pass
             os.close(self.fd)
 
+    def nothing_written(self) -> bool:
+        """True if nothing at all has come through the pipe yet (nothing read, nothing
+        waiting in it). Once every writer has exited this is final."""
+        with self.lock:
+            if self.total:
+                return False
+            try:
+                waiting = fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0")
+            except OSError:  # closed: the thread has finished, and total says it all
+                return self.total == 0
+            return int.from_bytes(waiting, sys.byteorder) == 0
+
     def close(self, timeout_s: float = 2.0) -> None:
-        """Wait up to ``timeout_s`` for the pipe's end (every writer gone), then stop
-        reading anyway; the thread is gone when this returns (or stuck in a disk write)."""
+        """Read what is in the pipe now, then stop: call it once the bot's processes are
+        dead. It does not wait for the pipe's end, which a process that escaped the kill
+        may hold open. The thread is gone when this returns (or stuck in a disk write)."""
+        self.stop.set()
         self.thread.join(timeout_s)
-        if self.thread.is_alive():
-            self.stop.set()
-            self.thread.join(timeout_s)
 
 
 class LocalProcess:
-    """A bot process for one game, in its own process group.
+    """A bot process for one game, contained as :mod:`arena.containment` says (a cgroup of
+    its own, or its process group and instance marker).
 
-    Use :meth:`start`, then :meth:`poll`/:meth:`wait`; :meth:`kill` ends the whole group
-    and every process that still carries this run's ``MOON_BOT_INSTANCE``. stderr goes
-    through a pipe to ``log_path``, capped (LOG_MAX_BYTES from the start, LOG_TAIL_BYTES
-    from the end); stdout is discarded unless it's a stdio bot.
+    Use :meth:`start`, then :meth:`poll`/:meth:`wait`; :meth:`kill` ends the bot and every
+    process it started. stdout and stderr go through one pipe to ``log_path`` (interleaved
+    as written), capped (LOG_MAX_BYTES from the start, LOG_TAIL_BYTES from the end). A stdio
+    bot's command is the stdio bridge, whose stdout is unused: the bot's own stdout is the
+    protocol, its stderr is the bridge's.
     """
 
     def __init__(self, spec: BotSpec, address: str, token: str, log_path: Path,
@@ -304,10 +381,13 @@ class LocalProcess:
         self.address = address
         self.token = token
         self.log_path = log_path
-        self.limits = limits or Limits()
+        base = limits or Limits()
+        self.limits = dataclasses.replace(base, memory_mb=spec.memory_mb) \
+            if spec.memory_mb else base
         self.env = env or {}
         self.instance = secrets.token_hex(16)
         """This run's MOON_BOT_INSTANCE."""
+        self.containment = Containment(self.instance, INSTANCE_VAR)
         self.proc: subprocess.Popen[bytes] | None = None
         self._drain: _LogDrain | None = None
 
@@ -343,21 +423,24 @@ class LocalProcess:
         setpriv = shutil.which("setpriv")
         if setpriv:  # util-linux: if the arena dies (even kill -9), the bot is killed too
             argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
+        argv = self.containment.wrap(argv)  # into a cgroup of its own, where possible
 
         log = open(self.log_path, "wb")  # noqa: SIM115 - the drain thread closes it
         read_fd, write_fd = os.pipe()
         try:
             self.proc = subprocess.Popen(
                 argv, cwd=self.spec.folder, env=env,
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=write_fd,
+                stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
                 start_new_session=True, preexec_fn=preexec)
         except OSError as e:
             log.close()
             os.close(read_fd)
+            self.containment.release()
             raise ConfigError(f"bot {self.spec.name}: cannot run {self.spec.run!r} in "
                               f"{self.spec.folder}: {e.strerror}") from None
         finally:
             os.close(write_fd)
+        self.containment.started(self.proc.pid)
         self._drain = _LogDrain(read_fd, log, self.spec.name)
         self._drain.start()
 
@@ -365,30 +448,53 @@ class LocalProcess:
         """The exit code, or None while running."""
         return None if self.proc is None else self.proc.poll()
 
+    def exit_detail(self) -> str:
+        """What more to say of a bot that has exited, for the crash fault's detail: that it
+        wrote nothing at all (an empty log tells nothing), that it was killed by a signal,
+        or where the address-space limit is set when its output speaks of memory. ""
+        when there is nothing to add. Never blocks, never raises."""
+        if self.proc is None or self.proc.returncode is None:
+            return ""
+        rc = self.proc.returncode
+        parts = []
+        if rc < 0:
+            with contextlib.suppress(ValueError):
+                name = signal.Signals(-rc).name
+                parts.append(f"killed by {name}" + (
+                    f" (its CPU time limit is {self.limits.cpu_s} s)"
+                    if name == "SIGXCPU" else ""))
+        if self._drain is not None and self._drain.nothing_written():
+            parts.append("no output on stderr or stdout")
+        elif rc != 0 and re.search(r"memory|MemoryError|Cannot allocate|reserve",
+                                   self.log_tail(), re.IGNORECASE):
+            parts.append(f"its address space is limited to {self.limits.memory_mb} MiB: "
+                         f"a bot that needs more sets [limits] memory_mb in its bot.toml "
+                         f"(at most {MAX_MEMORY_MB})")
+        return "; ".join(parts)
+
     def kill(self) -> None:
-        """Kill the bot's whole process group and then every process that still carries
-        its ``MOON_BOT_INSTANCE`` (SIGKILL), reap it, and finish its log (waits at most
-        about 5 s for the reaping and 4 s for the log). Safe to call twice.
+        """Kill the bot and every process it started (its cgroup, else its process group
+        and every process that still carries its ``MOON_BOT_INSTANCE``; SIGKILL), reap it,
+        remove its cgroup and finish its log (reading what is in the pipe, not waiting for
+        a writer that escaped). Waits at most about 5 s for the reaping, 2 s for the cgroup
+        to empty and 2 s for the log. Safe to call twice.
 
         Raises:
             Nothing: processes already gone are ignored.
         """
         if self.proc is None:
             return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        kill_marked(INSTANCE_VAR, self.instance)
+        self.containment.kill()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        self.containment.release()
         if self._drain is not None:
             self._drain.close()
 
     def log_tail(self) -> str:
-        """The end of the bot's stderr (at most LOG_TAIL_BYTES bytes, decoded as UTF-8;
+        """The end of the bot's output (at most LOG_TAIL_BYTES bytes, decoded as UTF-8;
         complete once :meth:`kill` has returned). Never raises: "" if there is no log."""
         try:
             with open(self.log_path, "rb") as f:
@@ -400,3 +506,7 @@ class LocalProcess:
             return ""
         text = data.decode("utf-8", "replace")
         return ("[...]\n" + text) if size > LOG_TAIL_BYTES else text
+
+
+__all__ = ["BotSpec", "Limits", "LocalProcess", "build_bot", "kill_marked", "load_bot",
+           "missing_command", "run_problem"]

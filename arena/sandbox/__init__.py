@@ -7,7 +7,8 @@
   command for a local bot, the image (Dockerfile build, pull, or the base image) for a
   Docker bot. It raises :class:`~arena.timecontrol.ConfigError` (for a Docker build,
   :class:`BuildError`, which carries the log) when the bot cannot be built: leave it out.
-- :func:`cleanup_stale` removes containers a crashed runner left behind.
+- :func:`cleanup_stale` removes what a killed runner left behind: containers, and local
+  bots' cgroups and processes (:func:`arena.containment.cleanup_stale`).
 
 The ``docker`` SDK is imported only when a Docker bot is used.
 """
@@ -127,16 +128,23 @@ def _host_build(spec: BotSpec, timeout_s: float, log_path: Path | None) -> str:
     return out
 
 
-def cleanup_stale(everything: bool = False) -> int:
-    """Remove leftover sandbox containers of dead runners on this host (all of them with
-    ``everything``); returns how many. Does nothing (0) when no Docker engine answers."""
+def cleanup_stale(everything: bool = False, docker: bool = True) -> int:
+    """Remove what runners that died left on this host: local bot runs (their cgroups and
+    processes, :func:`arena.containment.cleanup_stale`) and, with ``docker``, sandbox
+    containers (all of them with ``everything``); returns how many. The Docker part does
+    nothing when no engine answers. Raises nothing."""
+    from ..containment import cleanup_stale as clean_local
+
+    removed = clean_local()
+    if not docker:
+        return removed
     from .docker import SandboxError
     from .docker import cleanup_stale as clean
 
     try:
-        return clean(everything)
+        return removed + clean(everything)
     except SandboxError:
-        return 0
+        return removed
 
 
 def __getattr__(name: str) -> object:

@@ -1,22 +1,36 @@
-"""``python -m arena.sandbox base-image | cleanup [--all] | check``: set-up helpers for
-scripts/docker-up.sh and scripts/docker-down.sh."""
+"""``python -m arena.sandbox base-image | cleanup [--all] | check | containment``: set-up
+helpers for scripts/docker-up.sh and scripts/docker-down.sh, and a look at how local bots
+are contained here."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from .docker import BASE_IMAGE, SandboxError, cleanup_stale, engine_problem, ensure_base_image
+from .. import containment
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m arena.sandbox")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("base-image", help=f"import {BASE_IMAGE} unless the engine has it")
-    clean = sub.add_parser("cleanup", help="remove leftover sandbox containers")
+    sub.add_parser("base-image", help="import the base image unless the engine has it")
+    clean = sub.add_parser("cleanup", help="remove what killed runners left: local bot "
+                           "processes and cgroups, sandbox containers")
     clean.add_argument("--all", action="store_true", help="every moon-arena container")
     sub.add_parser("check", help="exit 0 if a Docker engine answers")
+    sub.add_parser("containment", help="say how local bots are contained on this machine")
     args = ap.parse_args(argv)
+    if args.cmd == "containment":
+        print(containment.mode())
+        return 0
+    if args.cmd == "cleanup":
+        print(f"cleaned up {containment.cleanup_stale()} local bot run(s)")
+    from .docker import (
+        SandboxError,
+        cleanup_stale,
+        engine_problem,
+        ensure_base_image,
+    )
     try:
         if args.cmd == "base-image":
             print(f"base image: {ensure_base_image()}")

@@ -116,7 +116,7 @@ def test_stderr_flood_is_capped_and_keeps_the_end(tmp_path):
     size = log_file.stat().st_size
     assert LOG_MAX_BYTES <= size <= LOG_MAX_BYTES + LOG_TAIL_BYTES + 200, size
     data = log_file.read_bytes()
-    m = re.search(rb"\n\[\.\.\. (\d+) bytes of stderr dropped \.\.\.\]\n", data)
+    m = re.search(rb"\n\[\.\.\. (\d+) bytes of output dropped \.\.\.\]\n", data)
     assert m, data[LOG_MAX_BYTES:LOG_MAX_BYTES + 300]
     written = 50 * 1024 * 1024 + sum(len(f"FLOOD last line {i}\n") for i in (1, 2, 3))
     assert int(m.group(1)) == written - LOG_MAX_BYTES - (len(data) - m.end())

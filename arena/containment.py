@@ -1,0 +1,459 @@
+"""Containing a local bot and everything it starts, and cleaning up what a killed arena left.
+
+Two ways, chosen once per arena process (:func:`mode`):
+
+- **cgroup v2** (where the arena may write a cgroup v2 hierarchy, e.g. as root): each bot
+  run gets a cgroup of its own, ``<cgroup2 mount>/moon-arena/<owner pid>-<owner start
+  time>-<instance>``; the bot enters it before it runs (``/bin/sh`` writes its own pid to
+  ``cgroup.procs``, then ``exec``\\s the bot), so every descendant is in it whatever it
+  does (``setsid``, ``env -i``, double forks). The kill writes ``1`` to ``cgroup.kill``
+  (Linux 5.14+; before that the cgroup is frozen and each of its processes killed), waits
+  until the cgroup is empty and removes it. The folder names are the registry: a cgroup
+  whose owner (the arena process that made it) is gone is killed and removed by
+  :func:`cleanup_stale` at the next start.
+- **process group and marker** (no writable cgroup v2: not root, not Linux, a container
+  without its cgroup mounted, or ``MOON_CGROUP=off``): the bot's process group is killed,
+  then every process that still carries the run's ``MOON_BOT_INSTANCE`` in its environment
+  (:func:`kill_marked`). A descendant that both leaves the group (``setsid``) and clears its
+  environment (``env -i``) escapes. Each run is registered as a file in the run folder
+  (``$MOON_RUN_DIR``, default ``<tmp>/moon-arena-<uid>/bots``) so that the next start kills
+  what a killed arena left: the processes with the marker and those still in the bot's
+  process group.
+
+``MOON_CGROUP`` chooses: unset (or ``auto``) for a cgroup where possible, ``off`` for the
+process group and marker, or the path of a cgroup v2 folder the arena may write to (the
+parent of the bots' cgroups, e.g. a delegated one for a user without root).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger("arena.containment")
+
+CGROUP_VAR = "MOON_CGROUP"
+"""``auto`` (default), ``off``, or the cgroup v2 folder to make bots' cgroups in."""
+RUN_DIR_VAR = "MOON_RUN_DIR"
+"""Where the process-group mode registers its bot runs (default ``<tmp>/moon-arena-<uid>``
+plus ``/bots``)."""
+PARENT = "moon-arena"
+"""The cgroup folder, under the cgroup v2 mount, that holds one cgroup per bot run."""
+_SH = "/bin/sh"
+_ENTER = ('echo 0 > "$1/cgroup.procs" || { echo "moon arena: cannot enter the bot\'s '
+          'cgroup $1" >&2; exit 125; }; shift; exec "$@"')
+"""Run by ``/bin/sh`` before the bot: move this process into the cgroup, become the bot."""
+
+
+# -- processes ------------------------------------------------------------------------------
+
+def start_time(pid: int) -> str:
+    """The start time of ``pid`` (clock ticks since boot, field 22 of ``/proc/<pid>/stat``),
+    which tells a process from a later one with the same pid; ``"?"`` if unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[19]
+    except (OSError, IndexError):
+        return "?"
+
+
+def owner_tag() -> str:
+    """``<pid>-<start time>`` of this process: the owner of the bot runs it starts."""
+    return f"{os.getpid()}-{start_time(os.getpid())}"
+
+
+def owner_alive(tag: str) -> bool:
+    """Whether the process an :func:`owner_tag` names still runs (False for a malformed
+    tag: nothing owns it)."""
+    pid_s, _, started = tag.partition("-")
+    if not pid_s.isdigit():
+        return False
+    pid = int(pid_s)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return started in ("?", "") or start_time(pid) == started
+
+
+def _proc_has_env(pid: str, needle: bytes) -> bool:
+    """Whether /proc/<pid>/environ holds the entry ``needle`` (False if unreadable)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            data = f.read()
+    except OSError:  # gone, a kernel thread, or not ours to read
+        return False
+    return needle in b"\0" + data + b"\0"
+
+
+def kill_marked(name: str, value: str, rounds: int = 20) -> int:
+    """SIGKILL every process whose environment holds ``name=value``, our own excepted.
+
+    Scans ``/proc/<pid>/environ`` (processes that vanish or cannot be read are skipped) and
+    repeats until a scan finds nothing, at most ``rounds`` scans, since a process may fork
+    while we scan. Without ``/proc`` it does nothing. A process that rewrote or cleared its
+    environment (``env -i``) is not found.
+
+    Returns:
+        The number of kill signals sent (a process still dying may be signalled twice).
+
+    Raises:
+        Nothing: every OS error is ignored.
+    """
+    needle = b"\0" + f"{name}={value}".encode() + b"\0"
+    me = os.getpid()
+    sent = 0
+    for _ in range(rounds):
+        try:
+            pids = [p for p in os.listdir("/proc") if p.isdigit() and int(p) != me]
+        except OSError:
+            return sent
+        found = [int(p) for p in pids if _proc_has_env(p, needle)]
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                sent += 1
+            except OSError:
+                pass
+        time.sleep(0.005)  # let them die (a dead process's environ reads empty)
+    return sent
+
+
+def _group_members(pgid: int) -> list[int]:
+    """The pids whose process group is ``pgid`` (field 5 of ``/proc/<pid>/stat``)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+                found.append(int(p))
+    return found
+
+
+def kill_stale_group(pgid: int, leader_start: str) -> int:
+    """SIGKILL the processes still in the process group ``pgid`` of a bot whose arena died,
+    unless the number was given to another process since: a pid in use as a process group
+    is never reused while the group has members, so the group is the bot's when its leader
+    is gone or is still the process that started at ``leader_start``. Returns how many
+    were signalled."""
+    if leader_start and leader_start != "?":
+        now = start_time(pgid)
+        if now != "?" and now != leader_start:
+            return 0  # pgid is a newer process's: not ours
+    sent = 0
+    for _ in range(20):
+        members = [p for p in _group_members(pgid) if p != os.getpid()]
+        if not members:
+            break
+        for p in members:
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)
+                sent += 1
+        time.sleep(0.005)
+    return sent
+
+
+# -- cgroups --------------------------------------------------------------------------------
+
+def cgroup2_mount() -> Path | None:
+    """Where the cgroup v2 hierarchy is mounted (``/sys/fs/cgroup``, or
+    ``/sys/fs/cgroup/unified`` on a hybrid system), from ``/proc/self/mountinfo``."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        if right.split(" ", 1)[0] == "cgroup2":
+            return Path(left.split()[4].replace("\\040", " "))
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _cgroup_parent(setting: str) -> tuple[Path | None, str]:
+    """(the folder to make bots' cgroups in, or None; a sentence saying which way bots are
+    contained and why). Probes once per setting: makes a cgroup, moves a ``/bin/sh`` into
+    it, removes it."""
+    fallback = "process group + MOON_BOT_INSTANCE scan"
+    if setting == "off":
+        return None, f"{fallback} ({CGROUP_VAR}=off)"
+    if setting and setting != "auto":
+        parent = Path(setting)
+    else:
+        mount = cgroup2_mount()
+        if mount is None:
+            return None, f"{fallback} (no cgroup v2 hierarchy is mounted)"
+        parent = mount / PARENT
+    if not os.path.exists(_SH):
+        return None, f"{fallback} (no {_SH} to enter a cgroup with)"
+    probe = parent / f"{owner_tag()}-probe-{threading.get_ident()}"
+    try:
+        parent.mkdir(exist_ok=True)
+        probe.mkdir()
+    except OSError as e:
+        return None, f"{fallback} (cannot make a cgroup in {parent}: {e.strerror})"
+    try:
+        if not (probe / "cgroup.procs").exists():
+            return None, f"{fallback} ({parent} is not a cgroup v2 folder)"
+        if not (probe / "cgroup.kill").exists() and not (probe / "cgroup.freeze").exists():
+            return None, f"{fallback} (the kernel's cgroups have neither cgroup.kill nor " \
+                "cgroup.freeze)"
+        try:
+            done = subprocess.run([_SH, "-c", _ENTER, "moon-probe", str(probe), "true"],
+                                  capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return None, f"{fallback} (cannot enter a cgroup: {e})"
+        if done.returncode != 0:
+            why = done.stderr.decode(errors="replace").strip().splitlines()
+            return None, f"{fallback} (cannot move a process into a cgroup of {parent}" \
+                + (f": {why[0]}" if why else "") + ")"
+        kill = "cgroup.kill" if (probe / "cgroup.kill").exists() else "cgroup.freeze"
+        return parent, f"cgroup v2: one cgroup per bot run under {parent} (killed with {kill})"
+    finally:
+        _remove_cgroup(probe, 2.0)
+
+
+def mode() -> str:
+    """How local bots are contained in this process, as a sentence (for logs and
+    ``python -m arena.sandbox containment``)."""
+    return _cgroup_parent(os.environ.get(CGROUP_VAR, "").strip())[1]
+
+
+def cgroup_parent() -> Path | None:
+    """The folder bots' cgroups are made in, or None for the process-group mode."""
+    return _cgroup_parent(os.environ.get(CGROUP_VAR, "").strip())[0]
+
+
+def _populated(cg: Path) -> bool:
+    try:
+        for line in (cg / "cgroup.events").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "populated":
+                return value.strip() != "0"
+    except OSError:
+        return False
+    return False
+
+
+def _procs(cg: Path) -> list[int]:
+    try:
+        return [int(p) for p in (cg / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def kill_cgroup(cg: Path) -> None:
+    """SIGKILL every process in the cgroup ``cg`` (``cgroup.kill``; without it: freeze,
+    kill each process, thaw). Raises nothing."""
+    try:
+        (cg / "cgroup.kill").write_text("1")
+        return
+    except FileNotFoundError:
+        if not cg.exists():
+            return
+    except OSError as e:
+        log.warning("cannot kill cgroup %s: %s", cg, e.strerror)
+    with contextlib.suppress(OSError):
+        (cg / "cgroup.freeze").write_text("1")
+    for _ in range(50):
+        pids = _procs(cg)
+        if not pids:
+            break
+        for p in pids:
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)
+        time.sleep(0.01)
+    with contextlib.suppress(OSError):
+        (cg / "cgroup.freeze").write_text("0")
+
+
+def _remove_cgroup(cg: Path, timeout_s: float) -> bool:
+    """Wait (up to ``timeout_s``) for ``cg`` to be empty and remove it; True if it is
+    gone."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            cg.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            pass
+        if time.monotonic() >= deadline:
+            log.warning("cgroup %s is not empty yet; the next start removes it", cg)
+            return False
+        if not _populated(cg):
+            time.sleep(0.002)
+        else:
+            time.sleep(0.01)
+
+
+# -- the run registry (process-group mode) --------------------------------------------------
+
+def run_dir() -> Path | None:
+    """The folder of registered bot runs (made on first use, ``0700``), or None when it
+    cannot be made or is not ours."""
+    base = os.environ.get(RUN_DIR_VAR) or os.path.join(
+        tempfile.gettempdir(), f"moon-arena-{os.getuid()}", "bots")
+    d = Path(base)
+    try:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if d.stat().st_uid != os.getuid():
+            return None
+    except OSError:
+        return None
+    return d
+
+
+class Containment:
+    """How one local bot run is held: its cgroup (cgroup mode) or its registry entry
+    (process-group mode). Use :meth:`wrap` for the argv, :meth:`started` once it runs,
+    :meth:`kill` and then :meth:`release` after the game.
+
+    ``instance`` is the run's MOON_BOT_INSTANCE value; ``marker`` the variable's name.
+    """
+
+    def __init__(self, instance: str, marker: str) -> None:
+        self.instance = instance
+        self.marker = marker
+        self.cgroup: Path | None = None
+        self.entry: Path | None = None
+        self.pid = 0
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """The argv that runs ``argv`` contained: in a new cgroup (made now) if cgroups can
+        be used, else unchanged (and the run is registered). Raises nothing: a cgroup that
+        cannot be made falls back to the process-group mode."""
+        cleanup_stale_once()
+        parent = cgroup_parent()
+        if parent is not None:
+            cg = parent / f"{owner_tag()}-{self.instance}"
+            try:
+                cg.mkdir()
+                self.cgroup = cg
+                return [_SH, "-c", _ENTER, "moon-cgroup", str(cg), *argv]
+            except OSError as e:
+                log.warning("cannot make cgroup %s (%s): this bot is contained by its "
+                            "process group and marker only", cg, e.strerror)
+        d = run_dir()
+        if d is not None:
+            self.entry = d / f"{owner_tag()}-{self.instance}.json"
+            self._register()
+        return argv
+
+    def _register(self) -> None:
+        if self.entry is None:
+            return
+        data = {"instance": self.instance, "marker": self.marker, "pgid": self.pid,
+                "start": start_time(self.pid) if self.pid else ""}
+        with contextlib.suppress(OSError):
+            tmp = self.entry.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data))
+            tmp.replace(self.entry)
+
+    def started(self, pid: int) -> None:
+        """The bot runs as ``pid`` (its own process group's leader)."""
+        self.pid = pid
+        self._register()
+
+    def kill(self) -> None:
+        """SIGKILL the bot's process group, its cgroup (every descendant) and every process
+        with its marker. Raises nothing."""
+        if self.pid:
+            with contextlib.suppress(OSError):
+                os.killpg(self.pid, signal.SIGKILL)
+        if self.cgroup is not None:
+            kill_cgroup(self.cgroup)
+        kill_marked(self.marker, self.instance)
+
+    def release(self, timeout_s: float = 2.0) -> None:
+        """After :meth:`kill` and reaping the bot: remove its cgroup (waiting up to
+        ``timeout_s`` for the last processes to go) and its registry entry. Safe to call
+        twice."""
+        if self.cgroup is not None and _remove_cgroup(self.cgroup, timeout_s):
+            self.cgroup = None
+        if self.entry is not None:
+            with contextlib.suppress(OSError):
+                self.entry.unlink()
+            self.entry = None
+
+
+# -- leftovers of a killed arena ------------------------------------------------------------
+
+def cleanup_stale() -> int:
+    """Kill and remove what arenas that died (``kill -9``) left on this machine: the
+    cgroups under ``moon-arena/`` and the registered runs whose owner process is gone, with
+    every process in them. Runs of live arenas are not touched. Returns how many bot runs
+    were cleaned up. Raises nothing."""
+    cleaned = 0
+    parents = {p for p in (cgroup_parent(),) if p is not None}
+    mount = cgroup2_mount()
+    if mount is not None and (mount / PARENT).is_dir():
+        parents.add(mount / PARENT)
+    for parent in parents:
+        try:
+            children = [c for c in parent.iterdir() if c.is_dir()]
+        except OSError:
+            continue
+        for cg in children:
+            pid, _, rest = cg.name.partition("-")
+            if owner_alive(f"{pid}-{rest.partition('-')[0]}"):
+                continue
+            kill_cgroup(cg)
+            _remove_cgroup(cg, 2.0)
+            cleaned += 1
+    d = run_dir()
+    if d is not None:
+        for entry in d.glob("*.json"):
+            pid, _, rest = entry.name.partition("-")
+            if owner_alive(f"{pid}-{rest.partition('-')[0]}"):
+                continue
+            try:
+                data = json.loads(entry.read_text())
+            except (OSError, ValueError):
+                data = {}
+            if isinstance(data, dict) and data.get("instance"):
+                kill_marked(str(data.get("marker") or "MOON_BOT_INSTANCE"),
+                            str(data["instance"]))
+                if isinstance(data.get("pgid"), int) and data["pgid"] > 1:
+                    kill_stale_group(data["pgid"], str(data.get("start") or ""))
+            with contextlib.suppress(OSError):
+                entry.unlink()
+            cleaned += 1
+    if cleaned:
+        log.warning("cleaned up %d bot run(s) left by an arena that was killed", cleaned)
+    return cleaned
+
+
+_once = threading.Lock()
+_done = False
+
+
+def cleanup_stale_once() -> None:
+    """:func:`cleanup_stale`, the first time it is called in this process (every start of a
+    local bot calls it, so `moon play`, a ladder, a host all clean up when they start)."""
+    global _done
+    with _once:
+        if _done:
+            return
+        _done = True
+        log.info("bot containment: %s", mode())
+        cleanup_stale()

@@ -1,0 +1,248 @@
+"""Every descendant of a local bot ends with its game, and what a killed arena leaves is
+cleaned up when an arena next starts (arena.containment; docs/sandbox.md).
+
+The test bot (tests/bots/runnerbot.py) starts escapees with `setsid` and `env -i` (out of
+its process group, without MOON_BOT_INSTANCE): a sleeper, a CPU burner, and a writer that
+keeps the bot's stderr open. With a cgroup per bot run every one of them dies at the end of
+the game; with the process-group fallback (MOON_CGROUP=off) the ones that keep the marker or
+stay in the group die, and the arena does not wait on a pipe an escapee holds. Every test
+kills, by pid, whatever of its own it finds alive at the end, so a failure leaves nothing
+burning on the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e_support import ROOT, TEST_BOTS, example, with_referee
+from moon_sdk.rules import Ruleset
+from moon_sdk.v1 import game_pb2 as pb
+
+from arena import containment
+from arena.bots import BotSpec
+from arena.game import play_game
+
+CGROUPS = containment.cgroup_parent() is not None
+needs_cgroups = pytest.mark.skipif(not CGROUPS, reason=f"local bots here: {containment.mode()}")
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def ours(marker: str) -> list[int]:
+    """Live processes with ``marker`` in their command line."""
+    found = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmd and alive(int(p)):
+            found.append(int(p))
+    return found
+
+
+def escapees(text: str) -> dict[str, int]:
+    """``{mode: pid}`` from the bot's "ESCAPEE <mode> <pid>" lines."""
+    return {m: int(p) for m, p in re.findall(r"ESCAPEE (\w+) (\d+)", text)}
+
+
+def wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A unique word for this test's processes; whatever carries it is killed at the end."""
+    word = f"moon-escapee-{uuid.uuid4().hex}"
+    yield word
+    for pid in ours(word):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def runnerbot(marker: str, *modes: str) -> BotSpec:
+    return BotSpec(name="runnerbot", folder=TEST_BOTS,
+                   run=f"{{python}} runnerbot.py {marker} {' '.join(modes)}")
+
+
+def play(tmp_path: Path, bot: BotSpec, seed: int = 7):
+    logs = tmp_path / "logs"
+
+    async def body(referee, ep):
+        return await play_game(referee, ep, [bot, example("random"), example("random")],
+                               Ruleset.preset("moon3"), preset="moon3", seed=seed,
+                               log_dir=logs)
+
+    match = with_referee(tmp_path, body)
+    return match, (logs / f"{match.match_id}.seat0.log").read_text(errors="replace")
+
+
+@needs_cgroups
+def test_every_escapee_dies_with_the_game(tmp_path, marker):
+    bot = runnerbot(marker, "sleeper", "burner", "writer")
+    match, log = play(tmp_path, bot)
+    found = escapees(log)
+    assert set(found) == {"sleeper", "burner", "writer"}, log[:2000]
+    # the game was played to its end by the rules: starting processes is no fault
+    assert match.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON)
+    assert list(match.faults) == []
+    # setsid + env -i took them out of the group and the marker; the cgroup still had them
+    assert wait_gone(list(found.values())) == []
+    assert ours(marker) == []
+    # the bot's cgroup is removed, and no log drain thread is left behind
+    parent = containment.cgroup_parent()
+    assert parent is not None
+    assert [c for c in parent.iterdir()
+            if c.is_dir() and c.name.startswith(containment.owner_tag() + "-")] == []
+    assert [t.name for t in threading.enumerate() if t.name.startswith("moon-log-")] == []
+
+
+@needs_cgroups
+def test_the_bots_cgroup_holds_every_descendant_and_is_removed(tmp_path, marker):
+    from arena.bots import LocalProcess
+
+    proc = LocalProcess(runnerbot(marker, "sleeper", "burner", "hang"), "unix:///nonexistent",
+                        "token", tmp_path / "bot.log")
+    proc.start()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(escapees(
+                (tmp_path / "bot.log").read_text(errors="replace"))) < 2:
+            time.sleep(0.05)
+        found = escapees((tmp_path / "bot.log").read_text(errors="replace"))
+        assert set(found) == {"sleeper", "burner"}
+        cg = proc.containment.cgroup
+        assert cg is not None and cg.parent == containment.cgroup_parent()
+        members = {int(p) for p in (cg / "cgroup.procs").read_text().split()}
+        assert set(found.values()) <= members
+        assert proc.proc is not None and proc.proc.pid in members
+        # the burner really burns until the kill
+        before = cpu_ticks(found["burner"])
+        time.sleep(0.3)
+        assert cpu_ticks(found["burner"]) > before
+    finally:
+        proc.kill()
+    assert wait_gone(list(found.values())) == []
+    assert not cg.exists()
+
+
+def test_fallback_kills_what_it_can_and_does_not_wait_on_an_escapees_pipe(
+        tmp_path, marker, monkeypatch):
+    # without cgroups: a setsid child that keeps the marker and an env -i child that stays
+    # in the group die; a writer that did both (setsid + env -i) is out of reach, and keeps
+    # writing to the bot's stderr, but the arena neither waits for it nor keeps reading
+    monkeypatch.setenv(containment.CGROUP_VAR, "off")
+    monkeypatch.setenv(containment.RUN_DIR_VAR, str(tmp_path / "run"))
+    bot = runnerbot(marker, "marked", "grouped", "writer")
+    match, log = play(tmp_path, bot, seed=8)
+    found = escapees(log)
+    assert set(found) == {"marked", "grouped", "writer"}, log[:2000]
+    assert list(match.faults) == []
+    assert wait_gone([found["marked"], found["grouped"]]) == []
+    # the documented escape: it lives on...
+    assert alive(found["writer"])
+    # ...but no thread of the arena is still draining the pipe it writes to
+    assert [t.name for t in threading.enumerate() if t.name.startswith("moon-log-")] == []
+    # and the run's registry entry is gone with the game
+    assert list((tmp_path / "run").glob("*.json")) == []
+
+
+def _arena(tmp_path: Path, env: dict[str, str], *bots: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "play", "--seed", "1", "--decision-ms", "60000",
+         "--records", str(tmp_path / "records"), *bots],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True)
+
+
+def _kill_arena_mid_game(tmp_path: Path, env: dict[str, str], marker: str,
+                         modes: tuple[str, ...]) -> dict[str, int]:
+    """Start `moon play` with a bot that starts ``modes`` and hangs at its first turn,
+    wait for every escapee, kill -9 the arena alone; the escapees' pids."""
+    folder = tmp_path / "escaper"
+    folder.mkdir()
+    script = TEST_BOTS / "runnerbot.py"
+    (folder / "bot.toml").write_text(
+        f'name = "escaper"\nrun = "{{python}} {script} {marker} {" ".join(modes)} hang"\n')
+    arena = _arena(tmp_path, env, str(folder), "random", "random")
+    try:
+        deadline = time.monotonic() + 60
+        found: dict[str, int] = {}
+        while time.monotonic() < deadline and len(found) < len(modes):
+            time.sleep(0.1)
+            for log in (tmp_path / "records" / "logs").glob("*.seat0.log"):
+                found = escapees(log.read_text(errors="replace"))
+        assert set(found) == set(modes), found
+        os.kill(arena.pid, signal.SIGKILL)  # the arena alone, not its group
+        arena.wait()
+    finally:
+        if arena.poll() is None:
+            os.killpg(arena.pid, signal.SIGKILL)
+            arena.wait()
+    return found
+
+
+def _next_start(tmp_path: Path, env: dict[str, str]) -> None:
+    """An arena starts again: a whole `moon play` among example bots."""
+    again = _arena(tmp_path / "again", env, "random", "random", "random")
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err.decode(errors="replace")[-2000:]
+    assert b"cleaned up" in err  # it says what it found and cleaned
+
+
+@needs_cgroups
+def test_what_a_killed_arena_left_is_killed_at_the_next_start(tmp_path, marker):
+    env = dict(os.environ)
+    found = _kill_arena_mid_game(tmp_path, env, marker, ("sleeper", "burner"))
+    # the bot itself died with the arena (pdeathsig); its escapees are still there...
+    time.sleep(0.5)
+    assert all(alive(p) for p in found.values()), found
+    leftover = [c for c in containment.cgroup_parent().iterdir()
+                if (c / "cgroup.procs").is_file() and {str(p) for p in found.values()}
+                <= set((c / "cgroup.procs").read_text().split())]
+    assert len(leftover) == 1  # ...in the dead arena's cgroup, which is the registry
+    _next_start(tmp_path, env)
+    assert wait_gone(list(found.values())) == []
+    assert not leftover[0].exists()
+
+
+def test_what_a_killed_arena_left_is_killed_at_the_next_start_without_cgroups(
+        tmp_path, marker):
+    env = {**os.environ, containment.CGROUP_VAR: "off",
+           containment.RUN_DIR_VAR: str(tmp_path / "run")}
+    found = _kill_arena_mid_game(tmp_path, env, marker, ("marked", "grouped"))
+    time.sleep(0.5)
+    assert all(alive(p) for p in found.values()), found
+    assert len(list((tmp_path / "run").glob("*.json"))) == 3  # one entry per bot run
+    _next_start(tmp_path, env)
+    assert wait_gone(list(found.values())) == []
+    assert list((tmp_path / "run").glob("*.json")) == []
