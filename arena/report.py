@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .text import clean
+
 
 def seat_label(seats: list[dict[str, Any]], seat: int) -> str:
     """``"0:heuristic"``."""
@@ -16,8 +18,8 @@ def seat_label(seats: list[dict[str, Any]], seat: int) -> str:
 
 def _e(x: object) -> str:
     """Text of a record, safe to print with rich (a record is a file: its strings are data,
-    never markup)."""
-    return escape(str(x))
+    never markup, and their control characters are shown as escapes, :mod:`arena.text`)."""
+    return escape(clean(x))
 
 
 def side_labels(record: dict[str, Any]) -> list[str]:

@@ -20,11 +20,13 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ..ladder.config import LadderConfig, ladder_from_dict, load_ladder
+from ..containment import cleanup_stale_once
+from ..ladder.config import LadderConfig, concurrency_warning, ladder_from_dict, load_ladder
 from ..ladder.ratings import LiveRatings
 from ..ladder.report import build_report, export, print_report
 from ..ladder.runner import RunSummary, open_store, run_ladder
 from ..ladder.store import GameRow, ResultsStore
+from ..text import clean_line
 from ..timecontrol import ConfigError
 from .options import parse_options, time_options
 from .play import resolve_bot
@@ -41,9 +43,9 @@ def _config(file: Path | None, bots: tuple[str, ...], overrides: dict[str, Any])
             return load_ladder(file, overrides)
         if len(bots) < 2:
             raise click.UsageError("give a ladder file, or at least two --bot folders")
-        folders = [resolve_bot(b).folder for b in bots]  # folders, or example bot names
-        data = {"ladder": {"name": "-".join(f.name for f in folders)[:80]},
-                "bots": [{"path": str(f)} for f in folders]}
+        specs = [resolve_bot(b) for b in bots]  # folders, or example bot names
+        data = {"ladder": {"name": "-".join(s.name for s in specs)[:64]},
+                "bots": [{"path": str(s.folder)} for s in specs]}
         return ladder_from_dict(data, Path("--bot"), overrides=overrides)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
@@ -54,7 +56,7 @@ def _live_table(live: LiveRatings) -> Table:
     for c in ("bot", "μ", "σ", "μ − 3σ"):
         t.add_column(c, justify="left" if c == "bot" else "right")
     for b, mu, sigma, cons in live.table():
-        t.add_row(escape(b), f"{mu:.1f}", f"{sigma:.1f}", f"{cons:.1f}")
+        t.add_row(escape(clean_line(b)), f"{mu:.1f}", f"{sigma:.1f}", f"{cons:.1f}")
     return t
 
 
@@ -102,6 +104,10 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     if results is None:
         results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
     console = Console()
+    crowded = concurrency_warning(cfg)
+    if crowded:
+        console.print(f"[yellow]warning[/]: {escape(crowded)}")
+    cleanup_stale_once()  # bots and cgroups a killed earlier run left behind
     try:
         store = open_store(cfg, results)
     except ConfigError as e:
@@ -118,7 +124,8 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     def on_plan(s: RunSummary) -> None:
         import time
         for name, why in s.skipped_bots.items():
-            console.print(f"[red]left out[/] {escape(name)}: {escape(why)}")
+            console.print(f"[red]left out[/] {escape(clean_line(name))}: "
+                          f"{escape(clean_line(why))}")
         # the bar counts what this run can play: games with a bot left out are not coming
         progress.update(task, total=s.already_done + s.to_play, completed=s.already_done)
         state["start"] = time.monotonic()
@@ -150,7 +157,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     if summary.voided:
         console.print(f"{summary.voided} game(s) voided by infrastructure faults and replayed")
     for name, why in summary.dropped_bots.items():
-        console.print(f"[red]dropped[/] {escape(name)}: {escape(why)}")
+        console.print(f"[red]dropped[/] {escape(clean_line(name))}: {escape(clean_line(why))}")
     if summary.skipped_games:
         console.print(f"{summary.skipped_games} game(s) with a dropped bot not played; run "
                       "again (after fixing it, or with a higher --max-forfeits) to play them")
@@ -169,8 +176,14 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True)
 @click.option("--bootstrap", type=int, default=200, show_default=True)
-def show(results: Path, fmt: str, bootstrap: int) -> None:
-    """Show a ladder's leaderboard, cross-table and per-bot statistics."""
+@click.option("--reveal-seed", is_flag=True,
+              help="Include the master seed even though the ladder is not finished (it "
+                   "gives away every deal of the ladder).")
+def show(results: Path, fmt: str, bootstrap: int, reveal_seed: bool) -> None:
+    """Show a ladder's leaderboard, cross-table and per-bot statistics.
+
+    The master seed is left out of the exports while the ladder is not finished (every
+    scheduled game played), unless --reveal-seed."""
     if results.suffix == ".toml":
         raise click.ClickException(f"{results} is a ladder file; `moon ladder show` reads its "
                                    "results (runs/<ladder name>.sqlite, or the file its "
@@ -179,7 +192,7 @@ def show(results: Path, fmt: str, bootstrap: int) -> None:
         store = ResultsStore(results)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
-    rep = build_report(store, bootstrap=bootstrap)
+    rep = build_report(store, bootstrap=bootstrap, reveal_seed=reveal_seed)
     if fmt == "table":
         print_report(Console(), rep)
     else:

@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..bots import BotSpec, load_bot, missing_command
+from ..containment import cleanup_stale_once
 from ..game import MANUAL, play_game, serving
 from ..referee import Match, Referee
 from ..report import print_game
+from ..text import clean, clean_line
 from ..timecontrol import ConfigError
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
@@ -23,7 +25,7 @@ FORFEIT_EXIT = 3
 MANUAL_STARTUP_MS = 600_000
 """With a seat started by hand (``manual``), the start-up limit unless given: 10 minutes."""
 FORFEIT_LOG_LINES = 20
-"""How many of the last lines of a forfeiting bot's stderr `moon play` shows."""
+"""How many of the last lines of a forfeiting bot's output `moon play` shows."""
 
 
 def resolve_bot(arg: str) -> BotSpec:
@@ -123,6 +125,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
                                f"{ruleset.players} bots, not {len(bots)}{hint}")
     specs = [BotSpec(name=MANUAL, folder=Path.cwd(), run="", runner=MANUAL) if b == MANUAL
              else resolve_bot(b) for b in bots]
+    cleanup_stale_once()  # bots and cgroups a killed earlier arena left behind
     build_local_bots(specs)
     prepare_docker_bots(specs)
     manual = [seat for seat, s in enumerate(specs) if s.runner == MANUAL]
@@ -154,11 +157,13 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     forfeit = record["result"].get("forfeit")
     if forfeit:
         seat = forfeit["seat"]
-        click.echo(f"seat {seat} ({specs[seat].name}) forfeited: {forfeit['reason']}"
-                   + (f": {forfeit['detail']}" if forfeit.get("detail") else ""), err=True)
-        tail = (record.get("logs") or {}).get(str(seat), "").rstrip().splitlines()
+        click.echo(f"seat {seat} ({clean_line(specs[seat].name)}) forfeited: "
+                   f"{clean_line(forfeit['reason'])}"
+                   + (f": {clean_line(forfeit['detail'])}" if forfeit.get("detail") else ""),
+                   err=True)
+        tail = clean((record.get("logs") or {}).get(str(seat), "")).rstrip().splitlines()
         if tail:
-            click.echo("the end of its stderr (more: `moon replay show --logs RECORD`):",
+            click.echo("the end of its output (more: `moon replay show --logs RECORD`):",
                        err=True)
             for line in tail[-FORFEIT_LOG_LINES:]:
                 click.echo(f"  | {line}", err=True)

@@ -10,6 +10,7 @@ from rich.console import Console
 from ..records import RecordError, load_record, verify_record
 from ..replay_html import render_html
 from ..report import print_game
+from ..text import clean, clean_line
 
 
 @click.group()
@@ -28,7 +29,8 @@ def _load(path: Path) -> dict[str, object]:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--plays/--no-plays", default=True, show_default=True,
               help="Show every trick.")
-@click.option("--logs", is_flag=True, help="Also print the end of every bot's stderr.")
+@click.option("--logs", is_flag=True,
+              help="Also print the end of every bot's output (stdout and stderr).")
 def show(file: Path, plays: bool, logs: bool) -> None:
     """Print a record as a readable hand-by-hand story."""
     record = _load(file)
@@ -36,7 +38,8 @@ def show(file: Path, plays: bool, logs: bool) -> None:
         print_game(Console(), record, plays=plays)  # type: ignore[arg-type]
         if logs:
             for seat, text in sorted((record.get("logs") or {}).items()):  # type: ignore[union-attr]
-                click.echo(f"\n--- seat {seat} stderr (the end) ---\n{str(text).rstrip()}")
+                click.echo(f"\n--- seat {clean_line(seat)} output (the end) ---\n"
+                           f"{clean(text).rstrip()}")
     except MALFORMED as e:
         raise click.ClickException(_malformed(file, e)) from None
 

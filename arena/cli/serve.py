@@ -10,6 +10,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from ..containment import cleanup_stale_once
 from ..game import serving
 from ..referee import Referee
 from .options import TIME_FIELDS, make_time_control, time_options
@@ -39,6 +40,7 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
     """
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console(stderr=True)
+    cleanup_stale_once()  # local bots and cgroups a killed arena left behind
 
     async def run() -> None:
         referee = Referee(record_dir=records, default_tc=time_control)

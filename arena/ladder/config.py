@@ -21,8 +21,10 @@ Example (``ladders/demo.toml``)::
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from moon_sdk.rules import DEAL_VERSION, Ruleset, RulesetError
 
 from ..bots import BotSpec, load_bot
+from ..names import check_name
 
 if TYPE_CHECKING:
     from ..sandbox.docker import DockerLimits
@@ -79,6 +82,58 @@ class LadderConfig:
             "board_seeds": 2,  # keyed BLAKE2b (1: SplitMix64, before 2026-11-30)
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def available_cores() -> float:
+    """How many CPU cores this process may use: the CPUs it may run on
+    (``os.sched_getaffinity``), fewer when its cgroup has a CPU quota (cgroup v2
+    ``cpu.max``, v1 ``cpu.cfs_quota_us``). Raises nothing."""
+    try:
+        cores = float(len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        cores = float(os.cpu_count() or 1)
+    quota = _cgroup_cpu_quota()
+    return min(cores, quota) if quota else cores
+
+
+def _cgroup_cpu_quota() -> float | None:
+    """The CPU quota of this process's cgroup, in cores, or None (no quota, unreadable)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, where = line.split(":", 2)
+        try:
+            if controllers == "":  # cgroup v2
+                text = (Path("/sys/fs/cgroup") / where.lstrip("/") / "cpu.max").read_text()
+                limit, period = text.split()[:2]
+                if limit != "max":
+                    return int(limit) / int(period)
+            elif "cpu" in controllers.split(","):
+                base = Path("/sys/fs/cgroup") / controllers / where.lstrip("/")
+                limit_us = int((base / "cpu.cfs_quota_us").read_text())
+                if limit_us > 0:
+                    return limit_us / int((base / "cpu.cfs_period_us").read_text())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def concurrency_warning(cfg: LadderConfig, cores: float | None = None) -> str | None:
+    """One line of warning when ``cfg.concurrency`` games of ``players`` bots each would
+    run more bot processes at once than there are cores (``cores``, default
+    :func:`available_cores`): the bots then share the CPU and healthy ones may lose on
+    time. None when they fit."""
+    cores = available_cores() if cores is None else cores
+    players = cfg.ruleset.players
+    at_once = cfg.concurrency * players
+    if at_once <= cores:
+        return None
+    fits = max(1, int(cores // players))
+    return (f"concurrency {cfg.concurrency} x {players} players = {at_once} bots at once on "
+            f"{cores:g} core(s): bots share the CPU and may lose on time; use concurrency "
+            f"{fits} (-j {fits}) or give more time per decision")
 
 
 def _line_of(text: str, table: str, key: str, index: int = 0) -> int | None:
@@ -217,10 +272,9 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         if runner not in ("local", "docker"):
             raise ConfigError(f"{_where(path, text, 'bots', 'runner', i)}: runner {runner!r}: "
                               "use 'local' or 'docker'")
-        name = b.get("name", spec.name)
-        spec = BotSpec(name=name, folder=spec.folder, run=spec.run, version=spec.version,
-                       language=spec.language, build=spec.build, runner=runner,
-                       extra=spec.extra)
+        name = check_name(b["name"], _where(path, text, "bots", "name", i), "name") \
+            if "name" in b else spec.name
+        spec = dataclasses.replace(spec, name=name, runner=runner)
         if any(x.name == spec.name for x in bots):
             raise ConfigError(f"{where}: two bots are named {spec.name!r}; give one a "
                               "different name = \"...\"")
@@ -237,8 +291,10 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
             raise ConfigError(f"{origin('gauntlet')}: gauntlet challenger "
                               f"{g!r} is not a bot of this ladder ({', '.join(names)})")
     results = lad.get("results")
+    name = check_name(lad["name"], origin("name"), "ladder name") if "name" in lad \
+        else path.stem
     return LadderConfig(
-        name=str(lad.get("name", path.stem)), preset=preset, ruleset=ruleset, boards=boards,
+        name=name, preset=preset, ruleset=ruleset, boards=boards,
         seed=seed, concurrency=concurrency, time_control=tc, bots=tuple(bots),
         results=(path.parent / results) if isinstance(results, str) else None,
         docker_limits=docker_limits,

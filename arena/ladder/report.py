@@ -14,8 +14,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..text import clean_line
 from .ratings import Rating, rate
+from .schedule import make_schedule
 from .store import ResultsStore
+
+
+def _t(x: object) -> str:
+    """Text of a results file (bot names, reasons) for a rich table: control characters
+    shown as escapes (:mod:`arena.text`), markup escaped."""
+    return escape(clean_line(x))
 
 
 @dataclass
@@ -62,11 +70,42 @@ class LadderReport:
     estimated at all, and below :data:`FEW_SETS` they are rough."""
     unrated: list[str] = field(default_factory=list)
     """Bots of the ladder with no game (left out, or not reached yet): not rated."""
+    scheduled: int | None = None
+    """Games of the ladder's schedule (None when the results file cannot say)."""
+    finished: bool = False
+    """Every scheduled game has been played."""
 
 
-def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
-    """Compute the report from a results file."""
+SEED_WITHHELD = ("the ladder is not finished ({done} of {scheduled} games): its master seed "
+                 "gives away every deal; `moon ladder show --reveal-seed` includes it")
+
+
+def schedule_progress(store: ResultsStore, meta: dict[str, Any]) -> tuple[int, int] | None:
+    """``(games played, games scheduled)`` of the ladder a results file holds (its bots,
+    players, boards, seed and gauntlet, from its meta), or None when the meta does not say
+    enough."""
+    try:
+        names = [b["name"] for b in meta["bots"]]
+        schedule = make_schedule(names, int(meta["players"]), int(meta["boards"]),
+                                 int(meta["seed"]), meta.get("gauntlet") or ())
+    except (KeyError, TypeError, ValueError):
+        return None
+    done = store.done_ids()
+    return sum(1 for g in schedule if g.game_id in done), len(schedule)
+
+
+def build_report(store: ResultsStore, bootstrap: int = 200,
+                 reveal_seed: bool = False) -> LadderReport:
+    """Compute the report from a results file. The master seed (``meta["seed"]``) is None,
+    and ``meta["seed_withheld"]`` says why, while the ladder is not finished, unless
+    ``reveal_seed`` (docs/ladder.md: the seed gives away every deal)."""
     meta = store.meta()
+    progress = schedule_progress(store, meta)
+    finished = progress is not None and progress[0] == progress[1]
+    if "seed" in meta and not finished and not reveal_seed:
+        done, scheduled = progress or ("?", "?")
+        meta["seed"] = None
+        meta["seed_withheld"] = SEED_WITHHELD.format(done=done, scheduled=scheduled)
     bots = [b["name"] for b in meta.get("bots", [])]
     games = list(store.games())
     for g in games:
@@ -123,7 +162,8 @@ def build_report(store: ResultsStore, bootstrap: int = 200) -> LadderReport:
              for a, row in cross_acc.items()}
     return LadderReport(meta, ratings, stats, cross, len(games),
                         duplicate_sets=len({g.dset for g in games}),
-                        unrated=[b for b in bots if b not in played])
+                        unrated=[b for b in bots if b not in played],
+                        scheduled=progress[1] if progress else None, finished=finished)
 
 
 FEW_SETS = 5
@@ -136,7 +176,7 @@ def print_report(console: Console, rep: LadderReport) -> None:
     title = (f"ladder {rep.meta.get('name', '')}: {rep.games} games, "
              f"{rep.meta.get('preset', '')}, {rep.meta.get('boards', '?')} boards"
              + (f", gauntlet of {', '.join(gauntlet)}" if gauntlet else ""))
-    lb = Table(title=escape(title), caption="LOS ↓: how likely it is stronger than the next "
+    lb = Table(title=_t(title), caption="LOS ↓: how likely it is stronger than the next "
                "bot down")
     for col, j in (("#", "right"), ("bot", "left"), ("rating", "right"), ("95% CI", "right"),
                    ("LOS ↓", "right"), ("games", "right"), ("win %", "right"),
@@ -148,7 +188,7 @@ def print_report(console: Console, rep: LadderReport) -> None:
     can_bootstrap = rep.duplicate_sets >= 2
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
-        lb.add_row(str(i), escape(r.bot),
+        lb.add_row(str(i), _t(r.bot),
                    f"{r.rating:.0f} ± {r.margin:.0f}" if can_bootstrap else f"{r.rating:.0f}",
                    f"{r.low:.0f}–{r.high:.0f}" if can_bootstrap else "n/a",
                    "" if r.los_next is None or not can_bootstrap
@@ -163,9 +203,9 @@ def print_report(console: Console, rep: LadderReport) -> None:
                          else "the intervals and LOS are rough")
                       + "; play more boards (boards = N) for figures worth quoting")
     if rep.unrated:
-        console.print(f"not rated (no games): {escape(', '.join(rep.unrated))}")
+        console.print(f"not rated (no games): {_t(', '.join(rep.unrated))}")
     for name, why in (rep.meta.get("left_out") or {}).items():
-        console.print(f"[red]left out[/] of the last run: {escape(name)}: {escape(str(why))}")
+        console.print(f"[red]left out[/] of the last run: {_t(name)}: {_t(why)}")
     order = [r.bot for r in rep.ratings]
     if not order:
         console.print("no games yet: nothing to compare")
@@ -173,13 +213,13 @@ def print_report(console: Console, rep: LadderReport) -> None:
     ct = Table(title="head to head: row finished ahead of column (ties ½), games")
     ct.add_column("")
     for b in order:
-        ct.add_column(escape(b), justify="right")
+        ct.add_column(_t(b), justify="right")
     for a in order:
         cells = []
         for b in order:
             v = rep.cross.get(a, {}).get(b)
             cells.append("" if a == b or v is None else f"{100 * v[0]:.0f}% ({v[1]})")
-        ct.add_row(escape(a), *cells)
+        ct.add_row(_t(a), *cells)
     console.print(ct)
     st = Table(title="per bot")
     for col in ("bot", "auctions won", "made %", "moons tried", "moons made", "faults",
@@ -187,8 +227,8 @@ def print_report(console: Console, rep: LadderReport) -> None:
         st.add_column(col, justify="left" if col in ("bot", "faults") else "right")
     for b in order:
         s = rep.stats[b]
-        faults = escape(", ".join(f"{k} {v}" for k, v in sorted(s.faults.items())) or "-")
-        st.add_row(escape(b), str(s.auctions_won), f"{s.made_pct:.0f}%", str(s.moons_tried),
+        faults = _t(", ".join(f"{k} {v}" for k, v in sorted(s.faults.items())) or "-")
+        st.add_row(_t(b), str(s.auctions_won), f"{s.made_pct:.0f}%", str(s.moons_tried),
                    str(s.moons_made), faults, str(s.forfeits))
     console.print(st)
 

@@ -210,7 +210,7 @@ def test_a_bot_that_fails_in_act_shows_why(tmp_path, body, shown):
     assert shown in out.stderr  # the end of its stderr, on the screen
     [path] = (tmp_path / "r").glob("*.json")
     s = moon("replay", "show", "--logs", str(path), cwd=ROOT)
-    assert s.returncode == 0 and "--- seat 0 stderr" in s.stdout and shown in s.stdout
+    assert s.returncode == 0 and "--- seat 0 output" in s.stdout and shown in s.stdout
 
 
 def test_a_manual_seat_is_joined_by_a_bot_started_by_hand(tmp_path):

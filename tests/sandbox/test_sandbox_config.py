@@ -189,7 +189,7 @@ def test_bot_toml_refuses_unknown_keys(tmp_path):
     (folder / "bot.toml").write_text('name = "b"\nrun = "{python} bot.py"\nimgae = "x"\n')
     with pytest.raises(ConfigError) as e:
         load_bot(folder)
-    assert f"{folder / 'bot.toml'}: unknown key 'imgae' (did you mean 'image'?)" in str(e.value)
+    assert f"{folder / 'bot.toml'}:3: unknown key 'imgae' (did you mean 'image'?)" in str(e.value)
     # every key the Docker runner reads is a known key
     assert set(sd.MANIFEST_KEYS) <= MANIFEST_KEYS
     (folder / "bot.toml").write_text('name = "b"\nrun = "{python} bot.py"\nimage = "x"\n')
