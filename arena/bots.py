@@ -71,6 +71,11 @@ DEFAULT_MEMORY_MB = 2048
 MAX_MEMORY_MB = 16384
 """The most address space a ``bot.toml`` may ask for (``[limits] memory_mb``), MiB: 16 GiB.
 A JVM or a .NET runtime reserves far more address space than it uses; this bounds it."""
+MEMORY_TROUBLE = re.compile(r"memory|allocat|reserve|address space|initialization of VM",
+                            re.IGNORECASE)
+"""Output of a bot that failed for want of address space (Python's ``MemoryError``, a JVM's
+"Could not allocate compressed class space", .NET's "GC heap initialization failed",
+"Cannot allocate memory"): the crash detail then says where the limit is set."""
 MIN_MEMORY_MB = 64
 """The least a ``bot.toml`` may set, MiB (below it not even an interpreter starts)."""
 INSTANCE_VAR = "MOON_BOT_INSTANCE"
@@ -465,8 +470,7 @@ class LocalProcess:
                     if name == "SIGXCPU" else ""))
         if self._drain is not None and self._drain.nothing_written():
             parts.append("no output on stderr or stdout")
-        elif rc != 0 and re.search(r"memory|MemoryError|Cannot allocate|reserve",
-                                   self.log_tail(), re.IGNORECASE):
+        elif rc != 0 and MEMORY_TROUBLE.search(self.log_tail()):
             parts.append(f"its address space is limited to {self.limits.memory_mb} MiB: "
                          f"a bot that needs more sets [limits] memory_mb in its bot.toml "
                          f"(at most {MAX_MEMORY_MB})")

@@ -26,7 +26,7 @@ from ..ladder.ratings import LiveRatings
 from ..ladder.report import build_report, export, print_report
 from ..ladder.runner import RunSummary, open_store, run_ladder
 from ..ladder.store import GameRow, ResultsStore
-from ..text import clean_line
+from ..text import clean, clean_line
 from ..timecontrol import ConfigError
 from .options import parse_options, time_options
 from .play import resolve_bot
@@ -125,7 +125,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
         import time
         for name, why in s.skipped_bots.items():
             console.print(f"[red]left out[/] {escape(clean_line(name))}: "
-                          f"{escape(clean_line(why))}")
+                          f"{escape(clean(why))}")
         # the bar counts what this run can play: games with a bot left out are not coming
         progress.update(task, total=s.already_done + s.to_play, completed=s.already_done)
         state["start"] = time.monotonic()

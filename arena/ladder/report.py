@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..text import clean_line
+from ..text import clean, clean_line
 from .ratings import Rating, rate
 from .schedule import make_schedule
 from .store import ResultsStore
@@ -205,7 +205,7 @@ def print_report(console: Console, rep: LadderReport) -> None:
     if rep.unrated:
         console.print(f"not rated (no games): {_t(', '.join(rep.unrated))}")
     for name, why in (rep.meta.get("left_out") or {}).items():
-        console.print(f"[red]left out[/] of the last run: {_t(name)}: {_t(why)}")
+        console.print(f"[red]left out[/] of the last run: {_t(name)}: {escape(clean(why))}")
     order = [r.bot for r in rep.ratings]
     if not order:
         console.print("no games yet: nothing to compare")

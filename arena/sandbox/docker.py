@@ -58,6 +58,7 @@ import docker.utils
 from docker.types import LogConfig, Ulimit
 
 from ..bots import LOG_TAIL_BYTES, BotSpec
+from ..text import clean
 from ..timecontrol import ConfigError
 
 log = logging.getLogger("arena.sandbox")
@@ -88,7 +89,7 @@ class BuildError(ConfigError):
     build's output (also in the message's tail)."""
 
     def __init__(self, bot: str, reason: str, build_log: str = "") -> None:
-        tail = build_log[-2000:]
+        tail = clean(build_log[-2000:])
         super().__init__(f"bot {bot}: {reason}" + (f"\n{tail}" if tail.strip() else ""))
         self.bot = bot
         self.reason = reason

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import unicodedata
@@ -140,6 +141,28 @@ def test_a_bot_that_needs_more_address_space_sets_it_in_bot_toml(tmp_path):
     assert "before joining" in fault["detail"]
     assert f"address space is limited to {DEFAULT_MEMORY_MB} MiB" in fault["detail"]
     assert "[limits] memory_mb" in fault["detail"]
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="no java on this machine")
+def test_a_jvm_under_the_default_limit_says_why_and_starts_with_more(tmp_path):
+    # a JVM reserves 1 GiB of class space and a heap of a quarter of RAM: not under 2 GiB
+    run = 'run = "java -XX:+UseSerialGC -version"\n'
+    tight = bot_folder(tmp_path, "jvm", f'name = "jvm"\n{run}')
+    out = moon("play", "--seed", "7", "--records", str(tmp_path / "no"), str(tight),
+               "random", "random")
+    assert out.returncode == 3, out.stderr
+    record = load_record(record_in(tmp_path / "no"))
+    [fault] = record["faults"]
+    assert f"address space is limited to {DEFAULT_MEMORY_MB} MiB" in fault["detail"]
+    assert "Error occurred during initialization of VM" in record["logs"]["0"]  # its stdout
+    roomy = bot_folder(tmp_path, "jvm4g", f'name = "jvm4g"\n{run}\n[limits]\nmemory_mb = 4096\n')
+    out = moon("play", "--seed", "7", "--records", str(tmp_path / "ok"), str(roomy),
+               "random", "random")
+    record = load_record(record_in(tmp_path / "ok"))
+    [fault] = record["faults"]  # it started, printed its version and exited: no game
+    assert "exited (code 0) before joining" in fault["detail"]
+    assert "address space" not in fault["detail"]
+    assert "Error occurred" not in record["logs"]["0"] and "version" in record["logs"]["0"]
 
 
 @pytest.mark.parametrize("limits, words", [
