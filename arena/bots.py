@@ -347,18 +347,20 @@ class _LogDrain:
                 self.log.close()
             except OSError:
                 pass
-            os.close(self.fd)
+            with self.lock:
+                os.close(self.fd)
+                self.fd = -1
 
     def nothing_written(self) -> bool:
         """True if nothing at all has come through the pipe yet (nothing read, nothing
         waiting in it). Once every writer has exited this is final."""
         with self.lock:
-            if self.total:
-                return False
+            if self.total or self.fd < 0:
+                return self.total == 0
             try:
                 waiting = fcntl.ioctl(self.fd, termios.FIONREAD, b"\0\0\0\0")
-            except OSError:  # closed: the thread has finished, and total says it all
-                return self.total == 0
+            except OSError:
+                return False
             return int.from_bytes(waiting, sys.byteorder) == 0
 
     def close(self, timeout_s: float = 2.0) -> None:
