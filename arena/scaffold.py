@@ -19,6 +19,7 @@ import re
 import shutil
 from pathlib import Path
 
+from .names import name_problem
 from .timecontrol import ConfigError
 
 LANGUAGES = ("python", "node", "go", "stdio")
@@ -27,7 +28,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PROTO_DIR = ROOT / "proto"
 GO_EXAMPLE = ROOT / "example_bots" / "go-heuristic"
 NODE_EXAMPLE = ROOT / "example_bots" / "node-heuristic"
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def shown(target: Path) -> str:
@@ -130,9 +130,8 @@ def scaffold(name: str, lang: str, parent: Path) -> Path:
         ConfigError: a bad name or language, the folder exists (and is not empty), or a
             file the template needs is missing.
     """
-    if not NAME.match(name):
-        raise ConfigError(f"bot name {name!r}: use 1-64 letters, digits, '-', '_' or '.', "
-                          "starting with a letter or digit")
+    if name_problem(name):  # the one check of arena.names
+        raise ConfigError(f"bot name {name_problem(name)}")
     if lang not in LANGUAGES:
         raise ConfigError(f"language {lang!r}: one of {', '.join(LANGUAGES)}")
     target = parent / name
