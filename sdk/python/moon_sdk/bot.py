@@ -20,6 +20,7 @@ exits with the protocol's exit codes (docs/protocol.md): 0 game over, 1 error,
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import queue
 import sys
@@ -33,7 +34,9 @@ from moon_sdk.v1 import bot_pb2_grpc
 from moon_sdk.v1 import game_pb2 as pb
 
 from .convert import PROTOCOL_VERSION, action_to_pb, observation_from_pb
-from .rules import Action, Observation
+from .rules import PASS, Action, ActionKind, Observation, action_kind, action_name
+from .rules import play as play_tile
+from .rules.actions import NUM_ACTIONS
 
 log = logging.getLogger("moon_sdk")
 
@@ -70,7 +73,14 @@ class Bot:
                 ``obs.legal_actions`` lists the legal actions (engine ints, sorted).
 
         Returns:
-            One of ``obs.legal_actions``.
+            One of ``obs.legal_actions``: an ``int``, or any integral value
+            (``numpy.int64``...; whatever :func:`operator.index` accepts, ``bool`` aside).
+            A legal-looking action that is not legal now is sent as it is and the referee
+            rejects it; a value that is no action at all (``1062``, ``None``, ``"play
+            6-4"``) is logged and replaced by an action that is surely illegal, so either
+            way the referee answers with a ``Rejected`` (:meth:`on_rejected`) and a fresh
+            turn while the game's illegal-action retries last (docs/protocol.md, "Illegal
+            actions and protocol errors").
         """
         raise NotImplementedError
 
@@ -89,6 +99,46 @@ class Bot:
 
 class _Refused(Exception):
     pass
+
+
+def checked_action(value: object, obs: Observation) -> tuple[Action, str]:
+    """What :meth:`Bot.act` returned, as the action to send, and why it is no action ('' if
+    it is one).
+
+    Any integral value (``int``, ``numpy.int64``: whatever :func:`operator.index` takes) in
+    0..71 is an action and is sent as it is, legal or not: the referee judges it. A value
+    that is no action at all (``1062``, ``-1``, ``True``, ``None``, ``"play 6-4"``, ``58.0``)
+    is replaced by an action that is surely illegal on this turn (an action of another kind
+    than ``obs.legal_actions``: a pass in the play, else a play), so that the referee
+    rejects it and the illegal-action retries apply, as they would to a legal-looking
+    mistake, instead of the SDK failing with a traceback.
+
+    Args:
+        value: what ``act`` returned.
+        obs: the turn's observation (its ``legal_actions`` are not empty).
+
+    Returns:
+        ``(action, why)``: the engine action (0..71) to send, and ``''`` or a one-line reason
+        for the log.
+    """
+    if value.__class__ is not bool:
+        try:
+            action = operator.index(value)  # type: ignore[call-overload]
+        except TypeError:
+            pass
+        else:
+            if 0 <= action < NUM_ACTIONS:
+                return action, ""
+    legal = obs.legal_actions
+    stand_in = PASS if legal and action_kind(legal[0]) is ActionKind.PLAY else play_tile(0)
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    why = (f"act() returned {shown} ({type(value).__name__}), which is no action: it must "
+           f"return one of obs.legal_actions, ints 0..{NUM_ACTIONS - 1} "
+           "(moon_sdk.rules.parse_action turns text like 'play 6-4' into one); sending "
+           f"{action_name(stand_in)!r} instead, an illegal action, so that the referee "
+           "rejects it and asks again while the illegal-action retries last")
+    return stand_in, why
 
 
 _thinking = [0, 0.0]
@@ -158,14 +208,12 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
                     t = resp.turn
                     obs = observation_from_pb(t.observation, list(t.legal_actions))
                     t0 = time.perf_counter()
-                    action = bot.act(obs)
+                    chosen = bot.act(obs)
                     _thinking[0] += 1
                     _thinking[1] += time.perf_counter() - t0
-                    if action.__class__ is not int:  # a bool, None or text would not encode
-                        raise TypeError(
-                            f"{type(bot).__name__}.act() returned {action!r}; it must return "
-                            "one of obs.legal_actions (an int; moon_sdk.rules.parse_action "
-                            "turns text like 'play 6-4' into one)")
+                    action, why = checked_action(chosen, obs)
+                    if why:
+                        log.error("%s.%s", type(bot).__name__, why)
                     outbox.put(bpb.PlayRequest(action=bpb.ActionReply(
                         request_id=t.request_id, action=action_to_pb(action))))
                 elif kind == "event":
