@@ -13,8 +13,17 @@ starts ``CMD`` in the same folder with pipes and then
   (an ``action``: the bridge has done the join), sent on to the referee as it is. A line
   that is not a JSON ``PlayRequest`` is sent on as bytes that are not one either, so the
   referee records the bot's ``FAULT_REASON_PROTOCOL_ERROR`` (the reason is written to
-  stderr, which ends up in the game record);
-- leaves the bot's stderr alone: it is the bridge's own stderr.
+  stderr, which ends up in the game record). A UTF-8 byte-order mark before the first line
+  is dropped;
+- lets the bot choose quiet: a first line ``{"join": {"quiet": true}}`` (a *hello*) is
+  not sent on; from then on the bridge passes the bot no public event but ``game_ended``
+  (what a quiet gRPC seat gets). Until the bot's first line or its first turn, whichever
+  comes first, the bridge holds the events back, so a bot that writes its hello before
+  reading anything gets none;
+- leaves the bot's stderr alone: it is the bridge's own stderr. When the bot forfeits by a
+  timeout, the bridge writes there what it saw on the bot's stdout (nothing at all, a
+  line with no newline yet, or nothing since the turn), since a bot that never flushes
+  stdout looks to the referee exactly like one that hangs.
 
 The referee measures time and judges every message, so time limits, illegal actions and
 protocol errors work exactly as for a gRPC bot. The bridge exits like the bot would
@@ -34,13 +43,53 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import IO
 
-import grpc
-from google.protobuf import json_format
-from moon_sdk.convert import PROTOCOL_VERSION
-from moon_sdk.v1 import bot_pb2 as bpb
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m arena.stdio_bridge",
+        description="Play a bot that speaks JSON lines on stdin/stdout through the referee "
+                    "(MOON_ADDRESS, MOON_TOKEN from the environment).")
+    parser.add_argument("--name", default="", help="bot name for the join "
+                        "(default: $MOON_BOT_NAME, else the command's name)")
+    parser.add_argument("--version", default="0", help="bot version for the join")
+    return parser
+
+
+def _spawn(command: list[str], name: str) -> subprocess.Popen[bytes]:
+    """Start the bot with pipes and the environment minus the referee's address and token.
+
+    Raises:
+        OSError: it cannot be started.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("MOON_TOKEN", "MOON_ADDRESS")}
+    env.setdefault("MOON_BOT_NAME", name)
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+
+
+_early: tuple[list[str], subprocess.Popen[bytes]] | None = None
+"""The bot, started before the gRPC imports below (they take about half a second): its
+head start to write a hello before the game begins. Only when run as a program."""
+if __name__ == "__main__" and "--" in sys.argv[1:] and os.environ.get("MOON_ADDRESS") \
+        and os.environ.get("MOON_TOKEN"):
+    _split = sys.argv.index("--")
+    _command = sys.argv[_split + 1:]
+    _opts, _ = _parser().parse_known_args(sys.argv[1:_split])
+    if _command:
+        try:
+            _early = (_command, _spawn(_command, _opts.name or os.environ.get("MOON_BOT_NAME")
+                                       or os.path.basename(_command[0])))
+        except OSError:
+            pass  # main() tries again and says why
+
+import grpc  # noqa: E402
+from google.protobuf import json_format  # noqa: E402
+from moon_sdk.convert import PROTOCOL_VERSION  # noqa: E402
+from moon_sdk.v1 import bot_pb2 as bpb  # noqa: E402
+from moon_sdk.v1 import game_pb2 as pb  # noqa: E402
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -55,6 +104,14 @@ EXIT_GRACE_S = 2.0
 REFUSED = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
            grpc.StatusCode.INVALID_ARGUMENT}
 PLAY_METHOD = "/moon.v1.BotService/Play"
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte-order mark some tools (.NET, PowerShell, Windows editors) write first."""
+FLUSH_HINT = (
+    "a stdio bot must end each answer with a newline and flush stdout at once "
+    "(Python: print(..., flush=True) or python -u; C/C++: fflush(stdout) or "
+    "setvbuf(stdout, NULL, _IOLBF, 0); Java: System.out.flush(); awk: fflush(); mawk also "
+    "buffers its input: mawk -W interactive), and read stdin line by line as it comes")
+"""How to fix a bot whose answers never arrive (docs/protocol.md, "The stdio protocol")."""
 
 
 def say(message: str) -> None:
@@ -75,6 +132,15 @@ def not_a_message(raw: bytes) -> bytes:
     """Bytes that carry ``raw`` but never parse as a ``PlayRequest``: field 1 with a length
     one byte longer than what follows (a truncated message)."""
     return b"\x0a" + _varint(len(raw) + 1) + raw
+
+
+def hello_from_line(line: bytes) -> bpb.Join | None:
+    """The bot's first line as a hello (a ``join`` holding its options), or None."""
+    raw, error = request_from_line(line)
+    if error:
+        return None
+    request = bpb.PlayRequest.FromString(raw)
+    return request.join if request.WhichOneof("kind") == "join" else None
 
 
 def request_from_line(line: bytes) -> tuple[bytes, str]:
@@ -115,14 +181,30 @@ class Bridge:
         self.call: grpc.RpcContext | None = None
         self.over = False
         self.bot_gone = threading.Event()
+        self.seat: int | None = None
+        self.lock = threading.Lock()
+        """Guards what follows and the writes to the bot's stdin."""
+        self.decided = False
+        """Whether the bot has had its say on quiet (its first line, or its first turn)."""
+        self.quiet = False
+        self.held: list[bytes] = []
+        """Event lines held back until decided."""
+        self.stdout_bytes = 0
+        """Bytes the bot has written on stdout (a byte-order mark included)."""
+        self.lines = 0
+        """Complete lines read from the bot's stdout."""
+        self.pending: tuple[int, float, int, int] | None = None
+        """The turn the bot owes: (request id, when it was fed, stdout bytes and lines
+        then), or None."""
 
     def start_bot(self) -> int | None:
-        """Start the bot; an exit code if it cannot be started."""
-        env = {k: v for k, v in os.environ.items() if k not in ("MOON_TOKEN", "MOON_ADDRESS")}
-        env.setdefault("MOON_BOT_NAME", self.name)
+        """Start the bot (or take the one started early); an exit code if it cannot be
+        started."""
+        if _early is not None and _early[0] == self.command:
+            self.proc = _early[1]
+            return None
         try:
-            self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, env=env)
+            self.proc = _spawn(self.command, self.name)
         except OSError as e:
             say(f"cannot run {' '.join(self.command)!r}: {e.strerror or e}")
             return EXIT_CANNOT_RUN
@@ -132,40 +214,131 @@ class Bridge:
         """Bot stdout → referee, one JSON line at a time (runs in a thread)."""
         assert self.proc is not None and self.proc.stdout is not None
         out: IO[bytes] = self.proc.stdout
-        number = 0
-        while line := out.readline(MAX_LINE_BYTES + 1):
-            number += 1
-            if len(line) > MAX_LINE_BYTES:
-                say(f"line {number} of the bot's stdout is longer than {MAX_LINE_BYTES} bytes; "
-                    "sending it on as a protocol error")
-                self.outbox.put(not_a_message(line[:1024]))
-                continue
-            line = line.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            raw, error = request_from_line(line)
-            if error:
-                say(f"line {number} of the bot's stdout is not a JSON moon.v1.PlayRequest "
-                    f"({error}); sending it on as a protocol error: {line[:200]!r}")
-            self.outbox.put(raw)
+        buf = bytearray()
+        at_start = True  # nothing but (part of) a byte-order mark read yet
+        skipping = False  # the rest of an overlong line
+        while chunk := out.read1(1 << 16):  # type: ignore[attr-defined]
+            with self.lock:
+                self.stdout_bytes += len(chunk)
+            buf += chunk
+            if at_start:
+                if BOM.startswith(bytes(buf[:3])) and len(buf) < 3:
+                    continue  # maybe a byte-order mark: wait for its third byte
+                if buf.startswith(BOM):
+                    del buf[:3]
+                at_start = False
+            while (end := buf.find(b"\n")) >= 0:
+                line = bytes(buf[:end + 1])
+                del buf[:end + 1]
+                if skipping:
+                    skipping = False
+                    continue
+                self.take_line(line)
+            if len(buf) > MAX_LINE_BYTES and not skipping:
+                with self.lock:
+                    self.lines += 1
+                    self.pending = None
+                say(f"line {self.lines} of the bot's stdout is longer than "
+                    f"{MAX_LINE_BYTES} bytes; sending it on as a protocol error")
+                self.outbox.put(not_a_message(bytes(buf[:1024])))
+                skipping = True
+            if skipping:
+                buf.clear()
+        if buf and not skipping:
+            self.take_line(bytes(buf))  # the last line, with no newline before the end
         self.proc.wait()
         self.bot_gone.set()
         if not self.over and self.call is not None:
             say(f"the bot exited (code {self.proc.returncode}) before the game ended")
             self.call.cancel()
 
+    def take_line(self, line: bytes) -> None:
+        """One line of the bot's stdout (its newline included, if it had one)."""
+        text = line.rstrip(b"\r\n")
+        if not text.strip():
+            return
+        with self.lock:
+            self.lines += 1
+            number = self.lines
+            self.pending = None
+        if number == 1 and (hello := hello_from_line(text)) is not None:
+            self.decide(quiet=hello.quiet)
+            return
+        self.decide(quiet=False)
+        raw, error = request_from_line(text)
+        if error:
+            say(f"line {number} of the bot's stdout is not a JSON moon.v1.PlayRequest "
+                f"({error}); sending it on as a protocol error: {text[:200]!r}")
+        self.outbox.put(raw)
+
+    def decide(self, quiet: bool) -> None:
+        """The bot has had its say on quiet: pass on (or drop) the held events."""
+        with self.lock:
+            self.quiet = self.quiet or quiet
+            if not self.decided:
+                self.decided = True
+                held, self.held = self.held, []
+                if not self.quiet:
+                    for line in held:
+                        self._write(line)
+
     def requests(self) -> Iterator[bytes]:
         while (raw := self.outbox.get()) is not None:
             yield raw
 
-    def feed(self, line: bytes) -> None:
-        """Referee → bot stdin; a bot that stopped reading is noticed by its exit."""
+    def feed(self, response: bpb.PlayResponse) -> None:
+        """Referee → bot stdin: every response, but the public events of a bot that asked
+        for quiet; events are held back until the bot has had its say (its first line)."""
+        kind = response.WhichOneof("kind")
+        ending = kind == "event" and response.event.WhichOneof("kind") == "game_ended"
+        public = kind == "event" and not ending
+        line = response_line(response)
+        with self.lock:
+            if public and not self.decided:
+                self.held.append(line)
+                return
+        if kind == "turn" or ending:  # it had its turn before it said anything
+            self.decide(quiet=False)
+        with self.lock:
+            if public and self.quiet:
+                return
+            if kind == "turn":
+                self.pending = (response.turn.request_id, time.monotonic(), self.stdout_bytes,
+                                self.lines)
+            self._write(line)
+
+    def _write(self, line: bytes) -> None:
+        """A line to the bot's stdin; a bot that stopped reading is noticed by its exit."""
         assert self.proc is not None and self.proc.stdin is not None
         try:
             self.proc.stdin.write(line)
             self.proc.stdin.flush()
         except (BrokenPipeError, ValueError, OSError):
             pass
+
+    def explain_timeout(self, result: pb.GameResult) -> None:
+        """If the game ended with this seat's timeout, say what its stdout showed."""
+        fault = result.forfeit
+        if (self.seat is None or result.termination != pb.TERMINATION_FORFEIT
+                or fault.seat != self.seat or fault.reason != pb.FAULT_REASON_TIMEOUT):
+            return
+        with self.lock:
+            pending, total = self.pending, self.stdout_bytes
+        if pending is None:
+            return
+        rid, fed_at, bytes_then, lines_then = pending
+        waited = int((time.monotonic() - fed_at) * 1000)
+        since = total - bytes_then
+        if total == 0:
+            seen = "nothing at all arrived on the bot's stdout during the whole game"
+        elif since:
+            seen = (f"{since} bytes arrived on the bot's stdout after it, but no newline: "
+                    "the answer is not complete until its line ends")
+        else:
+            seen = (f"nothing arrived on the bot's stdout since (its {lines_then} earlier "
+                    "lines did): it was still thinking, stuck, or its output is buffered")
+        say(f"timed out on the turn with requestId {rid} ({waited} ms after it was passed "
+            f"to the bot): {seen}. If the bot did answer, {FLUSH_HINT}.")
 
     def finish_bot(self) -> int:
         """Close the bot's stdin, let it exit for a moment, stop it if it won't; its code."""
@@ -217,10 +390,13 @@ class Bridge:
             try:
                 for response in responses:
                     kind = response.WhichOneof("kind")
-                    welcomed = welcomed or kind == "welcome"
+                    if kind == "welcome":
+                        welcomed = True
+                        self.seat = response.welcome.seat
                     if kind == "event" and response.event.WhichOneof("kind") == "game_ended":
                         self.over = True
-                    self.feed(response_line(response))
+                        self.explain_timeout(response.event.game_ended)
+                    self.feed(response)
             except grpc.RpcError as e:
                 if self.over:
                     return self.finish_bot()
@@ -239,13 +415,7 @@ class Bridge:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="python -m arena.stdio_bridge",
-        description="Play a bot that speaks JSON lines on stdin/stdout through the referee "
-                    "(MOON_ADDRESS, MOON_TOKEN from the environment).")
-    parser.add_argument("--name", default="", help="bot name for the join "
-                        "(default: $MOON_BOT_NAME, else the command's name)")
-    parser.add_argument("--version", default="0", help="bot version for the join")
+    parser = _parser()
     if "--" not in args:
         parser.print_usage(sys.stderr)
         say("give the bot's command after --")

@@ -215,6 +215,8 @@ def examples() -> dict[str, Message]:
                 bot_version="1.0",
             )
         ),
+        # the stdio protocol's hello: a stdio bot's first line, read by the bridge
+        "stdio-hello": bot_pb2.PlayRequest(join=bot_pb2.Join(quiet=True)),
         "welcome": bot_pb2.PlayResponse(
             welcome=bot_pb2.Welcome(
                 match_id=MATCH_ID,

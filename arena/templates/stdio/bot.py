@@ -23,6 +23,9 @@ def choose(turn):
 
 
 def main():
+    # The hello: no public events, only the welcome, turns, rejections and the game's end
+    # (this bot reads nothing else). Leave it out to get every event.
+    print(json.dumps({"join": {"quiet": True}}), flush=True)
     for line in sys.stdin:  # stdin closes when the game is over
         message = json.loads(line)
         if "turn" in message:
