@@ -1,8 +1,9 @@
 """New bot folders from templates (`moon new-bot`): one per language, each ready to build
 and play, with a README that says what to change.
 
-The templates are in ``arena/templates/<language>/``; ``__NAME__``, ``__GO_MODULE__`` and
-``__DIR__`` in them are replaced, and a file named ``gitignore`` becomes ``.gitignore``.
+The templates are in ``arena/templates/<language>/``; ``__NAME__``, ``__GO_MODULE__``,
+``__PACKAGE__`` (the name as a package name) and ``__DIR__`` in them are replaced, and a
+file named ``gitignore`` becomes ``.gitignore``.
 Go and Node.js bots are made self-contained from the repository's single sources: the
 ``.proto`` files (``proto/``) for Node.js; the generated code (``gen/moonv1``, kept fresh by
 ``make gen-go``), ``go.mod`` and ``go.sum`` of ``example_bots/go-heuristic`` for Go; the
@@ -10,6 +11,12 @@ Go and Node.js bots are made self-contained from the repository's single sources
 a new bot uses exactly the dependency versions the example bots are tested with. Their
 protocol code too is the example bots' own (``bot.js``, ``main.go``), with the name put in:
 the templates hold only what a bot author changes (the strategy, the README).
+
+Java (Maven, grpc-java) and TypeScript (tsc, @grpc/grpc-js) bots get the ``.proto`` files
+(``src/main/proto`` and ``proto``), which their builds compile; everything else of theirs is
+in the template, package locks included. The C++ bot speaks the stdio protocol (CMake, a
+small JSON reader of its own, no dependency): gRPC for C++ is too heavy a build to ask of a
+first bot.
 """
 
 from __future__ import annotations
@@ -17,12 +24,15 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 from .names import name_problem
 from .timecontrol import ConfigError
 
-LANGUAGES = ("python", "node", "go", "stdio")
+LANGUAGES = ("python", "node", "go", "stdio", "java", "typescript", "cpp")
+PROTO_FOLDER = {"node": "proto", "typescript": "proto", "java": "src/main/proto"}
+"""Where a language's bots keep their copy of the ``.proto`` files (moon/v1/ below it)."""
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 ROOT = Path(__file__).resolve().parents[1]
 PROTO_DIR = ROOT / "proto"
@@ -43,8 +53,8 @@ def _package_name(name: str) -> str:
 def _needs(*paths: Path) -> None:
     for p in paths:
         if not p.exists():
-            raise ConfigError(f"{p} is missing: `moon new-bot` makes Go and Node.js bots from "
-                              "the Moon Arena repository's files (run it from a checkout)")
+            raise ConfigError(f"{p} is missing: `moon new-bot` makes bots in other languages "
+                              "from the Moon Arena repository's files (run it from a checkout)")
 
 
 def _copy_template(lang: str, target: Path, subst: dict[str, str]) -> None:
@@ -82,9 +92,7 @@ def _derived(source: Path, edits: list[tuple[str, str]]) -> str:
 
 
 def _node_files(name: str, target: Path) -> None:
-    _needs(PROTO_DIR / "moon" / "v1", NODE_EXAMPLE / "package.json",
-           NODE_EXAMPLE / "package-lock.json")
-    _copy_tree(PROTO_DIR / "moon" / "v1", target / "proto" / "moon" / "v1", "*.proto")
+    _needs(NODE_EXAMPLE / "package.json", NODE_EXAMPLE / "package-lock.json")
     package = json.loads((NODE_EXAMPLE / "package.json").read_text())
     package["name"] = _package_name(name)
     package["version"] = "0.1.0"
@@ -137,10 +145,15 @@ def scaffold(name: str, lang: str, parent: Path) -> Path:
     target = parent / name
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ConfigError(f"{target} exists already: pick another name or --dir")
-    subst = {"__NAME__": name, "__GO_MODULE__": _package_name(name), "__DIR__": shown(target)}
+    subst = {"__NAME__": name, "__GO_MODULE__": _package_name(name),
+             "__PACKAGE__": _package_name(name), "__DIR__": shown(target)}
     target.mkdir(parents=True, exist_ok=True)
     try:
         _copy_template(lang, target, subst)
+        if lang in PROTO_FOLDER:
+            _needs(PROTO_DIR / "moon" / "v1")
+            _copy_tree(PROTO_DIR / "moon" / "v1", target / PROTO_FOLDER[lang] / "moon" / "v1",
+                       "*.proto")
         if lang == "node":
             _node_files(name, target)
         elif lang == "go":
@@ -152,7 +165,7 @@ def scaffold(name: str, lang: str, parent: Path) -> Path:
 
 
 def next_steps(target: Path, lang: str) -> list[str]:
-    """The commands that build and play the new bot."""
-    build = {"node": "npm ci --no-audit --no-fund", "go": "go build -o bot ."}.get(lang)
+    """The commands that build (its ``bot.toml``'s ``build``) and play the new bot."""
+    build = tomllib.loads((target / "bot.toml").read_text()).get("build")
     steps = [f"(cd {shown(target)} && {build})"] if build else []
     return [*steps, f"moon play {shown(target)} random heuristic"]

@@ -13,8 +13,9 @@ from ..timecontrol import ConfigError
 @click.command("new-bot")
 @click.argument("name")
 @click.option("--lang", type=click.Choice(LANGUAGES), default="python", show_default=True,
-              help="python (the SDK), node (@grpc/grpc-js), go (grpc-go), or stdio (any "
-                   "program that reads and writes JSON lines).")
+              help="python (the SDK), node (@grpc/grpc-js), go (grpc-go), java (Maven, "
+                   "grpc-java), typescript (tsc, @grpc/grpc-js), cpp (CMake, over stdio), or "
+                   "stdio (any program that reads and writes JSON lines).")
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path),
               default=Path("."), show_default=True, help="Where to make the bot's folder.")
 def new_bot(name: str, lang: str, directory: Path) -> None:

@@ -3,13 +3,15 @@ stdio bridge) play with Python bots; stdio bots that misbehave get the fault a g
 would; `moon new-bot` folders of every language build and play.
 
 The example bots are built here if they are stale (`make bots` does it before the tests);
-a test whose toolchain (node/npm, go, cargo) is missing is skipped with the reason.
+a test whose toolchain (node/npm, go, cargo, java/mvn, cmake and a C++ compiler) is missing
+is skipped with the reason (`.ci/run` installs the Java, C++ and Node.js ones).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -146,7 +148,7 @@ def test_new_bot_scaffolds_build_and_play(tmp_path):
 
     runner = CliRunner()
     bots: dict[str, BotSpec] = {}
-    for lang in LANGUAGES:
+    for lang in ("python", "node", "go", "stdio"):
         out = runner.invoke(main, ["new-bot", f"new-{lang}", "--lang", lang,
                                    "--dir", str(tmp_path / "bots")])
         assert out.exit_code == 0, out.output
@@ -173,3 +175,42 @@ def test_new_bot_scaffolds_build_and_play(tmp_path):
         record = assert_clean_game(match)
         for seat in (0, 2):
             assert record["seats"][seat]["reported_name"].startswith("new-")
+
+
+# the starters whose toolchains are heavier: one test each, so that a missing one skips alone
+NEW_STARTERS = ("java", "typescript", "cpp")
+
+
+@pytest.mark.parametrize("lang", NEW_STARTERS)
+def test_java_typescript_and_cpp_starters_build_and_play(tmp_path, lang):
+    from arena.cli import main
+
+    assert set(NEW_STARTERS) < set(LANGUAGES)
+    if lang == "cpp" and not (shutil.which("c++") or shutil.which("g++")):
+        pytest.skip("cannot build the C++ starter: no C++ compiler (c++, g++) on PATH")
+    out = CliRunner().invoke(main, ["new-bot", f"my-{lang}", "--lang", lang,
+                                    "--dir", str(tmp_path / "bots")])
+    assert out.exit_code == 0, out.output
+    folder = tmp_path / "bots" / f"my-{lang}"
+    spec = built(load_bot(folder))
+    assert spec.name == f"my-{lang}"
+
+    async def body(referee, ep):
+        game = await play_game(referee, ep, [spec, example("heuristic"), example("heuristic")],
+                               MOON3, preset="moon3", seed=17, tc=TC, match_id=f"starter-{lang}")
+        # the protocol's exit codes: 2 without MOON_ADDRESS/MOON_TOKEN, 3 when refused
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MOON_")}
+        codes = []
+        for extra in ({}, {"MOON_ADDRESS": ep.address, "MOON_TOKEN": "not-a-token"}):
+            proc = await asyncio.create_subprocess_exec(
+                *spec.command(), cwd=spec.folder, env={**env, **extra},
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+            _, err = await asyncio.wait_for(proc.communicate(), 60)
+            codes.append((proc.returncode, err.decode()))
+        return game, codes
+
+    match, codes = with_referee(tmp_path, body)
+    record = assert_clean_game(match)
+    assert record["seats"][0]["reported_name"] == f"my-{lang}"
+    assert codes[0][0] == 2, codes[0]
+    assert codes[1][0] == 3 and "unknown join token" in codes[1][1], codes[1]
