@@ -1,4 +1,4 @@
-"""Time control and fault policy: the limits the referee measures (DESIGN.md, "Time")."""
+"""Time control and fault policy: the limits the referee measures (docs/protocol.md, "Time")."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ class TimeControl:
     """Deals (redeals included) after which a game that has not ended is adjudicated on
     the scores: places by score, a winner only if alone on top (``hand_limit``). Games of
     bots that bid take 5 to 20 hands; bots that always pass would redeal for ever, and
-    random ones take hundreds of hands. An arena limit, not a rule of RULES.md."""
+    random ones take hundreds of hands. An arena limit, not a rule of Moon (docs/rules.md,
+    "End of the game")."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

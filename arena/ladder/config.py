@@ -7,7 +7,7 @@ Example (``ladders/demo.toml``)::
     boards = 4                # seeded deals, each played in every seating
     seed = 1                  # the master seed: boards derive from it
     concurrency = 2           # games at once
-    options = { min_bid = 4 } # ruleset overrides (RULES.md option names)
+    options = { min_bid = 4 } # ruleset overrides (docs/rules.md option names)
 
     [time_control]            # optional, milliseconds
     decision_ms = 2000

@@ -1,4 +1,5 @@
-"""Boards, duplicate sets and balanced schedules (ANCHORS.md, "Duplicate play").
+"""Boards, duplicate sets and balanced schedules (docs/ladder.md, "Boards, seatings and
+duplicate sets").
 
 A *board* is a seed: it fixes the first dealer and every deal of a game, whoever sits
 where. A *duplicate set* is one board played by one group of bots in every seating that

@@ -1,1 +1,1 @@
-"""Tests of the rules engine (moon_sdk.rules) against RULES.md."""
+"""Tests of the rules engine (moon_sdk.rules) against docs/rules.md."""

@@ -1,4 +1,4 @@
-"""A second, deliberately simple model of the Moon rules, written from RULES.md alone.
+"""A second, deliberately simple model of the Moon rules, written from docs/rules.md alone.
 
 The property tests compare the engine with it, so it shares nothing with the engine's
 tables: a tile is a ``(high, low)`` tuple, a hand is a list, a contract is ``0``..``6``,
@@ -36,8 +36,8 @@ def contract(engine_trump: int) -> Contract:
 
 
 def tile_set(players: int, remove_double_blank: bool = False) -> list[Pips]:
-    """RULES.md "Tiles": 28 tiles for 4 players; for 3 players both ends 1..6 plus 0-0
-    (22), or without 0-0 (21)."""
+    """docs/rules.md "Tiles, suits and rank": 28 tiles for 4 players; for 3 players both
+    ends 1..6 plus 0-0 (22), or without 0-0 (21)."""
     full = [(h, lo) for h in range(7) for lo in range(h + 1)]
     if players == 4:
         return full
@@ -117,7 +117,7 @@ def side(seat: int, players: int) -> int:
 
 def hand_deltas(players: int, scoring: str, team_made_scores: str, bidder: int, bid: int,
                 tricks_taken: list[int]) -> tuple[bool, list[int]]:
-    """``(made, change of each side's score)`` for a played hand (RULES.md "Scoring")."""
+    """``(made, change of each side's score)`` for a played hand (docs/rules.md "Scoring")."""
     sides = 3 if players == 3 else 2
     taken = [0] * sides
     for seat, k in enumerate(tricks_taken):

@@ -1,4 +1,4 @@
-"""The auction (RULES.md "Deal and bidding"): one turn each from the dealer's left, the
+"""The auction (docs/rules.md "Bidding"): one turn each from the dealer's left, the
 dealer last; higher bids only; 21 ends it at once; min_bid; all_pass redeal/force_dealer."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Each trump contract (RULES.md "Trumps" and "Play"): number trumps, trump 0 with one
+"""Each trump contract (docs/rules.md "Trumps" and "Play"): number trumps, trump 0 with one
 trump (22 tiles) and with seven (28 tiles), doubles, no trumps; tiles in two suits; trumps
-that leave their other suit. Values are worked out by hand from RULES.md."""
+that leave their other suit. Values are worked out by hand from docs/rules.md."""
 
 from __future__ import annotations
 

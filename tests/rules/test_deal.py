@@ -1,4 +1,4 @@
-"""The seeded deal and the dealer (RULES.md "Deal and bidding"): a replay must be
+"""The seeded deal and the dealer (docs/rules.md "Deal and dealer"): a replay must be
 bit-for-bit repeatable, so the algorithm documented in docs/rules.md is pinned here by a
 second implementation written from that description, and by literal deals."""
 

@@ -1,5 +1,5 @@
-"""The numbered worked examples of RULES.md, one test each, each checked both on the
-tables (a bare function call) and inside a real game (a hand-built deal)."""
+"""The numbered worked examples of docs/rules.md ("Worked examples"), one test each, each
+checked both on the tables (a bare function call) and inside a real game (a hand-built deal)."""
 
 from __future__ import annotations
 
@@ -200,3 +200,37 @@ def test_example_8_partnership_made(team_made_scores: str, expected: tuple[int, 
     assert rec.tricks_taken == (0, 6, 1, 0)
     assert rec.made is True
     assert rec.deltas == expected and tuple(s.scores) == expected
+
+
+def test_example_9_a_tile_belongs_to_both_its_suits() -> None:
+    # Sixes trump; the hand's only three and only five is 5-3: it must follow a three led
+    # (3-2) and a five led (5-1) alike.
+    hand = mask("5-3 6-6 6-4 4-4 4-2 2-2 1-1")
+    assert legal_follow(6, parse_tile("3-2"), hand) == mask("5-3")
+    assert legal_follow(6, parse_tile("5-1"), hand) == mask("5-3")
+    s = start_play(R3, {1: "3-2 6-5 6-3 6-2 6-1 5-5 5-4",
+                        2: "5-3 6-6 6-4 4-4 4-2 2-2 1-1"}, trump="6", widow="0-0")
+    act(s, "play 3-2")
+    assert names(s.legal_actions()) == ["play 5-3"]
+    with pytest.raises(IllegalActionError, match="must follow threes: holds 5-3"):
+        act(s, "play 6-6")  # a trump is no way out while a three is held
+
+
+def test_example_10_doubles_trump_and_the_double_four() -> None:
+    # Doubles trump, 4-2 led: 6-4 is the top of the fours and wins unless a trump is played
+    # (even the lowest double beats it).
+    assert trick_winner_index(DOUBLES, ts("4-2 6-4 4-1")) == 1
+    assert trick_winner_index(DOUBLES, ts("4-2 6-4 1-1")) == 2
+    # 4-4 is a trump, not a four: with another four it may not be played...
+    assert legal_follow(DOUBLES, parse_tile("4-2"), mask("4-4 4-3 1-1")) == mask("4-3")
+    # ...and with no other four the holder plays anything: 4-4, another trump, or a discard.
+    hand = mask("4-4 6-6 5-1")
+    assert legal_follow(DOUBLES, parse_tile("4-2"), hand) == hand
+    s = start_play(R3, {1: "4-2 6-5 6-3 6-2 6-1 5-4 5-3",
+                        2: "4-4 6-6 5-1 3-2 3-1 2-1 5-2"}, trump="doubles", widow="0-0")
+    act(s, "play 4-2")
+    assert sorted(names(s.legal_actions())) == sorted(
+        f"play {t}" for t in "4-4 6-6 5-1 3-2 3-1 2-1 5-2".split())
+    act(s, "play 4-4")
+    act(s, "play 6-4")  # seat 0 follows with the top four; the double four still wins
+    assert s.tricks[0].winner == 2

@@ -2,7 +2,7 @@
 must match it line for line. Regenerate with ``.venv/bin/python -m tests.rules.playthrough``
 (then read the diff: it is the change in behaviour).
 
-A few lines of ``moon3_seed23.txt`` checked by hand against RULES.md: hand 0 is dealt by
+A few lines of ``moon3_seed23.txt`` checked by hand against docs/rules.md: hand 0 is dealt by
 seat 0, everyone passes, nobody scores and the deal moves on: hand 1 is dealt by seat 1, so
 seat 2 bids first and the dealer last. After seat 2's 4, seat 0 may only pass or bid 5..7 or
 21; seat 2 wins at 4, holds 8 tiles with the widow 3-2, discards 5-3 and names sixes. 6-6

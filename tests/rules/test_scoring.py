@@ -1,4 +1,4 @@
-"""Scoring and the end of the game (RULES.md "Scoring — 3 players", "— 4 players"), on
+"""Scoring and the end of the game (docs/rules.md "Scoring", "End of the game"), on
 hand-worked deals whose trick counts are worked out in ``helpers.py``.
 
 SIX_TRICKS_3P: seat 1 bids and takes 6 tricks, seat 2 takes 1, seat 0 none.

@@ -1,4 +1,4 @@
-"""Tiles, suits, ranks and the precomputed tables (RULES.md "Tiles, suits and rank",
+"""Tiles, suits, ranks and the precomputed tables (docs/rules.md "Tiles, suits and rank",
 "Trumps", "Play"), checked by hand and exhaustively against the simple model."""
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def ranked(trump: int, led_tile: str, tiles: str) -> list[str]:
 
 class TestRank:
     def test_suit_two_in_three_player_moon(self) -> None:
-        # RULES.md: "Suit 2 in 3-player Moon, high to low: 2-2, 6-2, 5-2, 4-2, 3-2, 2-1".
+        # docs/rules.md: "Suit 2 in 3-player Moon: 2-2, 6-2, 5-2, 4-2, 3-2, 2-1".
         order = "2-2 6-2 5-2 4-2 3-2 2-1"
         assert ranked(NO_TRUMP, "2-1", "2-1 3-2 6-2 2-2 4-2 5-2") == order.split()
         # The same order shown by tricks led by 2-1 (twos): of any two, the higher wins,

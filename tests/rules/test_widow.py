@@ -1,4 +1,4 @@
-"""Widow, discard and trump naming (RULES.md "Widow, discard, trump"), in both orders."""
+"""Widow, discard and trump naming (docs/rules.md "Widow, discard, trumps"), in both orders."""
 
 from __future__ import annotations
 

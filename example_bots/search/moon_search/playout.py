@@ -240,7 +240,7 @@ worth a couple of points)."""
 
 
 class Scorer:
-    """The hand's score and the search's utility, for one ruleset (RULES.md, "Scoring").
+    """The hand's score and the search's utility, for one ruleset (docs/rules.md, "Scoring").
 
     The utility of a hand to a seat is its side's score change minus the mean of the
     other sides'; with ``game_bonus``, a hand that ends the game (a side reaches the

@@ -1,6 +1,6 @@
 """The Moon rules engine: pure, standard library only, importing nothing else of ours.
 
-RULES.md is the spec. Tiles are ints 0..27 and tile sets are bitmasks (:mod:`.tiles`);
+docs/rules.md is the spec. Tiles are ints 0..27 and tile sets are bitmasks (:mod:`.tiles`);
 every variation is an option of one immutable :class:`Ruleset` (:mod:`.ruleset`); actions
 are ints with a text form (:mod:`.actions`); :class:`GameState` runs a whole game
 (:mod:`.state`); :func:`observe` gives one seat's view (:mod:`.observation`).

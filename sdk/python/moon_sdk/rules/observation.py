@@ -34,7 +34,7 @@ class HandSummary:
 
 @dataclass(frozen=True)
 class Observation:
-    """One seat's view of the game (RULES.md; hidden tiles filtered)."""
+    """One seat's view of the game (docs/rules.md, "What a seat sees")."""
 
     seat: int
     ruleset: Ruleset

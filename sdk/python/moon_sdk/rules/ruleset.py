@@ -1,4 +1,4 @@
-"""The `Ruleset`: every option of RULES.md in one immutable value, and named presets."""
+"""The `Ruleset`: every option of docs/rules.md in one immutable value, and named presets."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class RulesetError(ValueError):
 
 @dataclass(frozen=True)
 class Ruleset:
-    """Every variation of RULES.md as a named option; the defaults are standard 3-player Moon.
+    """Every variation of docs/rules.md as a named option; the defaults are standard 3-player Moon.
 
     Raises:
         RulesetError: on construction, for a value out of range or an impossible
@@ -105,7 +105,7 @@ class Ruleset:
 
     @property
     def allowed_trumps(self) -> tuple[Trump, ...]:
-        """Trump contracts the bidder may name (RULES.md, "Trumps"): numbers 0..6 (not 0
+        """Trump contracts the bidder may name (docs/rules.md, "Trumps"): numbers 0..6 (not 0
         in a set without 0-0), then doubles and no trumps if allowed."""
         out = [t for t in range(7) if not (t == 0 and not self.tile_set & 1)]
         if self.allow_doubles_trump:

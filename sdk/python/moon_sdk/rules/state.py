@@ -173,7 +173,7 @@ _BIDS: tuple[tuple[tuple[Action, ...], ...], ...] = tuple(
 def _bid_tables(min_bid: int, force_dealer: bool) -> tuple[
         tuple[tuple[Action, ...], ...], tuple[Action, ...]]:
     """The legal bids by the high bid so far (0..21), and the dealer's when everyone else
-    passed (RULES.md, "Bidding")."""
+    passed (docs/rules.md, "Bidding")."""
     by_high = tuple(_BIDS[False][min(max(min_bid, high + 1), 8)] for high in range(MOON_BID + 1))
     return by_high, _BIDS[force_dealer][min_bid]
 
@@ -183,7 +183,8 @@ _BID_VALUE = tuple(bid_value(a) if PASS <= a <= MOON else -1 for a in range(NUM_
 
 
 def first_dealer(seed: int, players: int) -> int:
-    """The dealer of a game's first hand, drawn from the match seed (RULES.md, "Deal")."""
+    """The dealer of a game's first hand, drawn from the match seed (docs/rules.md, "Deal and
+    dealer")."""
     return _splitmix64((seed ^ 0x5EED5EED) & _MASK64)[1] % players
 
 
@@ -311,8 +312,8 @@ class GameState:
         return seat if self.n == 3 else seat % 2
 
     def legal_plays(self) -> TileSet:
-        """In the play phase, the tiles the current seat may play, as a mask (RULES.md,
-        "Following"): the tiles following the suit led if it holds any, else its hand."""
+        """In the play phase, the tiles the current seat may play, as a mask (docs/rules.md,
+        "Play"): the tiles following the suit led if it holds any, else its hand."""
         hand = self.hands[self.current]
         if self.trick:
             f = hand & FOLLOW_MASK[self.trump][self.led]
@@ -337,7 +338,7 @@ class GameState:
         return []
 
     def _legal_bids(self) -> tuple[Action, ...]:
-        """RULES.md, "Bidding": higher than the high bid and at least ``min_bid``; the dealer
+        """docs/rules.md, "Bidding": higher than the high bid and at least ``min_bid``; the dealer
         after everyone passed may not pass with ``all_pass=force_dealer``."""
         if self.bidder < 0 and self.current == self.dealer:
             return self._dealer_alone_bids
@@ -371,7 +372,7 @@ class GameState:
             if len(trick) < self.n:
                 self.current = _NEXT_SEAT[self.n][seat]
                 return
-            # the end of the trick: the highest rank wins (RULES.md, "Winning a trick")
+            # the end of the trick: the highest rank wins (docs/rules.md, "Play")
             ranks = RANK[self.trump][self.led]
             winner, top = -1, -2
             for p_seat, p_tile in trick:
@@ -414,7 +415,7 @@ class GameState:
             raise IllegalActionError(self._why_illegal(action))
 
     def _end_auction(self) -> None:
-        if self.bidder < 0:  # everyone passed: redeal, the deal moves on (RULES.md)
+        if self.bidder < 0:  # everyone passed: redeal, the deal moves on (docs/rules.md)
             self._finish_hand(made=None, deltas=(0,) * self.ruleset.num_sides)
             return
         self.current = self.bidder
@@ -447,7 +448,7 @@ class GameState:
         self.phase = _PLAY
         self.current = self.bidder
 
-    # -- scoring (RULES.md, "Scoring — 3 players" and "— 4 players") ---------------------
+    # -- scoring (docs/rules.md, "Scoring") -----------------------------------------------
     def _score_hand(self) -> None:
         r = self.ruleset
         n = self.n

@@ -1,6 +1,6 @@
 """Tiles, suits, trump contracts and the precomputed follow/rank tables.
 
-RULES.md, "Tiles, suits and rank" and "Trumps". A tile is a small int 0..27 and a set of
+docs/rules.md, "Tiles, suits and rank" and "Trumps". A tile is a small int 0..27 and a set of
 tiles (a hand, the widow, a tile set) is a 28-bit mask, in the manner of python-chess
 squares and bitboards::
 
@@ -200,7 +200,7 @@ FOLLOW_MASK: tuple[tuple[TileSet, ...], ...] = tuple(
 """``FOLLOW_MASK[trump][led]``: tiles that follow the suit led (led 7 = trumps).
 
 A tile follows number suit ``s`` if it has an ``s`` end and is not a trump; a trump lead
-is followed only by trumps (RULES.md, "Play")."""
+is followed only by trumps (docs/rules.md, "Play")."""
 
 
 def _led(trump: Trump, t: Tile) -> int:
@@ -239,7 +239,7 @@ a tile that neither follows nor trumps never wins."""
 def trick_winner_index(trump: Trump, tiles: Iterable[Tile]) -> int:
     """Index (0-based, in play order) of the winning tile of a trick; the first is the lead.
 
-    RULES.md, "Winning a trick". Example 4: trump 4, ``6-5, 6-4, 5-4`` → 1 (``6-4``).
+    docs/rules.md, "Play". Worked example 4: trump 4, ``6-5, 6-4, 5-4`` → 1 (``6-4``).
     """
     it = list(tiles)
     ranks = RANK[trump][LED_SUIT[trump][it[0]]]
@@ -251,7 +251,7 @@ def trick_winner_index(trump: Trump, tiles: Iterable[Tile]) -> int:
 
 
 def legal_follow(trump: Trump, led_tile: Tile, hand: TileSet) -> TileSet:
-    """Tiles of ``hand`` that may be played to a trick led by ``led_tile`` (RULES.md,
-    "Following"): the tiles that follow the suit led if any, else the whole hand."""
+    """Tiles of ``hand`` that may be played to a trick led by ``led_tile`` (docs/rules.md,
+    "Play"): the tiles that follow the suit led if any, else the whole hand."""
     f = hand & FOLLOW_MASK[trump][LED_SUIT[trump][led_tile]]
     return f if f else hand
