@@ -334,6 +334,9 @@ class Bridge:
         elif since:
             seen = (f"{since} bytes arrived on the bot's stdout after it, but no newline: "
                     "the answer is not complete until its line ends")
+        elif lines_then == 0:
+            seen = (f"not one line arrived on the bot's stdout during the whole game (only "
+                    f"{total} bytes, before the turn)")
         else:
             seen = (f"nothing arrived on the bot's stdout since (its {lines_then} earlier "
                     "lines did): it was still thinking, stuck, or its output is buffered")

@@ -191,12 +191,14 @@ def test_moon_play_exits_3_when_a_bot_forfeits(tmp_path):
     assert load_record(path)["result"]["forfeit"]["seat"] == 1
 
 
-@pytest.mark.parametrize("body, shown", [
-    ("raise ValueError('boom in act')", "ValueError: boom in act"),
-    ("return None  # a forgotten return", "act() returned None; it must return one of "
+@pytest.mark.parametrize("body, reason, shown", [
+    ("raise ValueError('boom in act')", "crash", "ValueError: boom in act"),
+    # no action at all is an illegal action: rejected and retried, the third one forfeits
+    ("return None  # a forgotten return", "illegal_action",
+     "act() returned None (NoneType), which is no action: it must return one of "
      "obs.legal_actions"),
 ])
-def test_a_bot_that_fails_in_act_shows_why(tmp_path, body, shown):
+def test_a_bot_that_fails_in_act_shows_why(tmp_path, body, reason, shown):
     bot = tmp_path / "broken"
     bot.mkdir()
     (bot / "bot.toml").write_text('name = "broken"\nrun = "{python} bot.py"\n')
@@ -206,7 +208,7 @@ def test_a_bot_that_fails_in_act_shows_why(tmp_path, body, shown):
     out = moon("play", "--seed", "3", "--records", str(tmp_path / "r"), str(bot), "random",
                "random", cwd=ROOT)
     assert out.returncode == 3, out.stderr
-    assert "seat 0 (broken) forfeited: crash" in out.stderr
+    assert f"seat 0 (broken) forfeited: {reason}" in out.stderr
     assert shown in out.stderr  # the end of its stderr, on the screen
     [path] = (tmp_path / "r").glob("*.json")
     s = moon("replay", "show", "--logs", str(path), cwd=ROOT)
