@@ -28,16 +28,16 @@ import tomllib
 from pathlib import Path
 
 from .names import name_problem
+from .resources import resource_dir
 from .timecontrol import ConfigError
 
 LANGUAGES = ("python", "node", "go", "stdio", "java", "typescript", "cpp")
 PROTO_FOLDER = {"node": "proto", "typescript": "proto", "java": "src/main/proto"}
 """Where a language's bots keep their copy of the ``.proto`` files (moon/v1/ below it)."""
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-ROOT = Path(__file__).resolve().parents[1]
-PROTO_DIR = ROOT / "proto"
-GO_EXAMPLE = ROOT / "example_bots" / "go-heuristic"
-NODE_EXAMPLE = ROOT / "example_bots" / "node-heuristic"
+PROTO_DIR = resource_dir("proto")  # the checkout's folders, or the wheel's copies
+GO_EXAMPLE = resource_dir("example_bots") / "go-heuristic"
+NODE_EXAMPLE = resource_dir("example_bots") / "node-heuristic"
 
 
 def shown(target: Path) -> str:

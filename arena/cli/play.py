@@ -15,11 +15,13 @@ from ..containment import cleanup_stale_once
 from ..game import MANUAL, play_game, serving
 from ..referee import Match, Referee
 from ..report import print_game
+from ..resources import example_bot_names, resource_dir
 from ..text import clean, clean_line
 from ..timecontrol import ConfigError
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "example_bots"
+EXAMPLES = resource_dir("example_bots")
+"""The example bots' folder, in the checkout or the installed wheel (:mod:`arena.resources`)."""
 FORFEIT_EXIT = 3
 """`moon play`'s exit code when a bot forfeited the game."""
 MANUAL_STARTUP_MS = 600_000
@@ -38,8 +40,7 @@ def resolve_bot(arg: str) -> BotSpec:
     if not p.exists() and not any(c in arg for c in "/\\") and (EXAMPLES / arg).is_dir():
         p = EXAMPLES / arg
     if not p.exists():
-        known = sorted(d.name for d in EXAMPLES.iterdir() if (d / "bot.toml").is_file()) \
-            if EXAMPLES.is_dir() else []
+        known = example_bot_names()
         raise click.BadParameter(
             f"no bot {arg!r}: give a bot folder (with a bot.toml) or an example bot"
             + (f" ({', '.join(known)})" if known else ""), param_hint="BOTS")
