@@ -1,33 +1,56 @@
-# The referee server (`moon serve`) as an image.
+# The referee as an image: `moon serve` (or any other `moon` command, such as the
+# competition host, `moon host run`) as the unprivileged user 10001, installed from the
+# wheels that `make dist` builds. Nothing is pulled from a registry:
 #
-#   docker build -t moon-arena/referee .          # FROM python:3.11-slim, from a registry
-#   docker build --build-arg BASE=IMAGE -t moon-arena/referee .
-#                                                 # any local image with Python 3.11+ and pip
+#   make image        # dist/*.whl, dist/wheelhouse/, the base image, then this build:
+#   docker build --build-arg BASE=moon-arena/python:3.11 -t moon-arena/referee .
 #
-# It serves TCP 50051 (for MatchService: create and watch matches) and a Unix socket in the
-# volume /run/moon, which bot containers mount to play with no network at all; records go
-# to the volume /data. compose.yaml shows a whole competition set-up (docs/sandbox.md).
-ARG BASE=python:3.11-slim
-FROM ${BASE}
+# BASE: `moon-arena/python:<X.Y>` is this machine's own Python made into an image by
+# `python -m arena.sandbox python-image` (arena/sandbox/python_image.py); any image with
+# the same Python version works too (`--build-arg BASE=python:3.11-slim` where a registry
+# is reachable). The build context is dist/ only (.dockerignore): our wheels and the
+# wheelhouse of their dependencies, installed with --no-index.
+#
+# It serves TCP 50051 (bots, and MatchService to create and watch matches: set
+# MOON_ADMIN_TOKEN when others can reach it) and a Unix socket in the volume /run/moon,
+# which bot containers mount to play with no network at all; records go to the volume
+# /data. The health check asks the referee's gRPC health service over that socket; for
+# another server set MOON_HEALTHCHECK (an address or an http:// URL, python -m
+# arena.healthcheck). The competition host, for example:
+#
+#   docker run -d -p 127.0.0.1:8000:8000 -v moon-data:/data \
+#       -e MOON_HEALTHCHECK=http://127.0.0.1:8000/api/status \
+#       moon-arena/referee host run /data/competition --address 0.0.0.0:8000
+#
+# compose.yaml shows a whole competition set-up (docs/sandbox.md).
+ARG BASE=moon-arena/python:3.11
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
-WORKDIR /opt/moon-arena
-COPY pyproject.toml ./
-COPY sdk/python ./sdk/python
-COPY arena ./arena
-RUN pip install --no-compile ./sdk/python . \
-    && mkdir -p /run/moon /data \
-    && chown 10001:10001 /run/moon /data
+FROM ${BASE} AS install
+LABEL moon-arena=1
+COPY dist/ /tmp/dist/
+# pip runs from its own wheel in the wheelhouse (the base needs no pip).
+RUN for wheel in /tmp/dist/wheelhouse/pip-*.whl; do pip="$wheel/pip"; done \
+    && python3 -m venv --without-pip /opt/moon-arena \
+    && /opt/moon-arena/bin/python "$pip" install --no-index --no-cache-dir \
+        --disable-pip-version-check --root-user-action=ignore \
+        --find-links /tmp/dist --find-links /tmp/dist/wheelhouse moon-arena
+
+FROM ${BASE}
+LABEL moon-arena=1 org.opencontainers.image.title="Moon Arena referee" \
+      org.opencontainers.image.licenses=MIT
+COPY --from=install /opt/moon-arena /opt/moon-arena
+ENV PATH=/opt/moon-arena/bin:$PATH PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# /data and /run/moon belong to the user the server runs as (no mkdir/chown in the base).
+RUN ["python3", "-c", "import os\nfor d in ('/data', '/run/moon'):\n    os.makedirs(d, exist_ok=True)\n    os.chown(d, 10001, 10001)"]
 
 USER 10001:10001
+WORKDIR /data
 VOLUME ["/run/moon", "/data"]
-EXPOSE 50051
-# umask 0: bot containers run as another uid and must be able to connect to the socket;
-# the join token, not the file mode, is what guards a seat.
-ENTRYPOINT ["/bin/sh", "-c", "umask 0000 && exec moon serve \"$@\"", "moon-serve"]
-CMD ["--address", "0.0.0.0:50051", "--unix-socket", "/run/moon/referee.sock", \
+EXPOSE 50051 8000
+# `moon serve` makes its socket with umask 0: bot containers run as another user and must
+# be able to connect; the join token, not the file mode, guards a seat.
+ENTRYPOINT ["/bin/sh", "-c", "[ \"$1\" != serve ] || umask 0000; exec moon \"$@\"", "moon"]
+CMD ["serve", "--address", "0.0.0.0:50051", "--unix-socket", "/run/moon/referee.sock", \
      "--records", "/data/records"]
-HEALTHCHECK --interval=30s --timeout=5s \
-    CMD python -c "import grpc; from grpc_health.v1 import health_pb2 as h, health_pb2_grpc as g; \
-c = grpc.insecure_channel('unix:///run/moon/referee.sock'); \
-assert g.HealthStub(c).Check(h.HealthCheckRequest(), timeout=3).status == 1"
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python3", "-m", "arena.healthcheck"]

@@ -54,9 +54,10 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
                 if not admin_token:
                     console.print("[yellow]note[/]: MatchService is open to anyone who reaches "
                                   "this address; use --admin-token if untrusted bots can reach it")
-                console.print(f"[bold]moon referee[/] serving on {ep.address}"
-                              + (f" and unix://{unix_socket}" if unix_socket and address else "")
-                              + f"; records in {records}")
+                where = [f"{address.rsplit(':', 1)[0]}:{ep.port}"] if address else []
+                where += [f"unix://{unix_socket}"] if unix_socket else []
+                console.print(f"[bold]moon referee[/] serving on {' and '.join(where)}; "
+                              f"records in {records}")
                 await stop.wait()
                 console.print("shutting down: running games get "
                               f"{grace:.0f} s, then are aborted")

@@ -1,6 +1,7 @@
-"""``python -m arena.sandbox base-image | cleanup [--all] | check | containment``: set-up
-helpers for scripts/docker-up.sh and scripts/docker-down.sh, and a look at how local bots
-are contained here."""
+"""``python -m arena.sandbox base-image | python-image [--force] | cleanup [--all] | check |
+containment``: set-up helpers for scripts/docker-up.sh, scripts/docker-down.sh and ``make
+image`` (the referee image's base, :mod:`arena.sandbox.python_image`), and a look at how
+local bots are contained here."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m arena.sandbox")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("base-image", help="import the base image unless the engine has it")
+    py = sub.add_parser("python-image", help="import this machine's Python as an image (the "
+                        "referee image's base) unless the engine has it; prints its name")
+    py.add_argument("--force", action="store_true", help="import it again anyway")
     clean = sub.add_parser("cleanup", help="remove what killed runners left: local bot "
                            "processes and cgroups, sandbox containers")
     clean.add_argument("--all", action="store_true", help="every moon-arena container")
@@ -34,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "base-image":
             print(f"base image: {ensure_base_image()}")
+        elif args.cmd == "python-image":
+            from .python_image import ensure_python_image
+
+            print(ensure_python_image(force=args.force))
         elif args.cmd == "cleanup":
             print(f"removed {cleanup_stale(everything=args.all)} container(s)")
         else:
