@@ -16,6 +16,7 @@ import pytest
 from packages_support import ROOT, Dists, make_venv, run_in, tracked
 
 from arena.records import load_record, verify_record
+from arena.scaffold import LANGUAGES, PROTO_FOLDER
 
 
 @pytest.fixture(scope="module")
@@ -104,25 +105,30 @@ def test_unknown_bot_lists_the_bundled_examples(arena_venv: Path, work: Path) ->
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("lang", ["go", "node", "stdio"])
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang != "python"])
 def test_new_bot_in_other_languages_from_the_wheel(arena_venv: Path, work: Path,
                                                    lang: str) -> None:
-    """The Go and Node.js bots take the protocol code and locks from the bundled example
-    bots and .proto files: the same bytes as the repository's."""
+    """Every template, nested folders too, comes out of the installed package; the bots
+    that carry the protocol get the bundled .proto files (Go: the example bot's generated
+    code and go.sum), the same bytes as the repository's."""
     _ok(run_in(arena_venv, work, "moon", "new-bot", f"b{lang}", "--lang", lang))
     bot = work / f"b{lang}"
-    assert (bot / "bot.toml").is_file()
-    copies = {"go": ("example_bots/go-heuristic/gen/moonv1", bot / "gen" / "moonv1"),
-              "node": ("proto/moon/v1", bot / "proto" / "moon" / "v1")}
-    if lang in copies:
-        source, dest = copies[lang]
+    template = f"arena/templates/{lang}/"
+    for path in tracked(template):
+        rel = Path(path[len(template):])
+        made = bot / (rel.parent / ".gitignore" if rel.name == "gitignore" else rel)
+        assert made.is_file(), f"{made} is missing"
+    copies = [("proto/moon/v1", bot / PROTO_FOLDER[lang] / "moon" / "v1")] \
+        if lang in PROTO_FOLDER else []
+    if lang == "go":
+        copies.append(("example_bots/go-heuristic/gen/moonv1", bot / "gen" / "moonv1"))
+        assert (bot / "go.sum").read_bytes() == \
+            (ROOT / "example_bots/go-heuristic/go.sum").read_bytes()
+    for source, dest in copies:
         files = tracked(source)
         assert files
         for p in files:
             assert (dest / Path(p).name).read_bytes() == (ROOT / p).read_bytes(), p
-    if lang == "go":
-        assert (bot / "go.sum").read_bytes() == \
-            (ROOT / "example_bots/go-heuristic/go.sum").read_bytes()
 
 
 def test_bot_check_without_a_clone(arena_venv: Path, work: Path) -> None:
