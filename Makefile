@@ -72,6 +72,23 @@ buflint: buf
 proto-baseline: buf
 	$(BUF) build -o $(BUF_BASELINE)
 
+# Sdists and wheels of moon-sdk and moon-arena in dist/ (tools/dist.py: `python -m build`,
+# each wheel built from its sdist; the arena's wheel carries example_bots/ and proto/).
+# `make image`: the referee's image (Dockerfile) from those wheels and dist/wheelhouse (the
+# wheels of their dependencies), FROM this machine's Python made into an image: no registry.
+.PHONY: dist image
+REFEREE_IMAGE ?= moon-arena/referee
+
+dist: setup
+	$(PY) tools/dist.py --outdir dist
+
+image: setup
+	$(PY) tools/dist.py --outdir dist --wheelhouse dist/wheelhouse
+	base=$$($(PY) -m arena.sandbox python-image) && \
+	version=$$($(PY) -c 'import arena; print(arena.__version__)') && \
+	docker build --build-arg BASE=$$base --label moon-arena=1 \
+		-t $(REFEREE_IMAGE):$$version -t $(REFEREE_IMAGE):latest .
+
 # The main job: a short but real duplicate ladder among the example bots over gRPC.
 demo: setup bots
 	rm -f runs/demo.sqlite runs/demo.sqlite-wal runs/demo.sqlite-shm
