@@ -24,7 +24,11 @@ BUNDLED = ("example_bots", "proto")
 def resource_dir(name: str) -> Path:
     """The folder ``name`` (one of :data:`BUNDLED`): the wheel's copy when the arena is
     installed from a wheel, else the checkout's own folder. The path may not exist (an
-    installation that has neither); callers say what is missing. Raises nothing."""
+    installation that has neither); callers say what is missing.
+
+    Raises:
+        ValueError: ``name`` is not one of :data:`BUNDLED` (a wheel would not carry it).
+    """
     if name not in BUNDLED:
         raise ValueError(f"{name!r} is not one of the folders a wheel carries: {BUNDLED}")
     bundled = PACKAGE_DATA / name
