@@ -126,11 +126,11 @@ class Estimate:
 
     def text(self, signed: bool = False) -> str:
         """The figure and its interval in one form: ``1695 ± 54``; only the bound when
-        the figure is open (``≥ 1650``); the figure alone when its spread cannot be
-        measured (``1500``); ``n/a`` when neither is known."""
+        the figure is open (``≥ 1650``); ``1500 (n/a)`` when its spread cannot be
+        measured; ``n/a`` when neither is known."""
         value = _whole(self.value, signed) if math.isfinite(self.value) else "n/a"
         if self.two_sided:
             return f"{value} {self.interval_text()}"
         if not self.determined:
             return self.interval_text(signed)
-        return value
+        return f"{value} (n/a)"
