@@ -12,7 +12,7 @@ bonus; the truth is the deal-averaged strength, computed from the model). Method
   boards, t quantile with boards − 1 degrees of freedom, one-sided bounds and n/a).
 - ``sets+pct`` (before): the bootstrap of duplicate sets as if independent, with the
   2.5–97.5 percentiles as the interval and the share of resamples as LOS (the ladder's
-  method until issue 21).
+  method before the bootstrap resampled boards).
 
 Columns: coverage of the bots' ratings, of the differences of every pair, the share of
 n/a intervals, how often "LOS ≥ 95%" had the order right (with how many such claims), and
