@@ -3,7 +3,8 @@
 - :mod:`.config`: the ladder file (TOML) and its validation.
 - :mod:`.schedule`: boards, duplicate sets and balanced seatings.
 - :mod:`.store`: the SQLite results file (WAL, one transaction per game, resumable).
-- :mod:`.ratings`: batch fit with bootstrap CIs over duplicate sets, OpenSkill live view.
+- :mod:`.ratings`: batch fit with intervals from a bootstrap over whole boards
+  (:mod:`arena.stats`), OpenSkill live view.
 - :mod:`.runner`: plays the schedule through the referee.
 - :mod:`.report`: leaderboard, cross-table, per-bot statistics, exports.
 """

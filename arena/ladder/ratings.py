@@ -1,43 +1,27 @@
-"""Ratings: a batch fit over all games with bootstrap confidence intervals, and an
-OpenSkill live view.
+"""Ratings: a batch fit over all games with 95% intervals from a bootstrap over whole
+boards (:mod:`arena.stats.bradley_terry`), and an OpenSkill live view.
 
 The batch model is Bradley–Terry on pairwise outcomes with additive team strengths:
 ``P(A ahead of B) = σ(Σθ_A − Σθ_B)``. A 3-player game is broken into its pairwise
-results (full rank-breaking of a Plackett–Luce finishing order, which gives consistent
-estimates of the Plackett–Luce strengths — Azari Soufiani et al., NeurIPS 2013); a tie in
-places counts half each way. A 4-player game is one comparison of the two partnerships
-(team Bradley–Terry). A weak Gaussian prior (σ = 3) keeps the fit finite when one bot
-wins every game. Bots are fixed versions, so one fit over all games is the honest figure;
-its 95% interval comes from a bootstrap over whole duplicate sets (the unit that shares a
-deal). Ratings are shown on the Elo scale (400 / ln 10 per unit of θ), mean 1500. The same
-bootstrap gives each bot's likelihood of superiority (LOS, as cutechess reports it) over
-the bot rated just below it: how often its strength came out higher.
+results (full rank-breaking of a Plackett–Luce finishing order — Azari Soufiani et al.,
+NeurIPS 2013); a tie in places counts half each way. A 4-player game is one comparison of
+the two partnerships (team Bradley–Terry). Bots are fixed versions, so one fit over all
+games is the honest figure. Its intervals resample whole boards (every group and table
+that played a board shares its luck) with a small-sample correction for few boards, and
+say so when the data cannot bound a rating (docs/ladder.md, "Ratings").
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-from scipy.optimize import minimize
-
+from ..stats.bradley_terry import ELO, PRIOR_SIGMA, BoardFit, Comparison, fit
+from ..stats.intervals import Estimate
 from .store import GameRow
 
-ELO = 400 / math.log(10)
-PRIOR_SIGMA = 3.0
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One pairwise outcome: ``ahead`` beat ``behind`` with ``weight``."""
-
-    ahead: tuple[str, ...]
-    behind: tuple[str, ...]
-    weight: float
+__all__ = ["ELO", "PRIOR_SIGMA", "Comparison", "LiveRatings", "Rating", "comparisons", "fit",
+           "ladder_fit", "leaderboard", "rate"]
 
 
 def comparisons(game: GameRow) -> list[Comparison]:
@@ -68,96 +52,83 @@ def comparisons(game: GameRow) -> list[Comparison]:
     return out
 
 
-def fit(comps: Sequence[Comparison], bots: Sequence[str]) -> dict[str, float]:
-    """Maximum a posteriori strengths θ (natural units, mean 0) of ``bots``."""
-    index = {b: i for i, b in enumerate(bots)}
-    n = len(bots)
-    if not comps:
-        return {b: 0.0 for b in bots}
-    a = np.zeros((len(comps), n))
-    w = np.empty(len(comps))
-    for k, c in enumerate(comps):
-        for b in c.ahead:
-            a[k, index[b]] += 1
-        for b in c.behind:
-            a[k, index[b]] -= 1
-        w[k] = c.weight
-
-    def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        d = a @ theta
-        loss = float(np.sum(w * np.logaddexp(0.0, -d)) + theta @ theta / (2 * PRIOR_SIGMA**2))
-        p_wrong = 1.0 / (1.0 + np.exp(d))
-        grad = -(a.T @ (w * p_wrong)) + theta / PRIOR_SIGMA**2
-        return loss, grad
-
-    res = minimize(nll, np.zeros(n), jac=True, method="L-BFGS-B")
-    theta = res.x - res.x.mean()
-    return {b: float(theta[index[b]]) for b in bots}
-
-
-def to_elo(theta: float) -> float:
-    """θ on the Elo scale around 1500."""
-    return 1500 + ELO * theta
-
-
 @dataclass(frozen=True)
 class Rating:
-    """A bot's batch rating with its bootstrap interval (Elo scale)."""
+    """A bot's batch rating (Elo scale, field mean 1500) with its 95% interval."""
 
     bot: str
     rating: float
-    low: float
-    high: float
+    low: float | None
+    """The interval's lower end; None when the data cannot bound it (the bot was never
+    ahead of some other, or no interval can be estimated)."""
+    high: float | None
+    """The interval's upper end; None when the data cannot bound it."""
     los_next: float | None = None
-    """Likelihood of superiority over the bot rated just below (0..1): the share of the
-    bootstrap fits in which this bot's strength is the higher (ties half); None for the
-    last bot, or without a bootstrap."""
+    """Likelihood of superiority over the bot rated just below (0..1); None for the last
+    bot, or when it cannot be estimated."""
+    diff_next: Estimate | None = None
+    """This rating minus the next bot's, with its 95% interval; None for the last bot."""
+    note: str = ""
+    """Why the interval is one-sided or missing (empty when it is two-sided)."""
+    determined: bool = True
+    """False when the data leave the rating open (it never lost, or never won, against
+    some bot): ``rating`` is then the fit's prior-held figure, for ordering only."""
 
     @property
-    def margin(self) -> float:
-        """Half the interval's width, for "± x"."""
-        return (self.high - self.low) / 2
+    def estimate(self) -> Estimate:
+        """The rating and its interval as an :class:`Estimate` (for display)."""
+        return Estimate(self.rating, self.low, self.high, self.note, self.determined)
+
+    @property
+    def margin(self) -> float | None:
+        """Half the interval's width, for "± x"; None unless two-sided."""
+        return self.estimate.margin
+
+
+def boards_of(games: Iterable[GameRow]) -> dict[int, list[Comparison]]:
+    """The comparisons of ``games`` grouped by board: the bootstrap's unit."""
+    by_board: dict[int, list[Comparison]] = {}
+    for g in games:
+        by_board.setdefault(g.board, []).extend(comparisons(g))
+    return by_board
+
+
+def ladder_fit(games: Iterable[GameRow], bots: Sequence[str], bootstrap: int = 200,
+               seed: int = 0) -> BoardFit:
+    """The fit behind :func:`rate`, for figures beyond the leaderboard (the difference of
+    any two bots: :meth:`BoardFit.difference`, :meth:`BoardFit.los`).
+
+    Raises:
+        ValueError: a game seats a bot that is not in ``bots``.
+    """
+    return BoardFit(boards_of(games), bots, bootstrap=bootstrap, seed=seed)
+
+
+def leaderboard(bf: BoardFit) -> list[Rating]:
+    """The ratings of a fit, best first (ties by name), each with its difference from and
+    LOS over the next bot down."""
+    est = {b: bf.rating(b) for b in bf.bots}
+    order = sorted(bf.bots, key=lambda b: (-est[b].value, b))
+    out = []
+    for k, b in enumerate(order):
+        nxt = order[k + 1] if k + 1 < len(order) else None
+        e = est[b]
+        out.append(Rating(b, e.value, e.low, e.high,
+                          los_next=bf.los(b, nxt) if nxt else None,
+                          diff_next=bf.difference(b, nxt) if nxt else None, note=e.note,
+                          determined=e.determined))
+    return out
 
 
 def rate(games: Iterable[GameRow], bots: Sequence[str], bootstrap: int = 200,
          seed: int = 0) -> list[Rating]:
     """Batch ratings of ``bots`` with 95% intervals from ``bootstrap`` resamples of whole
-    duplicate sets; best first."""
-    by_set: dict[str, list[Comparison]] = {}
-    for g in games:
-        by_set.setdefault(g.dset, []).extend(comparisons(g))
-    sets = list(by_set.values())
-    point = fit([c for s in sets for c in s], bots)
-    samples: dict[str, list[float]] = {b: [] for b in bots}
-    rng = random.Random(seed)
-    if sets:
-        for _ in range(bootstrap):
-            pick = [c for _ in sets for c in rng.choice(sets)]
-            th = fit(pick, bots)
-            for b in bots:
-                samples[b].append(th[b])
-    out = []
-    for b in bots:
-        s = sorted(samples[b])
-        if s:
-            lo, hi = s[int(0.025 * (len(s) - 1))], s[int(math.ceil(0.975 * (len(s) - 1)))]
-        else:
-            lo = hi = point[b]
-        out.append(Rating(b, to_elo(point[b]), to_elo(lo), to_elo(hi)))
-    out.sort(key=lambda r: -r.rating)
-    return [dataclasses.replace(r, los_next=superiority(samples[r.bot], samples[below.bot]))
-            for r, below in zip(out, out[1:], strict=False)] + out[-1:]
+    boards; best first (ties by name).
 
-
-def superiority(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """The share of paired bootstrap fits in which ``a`` is stronger than ``b`` (equal
-    strengths, within 1e-9, count half): the likelihood of superiority of ``a``, or None
-    with no fits."""
-    if not a:
-        return None
-    wins = sum(1.0 if x > y + 1e-9 else 0.5 if abs(x - y) <= 1e-9 else 0.0
-               for x, y in zip(a, b, strict=True))
-    return wins / len(a)
+    Raises:
+        ValueError: a game seats a bot that is not in ``bots``.
+    """
+    return leaderboard(ladder_fit(games, bots, bootstrap=bootstrap, seed=seed))
 
 
 class LiveRatings:

@@ -66,8 +66,11 @@ class LadderReport:
     """``cross[a][b] = (score of a against b, games)``: 1 for finishing ahead, ½ a tie."""
     games: int
     duplicate_sets: int = 0
-    """Duplicate sets played: the bootstrap's unit. Below 2 the intervals cannot be
-    estimated at all, and below :data:`FEW_SETS` they are rough."""
+    """Duplicate sets played."""
+    boards: int = 0
+    """Boards played: the bootstrap's unit (every group and table that played a board
+    shares its luck). Below 2 the intervals cannot be estimated at all, and below
+    :data:`FEW_BOARDS` they are rough."""
     unrated: list[str] = field(default_factory=list)
     """Bots of the ladder with no game (left out, or not reached yet): not rated."""
     scheduled: int | None = None
@@ -162,12 +165,25 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
              for a, row in cross_acc.items()}
     return LadderReport(meta, ratings, stats, cross, len(games),
                         duplicate_sets=len({g.dset for g in games}),
+                        boards=len({g.board for g in games}),
                         unrated=[b for b in bots if b not in played],
                         scheduled=progress[1] if progress else None, finished=finished)
 
 
-FEW_SETS = 5
-"""Fewer duplicate sets than this: the report warns that the intervals are rough."""
+FEW_BOARDS = 8
+"""Fewer boards than this: the report warns that the intervals are rough (wide, and their
+width itself uncertain: it is estimated from so few boards)."""
+
+
+def _notes(rep: LadderReport) -> list[str]:
+    """One line per bot whose interval is one-sided or missing, saying why; one line when
+    all share the reason."""
+    noted = [(r.bot, r.note) for r in rep.ratings if r.note]
+    if not noted or rep.boards < 2:     # the warning below says it
+        return []
+    if len(noted) == len(rep.ratings) and len({n for _, n in noted}) == 1:
+        return [f"no interval: {noted[0][1]}"]
+    return [f"{b}: {n}" for b, n in noted]
 
 
 def print_report(console: Console, rep: LadderReport) -> None:
@@ -176,30 +192,31 @@ def print_report(console: Console, rep: LadderReport) -> None:
     title = (f"ladder {rep.meta.get('name', '')}: {rep.games} games, "
              f"{rep.meta.get('preset', '')}, {rep.meta.get('boards', '?')} boards"
              + (f", gauntlet of {', '.join(gauntlet)}" if gauntlet else ""))
-    lb = Table(title=_t(title), caption="LOS ↓: how likely it is stronger than the next "
-               "bot down")
-    for col, j in (("#", "right"), ("bot", "left"), ("rating", "right"), ("95% CI", "right"),
+    lb = Table(title=_t(title), caption="rating ± x: its 95% interval (≥ or ≤: a one-sided "
+               "bound, the data cannot bound the other side). vs next: the difference from the "
+               "next bot down, with its 95% interval. LOS ↓: how likely it is stronger than "
+               "the next bot down")
+    for col, j in (("#", "right"), ("bot", "left"), ("rating", "right"), ("vs next", "right"),
                    ("LOS ↓", "right"), ("games", "right"), ("win %", "right"),
                    ("pts/hand", "right")):
         # figures never wrap (a rating cut in two misleads); on a narrow terminal the bot
         # names give way first
         lb.add_column(col, justify=j, no_wrap=col != "bot",  # type: ignore[arg-type]
                       min_width=8 if col == "bot" else None)
-    can_bootstrap = rep.duplicate_sets >= 2
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
-        lb.add_row(str(i), _t(r.bot),
-                   f"{r.rating:.0f} ± {r.margin:.0f}" if can_bootstrap else f"{r.rating:.0f}",
-                   f"{r.low:.0f}–{r.high:.0f}" if can_bootstrap else "n/a",
-                   "" if r.los_next is None or not can_bootstrap
-                   else f"{100 * r.los_next:.0f}%",
+        lb.add_row(str(i), _t(r.bot), r.estimate.text(),
+                   "" if r.diff_next is None else r.diff_next.text(signed=True),
+                   "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
                    str(s.games),
                    f"{100 * s.wins / s.games:.0f}%" if s.games else "-",
                    f"{s.points_per_hand:+.2f}")
     console.print(lb)
-    if rep.duplicate_sets < FEW_SETS:
-        console.print(f"[yellow]only {rep.duplicate_sets} duplicate set(s)[/]: "
-                      + ("no interval can be estimated" if not can_bootstrap
+    for line in _notes(rep):
+        console.print(f"  {_t(line)}")
+    if rep.boards < FEW_BOARDS and rep.ratings:
+        console.print(f"[yellow]only {rep.boards} board{'s' if rep.boards != 1 else ''}[/]: "
+                      + ("no interval can be estimated" if rep.boards < 2
                          else "the intervals and LOS are rough")
                       + "; play more boards (boards = N) for figures worth quoting")
     if rep.unrated:
@@ -233,31 +250,43 @@ def print_report(console: Console, rep: LadderReport) -> None:
     console.print(st)
 
 
-ROW_FIELDS = ("rank", "bot", "rating", "ci_low", "ci_high", "los_next", "games", "wins",
+ROW_FIELDS = ("rank", "bot", "rating", "ci_low", "ci_high", "ci_note", "los_next",
+              "diff_next", "diff_next_low", "diff_next_high", "games", "wins",
               "points_per_hand", "auctions_won", "contracts_made", "made_pct", "moons_tried",
-              "moons_made", "forfeits", "faults", "duplicate_sets")
+              "moons_made", "forfeits", "faults", "duplicate_sets", "boards")
 """The columns of :func:`report_rows` (and of the CSV export, even with no row)."""
 
 
+def _round(x: float | None, digits: int = 1) -> float | None:
+    return None if x is None else round(x, digits)
+
+
 def report_rows(rep: LadderReport) -> list[dict[str, Any]]:
-    """One flat row per bot (for CSV / JSON). With fewer than 2 duplicate sets the interval
-    and LOS cannot be estimated: they are None (empty in CSV), not a false certainty."""
+    """One flat row per bot (for CSV / JSON). An end of an interval the data cannot give
+    (one-sided, or no interval: fewer than 2 boards, no spread) is None (empty in CSV),
+    never a false certainty; ``ci_note`` says why. A rating the data leave open (the bot
+    never lost, or never won, a comparison with some other) is None too: its bound is the
+    figure to quote. ``diff_next*`` is the difference from the next bot down with its 95%
+    interval."""
     rows = []
-    can_bootstrap = rep.duplicate_sets >= 2
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
+        d = r.diff_next
         rows.append({
-            "rank": i, "bot": r.bot, "rating": round(r.rating, 1),
-            "ci_low": round(r.low, 1) if can_bootstrap else None,
-            "ci_high": round(r.high, 1) if can_bootstrap else None,
-            "los_next": None if r.los_next is None or not can_bootstrap
-            else round(r.los_next, 4), "games": s.games,
+            "rank": i, "bot": r.bot,
+            "rating": round(r.rating, 1) if r.determined else None,
+            "ci_low": _round(r.low), "ci_high": _round(r.high), "ci_note": r.note,
+            "los_next": _round(r.los_next, 4),
+            "diff_next": None if d is None or not d.determined else round(d.value, 1),
+            "diff_next_low": None if d is None else _round(d.low),
+            "diff_next_high": None if d is None else _round(d.high),
+            "games": s.games,
             "wins": s.wins, "points_per_hand": round(s.points_per_hand, 4),
             "auctions_won": s.auctions_won, "contracts_made": s.contracts_made,
             "made_pct": round(s.made_pct, 2), "moons_tried": s.moons_tried,
             "moons_made": s.moons_made, "forfeits": s.forfeits,
             "faults": ";".join(f"{k}={v}" for k, v in sorted(s.faults.items())),
-            "duplicate_sets": rep.duplicate_sets,
+            "duplicate_sets": rep.duplicate_sets, "boards": rep.boards,
         })
     return rows
 
@@ -274,7 +303,7 @@ def export(rep: LadderReport, fmt: str) -> str:
         return buf.getvalue()
     return json.dumps({
         "ladder": rep.meta, "games": rep.games, "duplicate_sets": rep.duplicate_sets,
-        "unrated": rep.unrated, "leaderboard": rows,
+        "boards": rep.boards, "unrated": rep.unrated, "leaderboard": rows,
         "cross_table": {a: {b: {"score": round(v[0], 4), "games": v[1]} for b, v in row.items()}
                         for a, row in rep.cross.items()},
         "stats": {b: asdict(s) for b, s in rep.stats.items()},

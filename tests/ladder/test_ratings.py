@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
 import pytest
+from scipy.optimize import brentq
 
-from arena.ladder.ratings import ELO, Comparison, comparisons, fit, rate, superiority
+from arena.ladder.ratings import ELO, Comparison, comparisons, fit, ladder_fit, rate
+from arena.ladder.schedule import make_schedule
 from arena.ladder.store import GameRow
 
 
@@ -45,8 +48,9 @@ def test_team_strength_is_additive():
     assert th["a"] + th["b"] - th["c"] - th["d"] == pytest.approx(math.log(3), rel=0.05)
 
 
-def game(seats, places, players=3, dset="d0"):
-    return GameRow("g", 0, dset, players, "target", 0, [0] * len(places), places, seats, 1, 0, 0)
+def game(seats, places, players=3, dset="d0", board=0):
+    return GameRow("g", board, dset, players, "target", 0, [0] * len(places), places, seats, 1,
+                   0, 0)
 
 
 def test_three_player_game_breaks_into_pairs_and_ties_count_half():
@@ -70,31 +74,132 @@ def test_intervals_cover_the_estimate_and_shrink_with_data():
         out = []
         for k in range(n):
             order = ["s", "m", "w"] if rng.random() < 0.7 else ["m", "s", "w"]
-            out.append(game(order, [1, 2, 3], dset=f"d{k}"))
+            if rng.random() < 0.2:
+                order = ["w", "s", "m"]
+            out.append(game(order, [1, 2, 3], dset=f"d{k}", board=k))
         return out
     small = {r.bot: r for r in rate(games(20), ["s", "m", "w"], bootstrap=100)}
     big = {r.bot: r for r in rate(games(400), ["s", "m", "w"], bootstrap=100)}
     for b in "smw":
         assert small[b].low <= small[b].rating <= small[b].high
         assert big[b].high - big[b].low < small[b].high - small[b].low
+        # one interval form: symmetric around the rating
+        assert big[b].rating - big[b].low == pytest.approx(big[b].high - big[b].rating)
     assert big["s"].low > big["m"].high > big["w"].high
     assert ELO == pytest.approx(173.7178, rel=1e-4)
 
 
-def test_likelihood_of_superiority_from_the_bootstrap():
-    # A ahead of B in every duplicate set: every bootstrap fit puts A above B, LOS 1.
-    sweep = [game(["A", "B", "C"], [1, 2, 3], dset=f"d{k}") for k in range(10)]
-    r = rate(sweep, ["A", "B", "C"], bootstrap=50)
-    assert [x.bot for x in r] == ["A", "B", "C"]
-    assert r[0].los_next == 1.0 and r[1].los_next == 1.0 and r[2].los_next is None
-    # A and B trade places inside every set (C always last): every resample is symmetric
-    # in A and B, so their strengths tie in every fit: LOS ½.
-    even = [game(order, [1, 2, 3], dset=f"d{k}") for k in range(10)
-            for order in (["A", "B", "C"], ["B", "A", "C"])]
-    r = rate(even, ["A", "B", "C"], bootstrap=50)
-    assert r[0].los_next == 0.5 and r[1].los_next == 1.0
+def test_the_bootstrap_resamples_whole_boards():
+    # Every group that plays a board shares its luck. Here three groups per board agree
+    # exactly (as if the deal decided everything): that is one board's worth of
+    # evidence, not three, so the interval must be as wide as with one group per board
+    # (the same fit, up to the prior; resampling groups as if independent would narrow it
+    # by √3).
+    rng = random.Random(5)
+    orders = [rng.choice(["xyz", "xzy", "yxz", "zxy", "yzx"]) for _ in range(30)]
+
+    def ladder(groups):
+        return [game(list(o), [1, 2, 3], dset=f"b{b}-g{g}", board=b)
+                for b, o in enumerate(orders) for g in range(groups)]
+    one = {r.bot: r for r in rate(ladder(1), ["x", "y", "z"], bootstrap=300)}
+    three = {r.bot: r for r in rate(ladder(3), ["x", "y", "z"], bootstrap=300)}
+    for b in "xyz":
+        assert three[b].margin == pytest.approx(one[b].margin, rel=0.03)
+        assert three[b].rating == pytest.approx(one[b].rating, abs=3)
 
 
-def test_superiority_counts_ties_half():
-    assert superiority([1.0, 2.0, 3.0], [0.0, 2.0, 4.0]) == 0.5  # win, tie, loss
-    assert superiority([], []) is None
+def ladder3(bots, boards, places_of):
+    """A 3-player ladder on the project's schedule; ``places_of(board, seats)`` gives the
+    places of each game."""
+    return [game(list(g.seats), places_of(g.board, g.seats), dset=g.dset, board=g.board)
+            for g in make_schedule(bots, 3, boards, seed=1)]
+
+
+def sweep_gap(boards: int, comparisons_per_board: int = 12) -> float:
+    """The bound on A − B (Elo) after A was ahead of B in every comparison on ``boards``
+    boards, worked out apart from the code: B's share softened to the largest it could
+    have unseen at 95%, u = 1 − 0.05^(1/G), and the 2-bot fit with the σ = 3 prior
+    (θ = ±d/2) solved for d: n (1 − u − σ(d)) = d / 18, n comparisons."""
+    u = 1 - 0.05 ** (1 / boards)
+    n = comparisons_per_board * boards
+    d = brentq(lambda d: n * (1 - u - 1 / (1 + math.exp(-d))) - d / 18, -10, 10,
+               xtol=1e-12)
+    return ELO * d
+
+
+def test_a_bot_always_ahead_gets_a_one_sided_bound_not_plus_minus_zero():
+    # 2 bots: every game of (A, A, B) and (A, B, B) has B last: 12 comparisons a board,
+    # all won by A. The fit's gap is the prior's (it used to print "± 0"); now A is
+    # "≥ x", B "≤ x", and the bound grows with the boards: at 4 boards
+    # u = 1 − 0.05^¼ = 0.5271, so A − B ≥ 174 · logit(0.4729) ≈ −19 Elo (four sweeps do
+    # not yet show A is stronger, and LOS is 1 − ½^4 = 93.75%); at 24 boards u = 0.1173,
+    # A − B ≥ 174 · logit(0.8827) ≈ +350.
+    def a_first(board, seats):
+        return [1 if s == "A" else 3 for s in seats] if seats.count("A") == 1 else \
+            [1, 2, 3] if seats[2] == "B" else [1, 3, 2] if seats[1] == "B" else [3, 1, 2]
+    lows = []
+    for boards in (4, 24, 48):
+        bf = ladder_fit(ladder3(["A", "B"], boards, a_first), ["A", "B"], bootstrap=100)
+        gap = sweep_gap(boards)
+        a, b, d = bf.rating("A"), bf.rating("B"), bf.difference("A", "B")
+        assert a.high is None and a.low == pytest.approx(1500 + gap / 2, abs=0.5)
+        assert b.low is None and b.high == pytest.approx(1500 - gap / 2, abs=0.5)
+        assert d.high is None and d.low == pytest.approx(gap, abs=0.5)
+        assert bf.los("A", "B") == pytest.approx(1 - 0.5 ** boards)
+        assert a.note == "never behind B" and b.note == "never ahead of A"
+        lows.append(d.low)
+    assert lows[0] == pytest.approx(-18.8, abs=0.5) and lows[1] == pytest.approx(350, abs=1)
+    assert lows[0] < lows[1] < lows[2]
+    assert d.interval_text(signed=True) == f"≥ +{lows[2]:.0f}"
+    r = rate(ladder3(["A", "B"], 4, a_first), ["A", "B"], bootstrap=50)
+    assert [x.bot for x in r] == ["A", "B"] and r[0].los_next == 0.9375
+
+
+def test_a_bot_always_last_is_bounded_above_only():
+    # C is last in every game; A and B trade places, A ahead in 2, 3, 4, 5 of the six
+    # seatings on boards 0, 1, 2, 3, ... : C's rating is "≤ x" (at any number of boards,
+    # so its intervals never exclude each other), A and B are unbounded above relative to
+    # the field's mean (C's gap is), and A − B keeps a two-sided interval.
+    def c_last(board, seats):
+        k = seats_index[tuple(seats)]
+        a_ahead = k < 2 + board % 4
+        return [3 if s == "C" else (1 if (s == "A") == a_ahead else 2) for s in seats]
+    seats_index = {s: k for k, s in enumerate(sorted(itertools.permutations("ABC")))}
+    highs = []
+    for boards in (4, 24):
+        bf = ladder_fit(ladder3(["A", "B", "C"], boards, c_last), ["A", "B", "C"],
+                        bootstrap=200)
+        c = bf.rating("C")
+        assert c.low is None and c.high is not None
+        assert c.note == "never ahead of A, B"
+        assert bf.rating("A").high is None and bf.rating("A").low is not None
+        ab = bf.difference("A", "B")
+        assert ab.two_sided and ab.low < ab.value < ab.high
+        assert bf.los("B", "C") == pytest.approx(1 - 0.5 ** boards)
+        highs.append(c.high)
+    # 4 boards cannot even place C below the mean (u = 0.53: C might win half its
+    # comparisons, unseen); 24 boards can
+    assert highs[1] < 1500 < highs[0]
+
+
+def test_identical_deterministic_bots_have_no_interval():
+    # three copies of one deterministic bot: the places follow the seats alone (seat s
+    # finishes (s + board) mod 3 + 1), so every board ties every pair exactly: 1500 each,
+    # with no spread to measure: n/a (it used to print "1500 ± 0"); LOS ½.
+    def by_seat(board, seats):
+        return [(s + board) % 3 + 1 for s in range(3)]
+    bf = ladder_fit(ladder3(["x", "y", "z"], 6, by_seat), ["x", "y", "z"], bootstrap=50)
+    for b in "xyz":
+        e = bf.rating(b)
+        assert e.value == pytest.approx(1500) and e.interval_text() == "n/a"
+        assert "same result" in e.note
+    assert bf.difference("x", "y").interval_text() == "n/a"
+    assert bf.los("x", "y") == 0.5
+
+
+def test_one_board_has_no_interval():
+    # the demo's ladder: one board, many duplicate sets; the sets share the board's luck
+    games = ladder3(["a", "b", "c", "d"], 1, lambda board, seats: [1, 2, 3])
+    r = rate(games, ["a", "b", "c", "d"], bootstrap=50)
+    assert all(x.low is None and x.high is None and x.los_next is None for x in r)
+    assert all(x.note.startswith("1 board") for x in r)

@@ -1,18 +1,26 @@
-"""The ladder report from a results file built by hand: head-to-head counts and scores."""
+"""The ladder report from a results file built by hand: head-to-head counts and scores,
+and how the leaderboard shows intervals (one form; one-sided or n/a when the data cannot
+give two sides)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
-from arena.ladder.report import build_report
+from rich.console import Console
+
+from arena.ladder.report import build_report, export, print_report
+from arena.ladder.schedule import make_schedule
 from arena.ladder.store import ResultsStore
 
 
-def add(store: ResultsStore, gid: str, seats: list[str], places: list[int]) -> None:
+def add(store: ResultsStore, gid: str, seats: list[str], places: list[int],
+        board: int = 0, dset: str | None = None) -> None:
     players = len(seats)
     side = (lambda s: s) if players == 3 else (lambda s: s % 2)
     store.add_game(
-        {"id": gid, "board": 0, "dset": gid, "seed": 1, "players": players,
+        {"id": gid, "board": board, "dset": dset or gid, "seed": 1, "players": players,
          "termination": "target", "winner": places.index(1),
          "scores": json.dumps([0] * len(places)), "places": json.dumps(places), "hands": 1,
          "wall_ms": 1, "think_ms": 0, "record_path": "", "finished_at": ""},
@@ -33,3 +41,88 @@ def test_head_to_head_counts_games_not_seats(tmp_path):
     assert rep.cross["x"]["y"] == (2 / 3, 3)
     assert rep.cross["y"]["x"] == (1 / 3, 3)
     assert rep.duplicate_sets == 2 and rep.unrated == []
+
+
+def ladder(tmp_path, bots, boards, places_of) -> ResultsStore:
+    """A results file of a 3-player ladder on the project's schedule."""
+    store = ResultsStore(tmp_path / "r.sqlite", "id",
+                         meta={"name": "t", "preset": "moon3", "boards": boards,
+                               "bots": [{"name": b} for b in bots]})
+    for g in make_schedule(bots, 3, boards, seed=1):
+        add(store, g.game_id, list(g.seats), places_of(g.board, g.seats), g.board, g.dset)
+    return store
+
+
+def shown(rep) -> str:
+    out = io.StringIO()
+    print_report(Console(file=out, width=140), rep)
+    return out.getvalue()
+
+
+def leaderboard_row(text: str, bot: str) -> str:
+    return next(line for line in text.splitlines() if f" {bot} " in line and "│" in line)
+
+
+def test_a_one_board_ladder_says_no_interval_can_be_estimated(tmp_path):
+    # the demo's shape: 1 board, several duplicate sets (4 triples): the warning counts
+    # boards, not sets
+    store = ladder(tmp_path, ["a", "b", "c", "d"], 1, lambda board, seats: [1, 2, 3])
+    rep = build_report(store, bootstrap=20)
+    assert rep.boards == 1 and rep.duplicate_sets == 4
+    text = shown(rep)
+    assert "only 1 board: no interval can be estimated" in text
+    rows = [leaderboard_row(text, b) for b in "abcd"]
+    assert all("±" not in row for row in rows) and "n/a" in rows[0]
+    out = list(csv.DictReader(io.StringIO(export(rep, "csv"))))
+    assert out[0]["ci_low"] == out[0]["ci_high"] == out[0]["los_next"] == ""
+    assert out[0]["boards"] == "1" and out[0]["ci_note"].startswith("1 board")
+
+
+def test_a_sweep_shows_one_sided_bounds_never_plus_minus_zero(tmp_path):
+    # A always first, B always second, C always last on 24 boards: A "≥", C "≤", B
+    # unbounded both ways (n/a); the differences one-sided; no "± 0" anywhere
+    order = {"A": 1, "B": 2, "C": 3}
+    store = ladder(tmp_path, ["A", "B", "C"], 24, lambda board, seats: [order[s] for s in seats])
+    rep = build_report(store, bootstrap=50)
+    text = shown(rep)
+    assert "± 0" not in text
+    a, b, c = (leaderboard_row(text, x) for x in "ABC")
+    assert "≥ " in a and "≥ +" in a and "n/a" in b and "≥ +" in b and "≤ " in c
+    # the fit's own figures for A and C are the prior's, not the data's: not shown
+    assert f" {rep.ratings[0].rating:.0f} " not in a and f" {rep.ratings[2].rating:.0f} " not in c
+    assert "A: never behind B, C" in text and "C: never ahead of A, B" in text
+    assert "B: never behind C; never ahead of A" in text
+    assert "only" not in text                      # 24 boards: no warning
+    js = {r["bot"]: r for r in json.loads(export(rep, "json"))["leaderboard"]}
+    assert js["A"]["ci_high"] is None and js["A"]["ci_low"] > 1500 and js["A"]["rating"] is None
+    assert js["C"]["ci_low"] is None and js["C"]["ci_high"] < 1500
+    assert js["A"]["diff_next_high"] is None and js["A"]["diff_next_low"] > 0
+    assert js["A"]["los_next"] == round(1 - 0.5 ** 24, 4)
+
+
+def test_identical_bots_read_n_a_not_1500_plus_minus_zero(tmp_path):
+    store = ladder(tmp_path, ["x", "y", "z"], 6,
+                   lambda board, seats: [(s + board) % 3 + 1 for s in range(3)])
+    rep = build_report(store, bootstrap=20)
+    text = shown(rep)
+    assert "± 0" not in text
+    assert "1500 (n/a)" in leaderboard_row(text, "x")
+    assert "no interval: every board gave the same result" in text
+    assert "only 6 boards: the intervals and LOS are rough" in text
+
+
+def test_a_normal_ladder_shows_one_symmetric_interval_form(tmp_path):
+    # mixed results on 10 boards: "rating ± x" and the difference from the next bot with
+    # its own "± x"; no second, uneven "low–high" form beside it
+    def places(board, seats):
+        k = (board * 7 + sum(ord(s) for s in seats[:2]) * (1 + board % 3)) % 6
+        return [[1, 2, 3], [1, 3, 2], [2, 1, 3], [2, 3, 1], [3, 1, 2], [3, 2, 1]][k]
+    store = ladder(tmp_path, ["p", "q", "r"], 10, places)
+    rep = build_report(store, bootstrap=50)
+    text = shown(rep)
+    top = leaderboard_row(text, rep.ratings[0].bot)
+    r0 = rep.ratings[0]
+    assert f"{r0.rating:.0f} ± {r0.margin:.0f}" in top
+    assert f"{r0.diff_next.value:+.0f} ± {r0.diff_next.margin:.0f}" in top
+    assert "–" not in top
+    assert r0.high - r0.rating == r0.rating - r0.low

@@ -1,0 +1,110 @@
+"""How often do the ladder's 95% rating intervals cover the truth? Simulated ladders with
+known strengths, today's method beside the previous one, per setting, in one run.
+
+    .venv/bin/python benchmarks/rating_coverage.py [--ladders 200] [--bootstrap 200]
+        [--quick]
+
+The ladders come from ``tests/stats/ladder_sim.py`` (the project's schedule; Plackett–Luce
+finishing orders, or team Bradley–Terry with 4 players, plus a per-board, per-seat deal
+bonus; the truth is the deal-averaged strength, computed from the model). Methods:
+
+- ``boards+t``: the project's :func:`arena.ladder.ratings.rate` (a bootstrap of whole
+  boards, t quantile with boards − 1 degrees of freedom, one-sided bounds and n/a).
+- ``sets+pct`` (before): the bootstrap of duplicate sets as if independent, with the
+  2.5–97.5 percentiles as the interval and the share of resamples as LOS (the ladder's
+  method before the bootstrap resampled boards).
+
+Columns: coverage of the bots' ratings, of the differences of every pair, the share of
+n/a intervals, how often "LOS ≥ 95%" had the order right (with how many such claims), and
+how often two bots of equal strength got an LOS ≥ 95% (the last settings; at most 5%).
+A figure, not a test (tests/stats/test_coverage.py holds the asserted version).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from stats.ladder_sim import Scored, Setting, project_method, run  # noqa: E402
+
+from arena.ladder.ratings import ELO, comparisons  # noqa: E402
+from arena.stats.bradley_terry import Design, fit_weights  # noqa: E402
+
+
+def sets_percentile(games, bots, bootstrap, seed) -> Scored:  # noqa: ANN001
+    """The previous method: resample duplicate sets, percentile intervals, LOS as the share
+    of resamples (ties half)."""
+    by_set: dict[str, list] = {}
+    for g in games:
+        by_set.setdefault(g.dset, []).extend(comparisons(g))
+    d = Design(by_set, bots)
+    point = fit_weights(d.x, d.w.sum(axis=0))
+    rng = np.random.default_rng(seed)
+    g = len(d.boards)
+    counts = rng.multinomial(g, np.full(g, 1 / g), size=bootstrap)
+    samples = fit_weights(d.x, counts @ d.w)
+    lo_i, hi_i = int(0.025 * (bootstrap - 1)), int(np.ceil(0.975 * (bootstrap - 1)))
+
+    def pct(v: np.ndarray) -> tuple[float, float]:
+        s = np.sort(v)
+        return float(s[lo_i]) * ELO, float(s[hi_i]) * ELO
+
+    ratings = {}
+    for i, b in enumerate(bots):
+        lo, hi = pct(samples[:, i])
+        ratings[b] = (1500 + lo, 1500 + hi)
+    diff, los = {}, {}
+    for (i, a), (j, b) in itertools.permutations(enumerate(bots), 2):
+        diff[a, b] = pct(samples[:, i] - samples[:, j])
+        x = samples[:, i] - samples[:, j]
+        los[a, b] = float(np.mean((x > 1e-9) + 0.5 * (np.abs(x) <= 1e-9)))
+    del point
+    return Scored(ratings, diff, los)
+
+
+SETTINGS = [Setting(p, n, g, tau) for p in (3, 4) for n in (3, 8) for g in (4, 24)
+            for tau in (0.0, 1.5)] + [Setting(3, 3, g, 1.5, strengths=(50.0, 50.0, -100.0))
+                                      for g in (4, 24)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ladders", type=int, default=200)
+    ap.add_argument("--bootstrap", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="40 ladders, 100 resamples")
+    ap.add_argument("--only", default="", help="only the settings whose name holds this")
+    ap.add_argument("--method", choices=("both", "sets+pct", "boards+t"), default="both")
+    a = ap.parse_args()
+    if a.quick:
+        a.ladders, a.bootstrap = 40, 100
+    print(f"{a.ladders} ladders per setting, {a.bootstrap} resamples; strengths evenly "
+          "from +150 to −150 Elo; luck: sd of the deal bonus per seat (natural units)")
+    print(f"{'setting':34} {'method':9} {'ratings':>8} {'diffs':>7} {'n/a':>6} "
+          f"{'LOS≥95% right':>15} {'tied':>5} {'s':>5}")
+    for s in SETTINGS:
+        if a.only not in str(s):
+            continue
+        for name, method in (("sets+pct", sets_percentile), ("boards+t", project_method)):
+            if a.method not in ("both", name):
+                continue
+            t0 = time.process_time()
+            t = run(s, a.ladders, a.seed, a.bootstrap, method=method)
+            right = t.los_sure_right / t.los_sure if t.los_sure else float("nan")
+            na = (t.ratings_na + t.diffs_na) / (t.ratings + t.diffs)
+            tied = f"{t.los_tied_sure / t.los_tied:5.3f}" if t.los_tied else "    -"
+            print(f"{str(s)[:34]:34} {name:9} {t.rate('ratings_covered'):8.3f} "
+                  f"{t.rate('diffs_covered'):7.3f} {na:6.3f} {right:8.3f} ({t.los_sure:5d})"
+                  f" {tied} {time.process_time() - t0:5.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

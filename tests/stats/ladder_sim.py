@@ -1,0 +1,251 @@
+"""Synthetic ladders with known strengths, for checking the rating intervals.
+
+A ladder is the project's own schedule (:func:`arena.ladder.schedule.make_schedule`):
+every board played by every group in every seating. Each board draws a deal bonus per
+seat, β ~ N(0, τ²) in natural units, shared by every table that plays the board (the same
+deal favours the same seats everywhere). A game's finishing order:
+
+- 3 players: Plackett–Luce with utilities θ_bot + β_seat (a Gumbel draw per seat, sorted);
+- 4 players: the partnership with the larger θ + β summed over its two seats, plus a
+  logistic draw, is ahead (team Bradley–Terry).
+
+The truth a rating estimates is the *deal-averaged* strength: the Bradley–Terry strengths
+that best fit the pairwise results averaged over deals (the limit of the fit as boards grow
+without end). :func:`true_ratings` computes it from the model directly — the deal average
+by Gauss–Hermite quadrature, the fit by scipy's BFGS on the expected log-likelihood — and
+shares no code with the project's fit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit
+
+from arena.ladder.schedule import make_schedule, tables_4
+from arena.ladder.store import GameRow
+
+ELO = 400 / math.log(10)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One simulated ladder design."""
+
+    players: int
+    bots: int
+    boards: int
+    tau: float
+    """Standard deviation of the per-board, per-seat deal bonus (natural units)."""
+    spread: float = 150.0
+    """The strengths run evenly from −spread to +spread Elo..."""
+    strengths: tuple[float, ...] = ()
+    """... unless given here (Elo, strongest first)."""
+
+    @property
+    def names(self) -> list[str]:
+        return [f"b{i}" for i in range(self.bots)]
+
+    @property
+    def theta(self) -> np.ndarray:
+        """True strengths (natural units), strongest first."""
+        if self.strengths:
+            return np.array(self.strengths) / ELO
+        return np.linspace(self.spread, -self.spread, self.bots) / ELO
+
+    def __str__(self) -> str:
+        return (f"{self.players}p {self.bots} bots {self.boards:2d} boards "
+                f"luck {self.tau:.1f}" + (f" Elo {self.strengths}" if self.strengths else ""))
+
+
+class Ladder:
+    """The schedule of a setting, drawn again and again with fresh luck."""
+
+    def __init__(self, s: Setting) -> None:
+        self.s = s
+        self.schedule = make_schedule(s.names, s.players, s.boards, seed=1)
+        idx = {b: i for i, b in enumerate(s.names)}
+        self.seats = np.array([[idx[b] for b in g.seats] for g in self.schedule])
+        self.board = np.array([g.board for g in self.schedule])
+        # every game's row for each possible outcome, made once: a draw picks among them
+        self.outcomes = [list(p) for p in itertools.permutations(range(1, 4))] \
+            if s.players == 3 else [[1, 2], [2, 1]]
+        self.rows = [[GameRow(g.game_id, g.board, g.dset, s.players, "target", None, [], pl,
+                              list(g.seats), 1, 0, 0) for pl in self.outcomes]
+                     for g in self.schedule]
+
+    def draw(self, rng: np.random.Generator) -> list[GameRow]:
+        """One ladder's games with fresh luck."""
+        s = self.s
+        beta = rng.normal(0.0, s.tau, size=(s.boards, s.players))
+        u = s.theta[self.seats] + beta[self.board]
+        if s.players == 3:
+            noisy = u + rng.gumbel(size=u.shape)
+            places = np.argsort(np.argsort(-noisy, axis=1), axis=1)    # 0-based places
+            # the index of the permutation (p0, p1, p2) of 0..2 in lexicographic order
+            k = 2 * places[:, 0] + (places[:, 1] > places[:, 2])
+        else:
+            d = u[:, 0] + u[:, 2] - u[:, 1] - u[:, 3]
+            k = (rng.random(len(d)) >= expit(d)).astype(int)          # 0: seats 0/2 first
+        return [rows[j] for rows, j in zip(self.rows, k.tolist(), strict=True)]
+
+
+def _gh(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights for E[f(Z)], Z standard normal."""
+    x, w = np.polynomial.hermite_e.hermegauss(n)
+    return x, w / w.sum()
+
+
+def _pl_ahead(ui: np.ndarray, uj: np.ndarray, uk: np.ndarray) -> np.ndarray:
+    """Plackett–Luce probability that i finishes ahead of j among i, j, k."""
+    ei, ej, ek = np.exp(ui), np.exp(uj), np.exp(uk)
+    s = ei + ej + ek
+    return ei / s + ek / s * ei / (ei + ej)
+
+
+def pair_probabilities(s: Setting) -> list[tuple[np.ndarray, float, float]]:
+    """The deal-averaged comparisons of one board: ``(row, weight, P(row's first side is
+    ahead))`` with ``row`` the +1/−1 design over the bots."""
+    th, n, tau = s.theta, s.bots, s.tau
+    out = []
+    if s.players == 3:
+        z, wz = _gh(24)
+        b1, b2, b3 = np.meshgrid(z * tau, z * tau, z * tau, indexing="ij")
+        wt = wz[:, None, None] * wz[None, :, None] * wz[None, None, :]
+        for i, j, k in itertools.combinations(range(n), 3):
+            for a, b, c in ((i, j, k), (i, k, j), (j, k, i)):
+                p = float(np.sum(wt * _pl_ahead(th[a] + b1, th[b] + b2, th[c] + b3)))
+                row = np.zeros(n)
+                row[a], row[b] = 1, -1
+                out.append((row, 6.0, p))        # six seatings, one comparison each
+        return out
+    z, wz = _gh(60)
+    names = s.names
+    for t1, t2 in tables_4(names):
+        row = np.zeros(n)
+        for x in t1:
+            row[names.index(x)] += 1
+        for x in t2:
+            row[names.index(x)] -= 1
+        p = float(np.sum(wz * expit(row @ th + 2 * tau * z)))   # ε ~ N(0, 4τ²)
+        out.append((row, 2.0, p))                # two tables, partnerships swapped
+    return out
+
+
+def true_ratings(s: Setting) -> np.ndarray:
+    """Deal-averaged strengths (Elo, mean 0) of the setting's bots."""
+    comps = pair_probabilities(s)
+    x = np.array([c[0] for c in comps])
+    w = np.array([c[1] for c in comps])
+    p = np.array([c[2] for c in comps])
+
+    def negll(t: np.ndarray) -> tuple[float, np.ndarray]:
+        d = x @ t
+        val = -np.sum(w * (p * log_expit(d) + (1 - p) * log_expit(-d))) + t.sum() ** 2
+        grad = -(w * (p - expit(d))) @ x + 2 * t.sum()
+        return float(val), grad
+
+    res = minimize(negll, np.zeros(s.bots), jac=True, method="BFGS",
+                   options={"gtol": 1e-10, "maxiter": 1000})
+    t = res.x - res.x.mean()
+    return t * ELO
+
+
+# -- coverage ------------------------------------------------------------------------------
+
+Interval = tuple[float | None, float | None]
+"""``(low, high)`` on the Elo scale; None is an unbounded side (both None: n/a)."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What a rating method says of one ladder (Elo, field mean 1500)."""
+
+    ratings: dict[str, Interval]
+    difference: dict[tuple[str, str], Interval]
+    """For every ordered pair of bots (a, b): the interval of a − b."""
+    los: dict[tuple[str, str], float | None]
+
+
+@dataclass
+class Tally:
+    """Coverage counts over many simulated ladders of one setting."""
+
+    ladders: int = 0
+    ratings: int = 0
+    ratings_covered: int = 0
+    ratings_na: int = 0
+    ratings_one_sided: int = 0
+    diffs: int = 0
+    diffs_covered: int = 0
+    diffs_na: int = 0
+    los_sure: int = 0
+    """Pairs with LOS ≥ 95%."""
+    los_sure_right: int = 0
+    """... of which the truth has the same order."""
+    los_tied: int = 0
+    """Ordered pairs of bots of equal true strength..."""
+    los_tied_sure: int = 0
+    """... given an LOS ≥ 95% (should be at most 5% of them)."""
+
+    def rate(self, k: str) -> float:
+        n = self.ratings if k.startswith("ratings") else self.diffs
+        return getattr(self, k) / n if n else math.nan
+
+
+def covers(iv: Interval, truth: float) -> bool:
+    """An interval covers the truth (an unbounded side covers everything; n/a claims
+    nothing and so covers)."""
+    low, high = iv
+    return (low is None or low <= truth) and (high is None or truth <= high)
+
+
+def project_method(games: list[GameRow], bots: list[str], bootstrap: int, seed: int) -> Scored:
+    """The project's ratings: :func:`arena.ladder.ratings.rate`'s own fit and leaderboard."""
+    from arena.ladder.ratings import ladder_fit, leaderboard
+
+    bf = ladder_fit(games, bots, bootstrap=bootstrap, seed=seed)
+    ratings = {r.bot: (r.low, r.high) for r in leaderboard(bf)}
+    diff: dict[tuple[str, str], Interval] = {}
+    los: dict[tuple[str, str], float | None] = {}
+    for a, b in itertools.permutations(bots, 2):
+        e = bf.difference(a, b)
+        diff[a, b] = (e.low, e.high)
+        los[a, b] = bf.los(a, b)
+    return Scored(ratings, diff, los)
+
+
+def run(s: Setting, ladders: int, seed: int, bootstrap: int = 200,
+        method=project_method) -> Tally:  # noqa: ANN001
+    """Draw ``ladders`` ladders of setting ``s`` and count how often ``method``'s intervals
+    cover the deal-averaged truth."""
+    truth = dict(zip(s.names, 1500 + true_ratings(s), strict=True))
+    lad = Ladder(s)
+    rng = np.random.default_rng(seed)
+    t = Tally()
+    for k in range(ladders):
+        sc = method(lad.draw(rng), s.names, bootstrap, seed + k)
+        t.ladders += 1
+        for b, iv in sc.ratings.items():
+            t.ratings += 1
+            t.ratings_covered += covers(iv, truth[b])
+            t.ratings_na += iv == (None, None)
+            t.ratings_one_sided += (iv[0] is None) != (iv[1] is None)
+        for (a, b), iv in sc.difference.items():
+            if a > b:          # each unordered pair once
+                continue
+            t.diffs += 1
+            t.diffs_covered += covers(iv, truth[a] - truth[b])
+            t.diffs_na += iv == (None, None)
+        for (a, b), p in sc.los.items():
+            tied = abs(truth[a] - truth[b]) < 1e-6
+            t.los_tied += tied
+            if p is not None and p >= 0.95:
+                t.los_sure += 1
+                t.los_sure_right += truth[a] > truth[b]
+                t.los_tied_sure += tied
+    return t
