@@ -11,9 +11,11 @@ import logging
 import click
 
 from .. import __version__
+from .host import host
 from .play import play
 from .replay import replay
 from .serve import serve
+from .submit import submit
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,6 +30,8 @@ def main(verbose: int) -> None:
 main.add_command(serve)
 main.add_command(play)
 main.add_command(replay)
+main.add_command(host)
+main.add_command(submit)
 
 
 def _register_optional() -> None:

@@ -1,0 +1,116 @@
+"""`moon host`: run a competition (init, run, status, register)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ..timecontrol import ConfigError
+from .client import ClientError, api, save_token
+
+
+@click.group()
+def host() -> None:
+    """Host a competition: submissions, validation, continuous games, a JSON API."""
+
+
+@host.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--name", default="Moon competition", show_default=True,
+              help="The competition's name.")
+@click.option("--open", "open_registration", is_flag=True,
+              help="Anyone may register (default: with an invite code from you).")
+@click.option("--trust-local", is_flag=True,
+              help="Run submissions as local processes of your user, unsandboxed (only for "
+                   "bots you trust); default: Docker containers.")
+@click.option("--seed", type=int, default=None, help="Master seed of the boards.")
+def init(folder: Path, name: str, open_registration: bool, trust_local: bool,
+         seed: int | None) -> None:
+    """Write a competition folder (competition.toml, admin.token, a reference bot)."""
+    from ..host import init_competition
+
+    try:
+        token = init_competition(folder, name=name, open_registration=open_registration,
+                                 trust_local=trust_local, seed=seed)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"wrote {folder}/competition.toml (edit it), {folder}/reference/random and "
+               f"{folder}/admin.token (the organiser's token: {token[:9]}…, keep it secret)")
+    click.echo(f"serve it: moon host run {folder}")
+
+
+@host.command()
+@click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--database", envvar="MOON_DATABASE", default=None,
+              help="A database URL (postgresql://USER@HOST:PORT/DB); default: "
+                   "FOLDER/host.sqlite.")
+@click.option("--address", default="127.0.0.1:8000", show_default=True,
+              help="HOST:PORT to serve the API on (port 0: any free port).")
+def run(folder: Path, database: str | None, address: str) -> None:
+    """Serve a competition until Ctrl-C / SIGTERM; it restarts where it stopped."""
+    from ..host.run import open_host, parse_address, serve
+
+    console = Console(stderr=True)
+    try:
+        parse_address(address)
+        host_, recovered = open_host(folder, database)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    if recovered["voided"] or recovered["rebuilt"]:
+        console.print(f"recovered: {recovered['voided']} game(s) in flight voided (replayed), "
+                      f"{recovered['rebuilt']} version(s) to build again")
+
+    def ready(url: str) -> None:
+        s = host_.settings
+        console.print(f"[bold]{s.competition.name}[/]: API on {url}/api (OpenAPI: {url}/docs);"
+                      f" {s.runner.kind} runner, {s.matchmaking.concurrency} games at once")
+        print(f"serving {url}", flush=True)
+
+    try:
+        serve(host_, address, ready)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    except KeyboardInterrupt:
+        pass
+
+
+@host.command()
+@click.argument("url")
+def status(url: str) -> None:
+    """Print the status of a running host."""
+    try:
+        st = api("GET", url, "/api/status")
+    except ClientError as e:
+        raise click.ClickException(str(e)) from None
+    t = Table(title=st["name"], show_header=False)
+    for key in ("queued", "running", "finished", "voided", "games_per_min", "workers",
+                "runner", "builds_pending", "uptime_s"):
+        t.add_row(key.replace("_", " "), str(st[key]))
+    t.add_row("versions", ", ".join(f"{k} {v}" for k, v in sorted(st["versions"].items()))
+              or "none")
+    Console().print(t)
+
+
+@host.command()
+@click.argument("url")
+@click.argument("name")
+@click.option("--invite", default=None, help="The invite code the organiser gave you.")
+@click.option("--save/--no-save", default=True, show_default=True,
+              help="Keep the token in your moon config file for this server.")
+def register(url: str, name: str, invite: str | None, save: bool) -> None:
+    """Register NAME at the host URL and print your API token."""
+    try:
+        out = api("POST", url, "/api/register", json={"name": name, "invite": invite})
+    except ClientError as e:
+        raise click.ClickException(str(e)) from None
+    token = out["token"]
+    where = save_token(url, token) if save else None
+    click.echo(token)
+    if where:
+        click.echo(f"(saved in {where}; `moon submit FOLDER --server {url}` uses it)",
+                   err=True)
+
+

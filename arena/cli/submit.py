@@ -1,0 +1,64 @@
+"""`moon submit`: send a bot folder to a competition host as a new version."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from ..timecontrol import ConfigError
+from .client import ClientError, api, find_token
+
+FINAL = ("active", "rejected", "disabled", "retired")
+
+
+@click.command()
+@click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--server", envvar="MOON_SERVER", required=True,
+              help="The host's URL, e.g. http://127.0.0.1:8000 (env MOON_SERVER).")
+@click.option("--token", default=None,
+              help="Your API token (default: env MOON_TOKEN, else the moon config file).")
+@click.option("--wait/--no-wait", default=False,
+              help="Wait for the build and validation and print the outcome.")
+@click.option("--timeout", type=float, default=900.0, show_default=True,
+              help="Seconds --wait waits at most.")
+def submit(folder: Path, server: str, token: str | None, wait: bool, timeout: float) -> None:
+    """Submit the bot in FOLDER: it is packed (sources and bot.toml, no build outputs),
+    uploaded, then built and validated by the host. Exits 1 if it is rejected."""
+    from ..host.submissions import pack
+
+    tok = find_token(server, token)
+    if not tok:
+        raise click.ClickException(f"no token for {server}: pass --token, set MOON_TOKEN, or "
+                                   f"`moon host register {server} NAME` first")
+    try:
+        data = pack(folder)
+        v = api("POST", server, "/api/submissions", tok,
+                files={"archive": (f"{folder.name}.tar.gz", data, "application/gzip")})
+    except (ConfigError, ClientError) as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"{v['label']}: version {v['number']} of {v['bot']}, {v['status']}")
+    if not wait:
+        return
+    deadline = time.monotonic() + timeout
+    status = v["status"]
+    while status not in FINAL and time.monotonic() < deadline:
+        time.sleep(1.0)
+        try:
+            v = api("GET", server, f"/api/versions/{v['id']}", tok)
+        except ClientError as e:
+            raise click.ClickException(str(e)) from None
+        if v["status"] != status:
+            status = v["status"]
+            click.echo(f"{v['label']}: {status}")
+    if status == "rejected":
+        click.echo(f"rejected: {v.get('reason') or 'no reason given'}", err=True)
+        try:
+            click.echo(api("GET", server, f"/api/versions/{v['id']}/log", tok, text=True),
+                       err=True)
+        except ClientError:
+            pass
+        raise SystemExit(1)
+    if status not in FINAL:
+        raise click.ClickException(f"still {status} after {timeout:.0f} s")

@@ -1,0 +1,57 @@
+"""The host's ratings, with the ladder's own models (:mod:`arena.ladder.ratings`):
+
+- live: OpenSkill (Plackett–Luce) per version, updated by :func:`live_update` in the same
+  transaction that records a finished game, in game order, by the one writer — so a game is
+  rated once and only once, whatever happens to the process;
+- batch: the Bradley–Terry / Plackett–Luce fit with 95% bootstrap intervals over whole
+  duplicate sets (:func:`batch_fit`), recomputed periodically from every finished rated
+  game, exactly as `moon ladder show` computes it for the same games.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from ..ladder.ratings import LiveRatings, Rating, rate
+from ..ladder.store import GameRow
+from .models import Game, Version
+
+
+def game_row(game: Game) -> GameRow:
+    """A finished rated game as the ladder's ratings read it (bots are version ids)."""
+    seats = [str(s.version_id) for s in game.seats]
+    return GameRow(game.id, 0, f"set{game.dset_id}", len(seats), game.termination or "",
+                   game.winner, list(game.scores or []), list(game.places or []), seats,
+                   game.hands or 0, game.wall_ms or 0, game.think_ms or 0)
+
+
+def live_update(session: Session, game: Game) -> None:
+    """Apply one finished rated game to the live OpenSkill ratings of its versions (the
+    caller commits it with the game)."""
+    ids = sorted({s.version_id for s in game.seats if s.version_id is not None})
+    versions = {v.id: v for v in session.scalars(select(Version).where(Version.id.in_(ids)))}
+    live = LiveRatings([str(i) for i in ids])
+    for i, v in versions.items():
+        live.ratings[str(i)] = live.model.rating(mu=v.mu, sigma=v.sigma, name=str(i))
+    live.update(game_row(game))
+    for i, v in versions.items():
+        r = live.ratings[str(i)]
+        v.mu, v.sigma = float(r.mu), float(r.sigma)
+
+
+def finished_games(session: Session) -> list[GameRow]:
+    """Every finished rated game, in the order they finished."""
+    games = session.scalars(
+        select(Game).where(Game.status == "finished", Game.kind == "rated")
+        .order_by(Game.finished_at, Game.id).options(selectinload(Game.seats)))
+    return [game_row(g) for g in games]
+
+
+def batch_fit(games: list[GameRow], bootstrap: int, seed: int = 0) -> list[Rating]:
+    """The batch ratings of every version that played ``games`` (``Rating.bot`` is the
+    version id as text), best first; [] with no games."""
+    bots = sorted({b for g in games for b in g.seats}, key=int)
+    if not bots:
+        return []
+    return rate(games, bots, bootstrap=bootstrap, seed=seed)

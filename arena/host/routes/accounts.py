@@ -1,0 +1,56 @@
+"""Accounts: registration, invites, who am I."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from ..deps import Admin, HostDep, SessionDep, User
+from ..models import Bot, Invite, Participant
+from ..schemas import InviteOut, Me, RegisterIn, RegisterOut
+from ..security import digest, new_invite, new_token
+
+router = APIRouter(prefix="/api", tags=["accounts"])
+
+
+@router.post("/register", status_code=201, response_model=RegisterOut)
+def register(body: RegisterIn, host: HostDep, s: SessionDep) -> RegisterOut:
+    """Register a participant; the answer holds their API token (shown only now)."""
+    invite = None
+    if host.settings.competition.registration == "invite":
+        if not body.invite:
+            raise HTTPException(403, "registration needs an invite code from the organiser")
+        invite = s.scalar(select(Invite).where(Invite.code_hash == digest(body.invite)))
+        if invite is None or invite.used_by is not None:
+            raise HTTPException(403, "this invite code is not valid (or was used already)")
+    if body.name.lower() == "admin":
+        raise HTTPException(409, "the name 'admin' is taken: choose another")
+    token = new_token()
+    p = Participant(name=body.name, token_hash=digest(token))
+    s.add(p)
+    try:
+        s.flush()
+    except IntegrityError:
+        s.rollback()
+        raise HTTPException(409, f"the name {body.name!r} is taken: choose another") from None
+    if invite is not None:
+        invite.used_by = p.id
+    s.commit()
+    return RegisterOut(name=p.name, token=token)
+
+
+@router.get("/me", response_model=Me)
+def me(user: User, s: SessionDep) -> Me:
+    """The caller."""
+    bots = s.scalars(select(Bot.name).where(Bot.owner_id == user.id).order_by(Bot.name))
+    return Me(name=user.name, admin=user.is_admin, bots=list(bots))
+
+
+@router.post("/invites", status_code=201, response_model=InviteOut)
+def make_invite(_: Admin, s: SessionDep) -> InviteOut:
+    """A new invite code (organiser only)."""
+    code = new_invite()
+    s.add(Invite(code_hash=digest(code)))
+    s.commit()
+    return InviteOut(code=code)

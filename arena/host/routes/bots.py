@@ -1,0 +1,61 @@
+"""Bots and their versions; a version's build and validation log (its owner only)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import PlainTextResponse
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from ...versions import version_label
+from ..deps import Caller, HostDep, SessionDep, can_see
+from ..models import Bot, Version
+from ..schemas import BotOut, VersionOut
+
+router = APIRouter(prefix="/api", tags=["bots"])
+
+
+def _bot_out(b: Bot, private: bool) -> BotOut:
+    active = next((v for v in b.versions if v.id == b.active_version_id), None)
+    return BotOut(name=b.name, owner=b.owner.name,
+                  active_version=version_label(b.name, active.hash) if active else None,
+                  versions=[VersionOut.of(v, private) for v in b.versions])
+
+
+@router.get("/bots", response_model=list[BotOut])
+def list_bots(caller: Caller, s: SessionDep) -> list[BotOut]:
+    """Every bot with its versions."""
+    bots = s.scalars(select(Bot).order_by(Bot.name).options(
+        selectinload(Bot.versions), selectinload(Bot.owner))).all()
+    return [_bot_out(b, can_see(caller, b.owner_id)) for b in bots]
+
+
+@router.get("/bots/{name}", response_model=BotOut, responses={404: {}})
+def get_bot(name: str, caller: Caller, s: SessionDep) -> BotOut:
+    """One bot with its versions (the reasons of rejections for its owner)."""
+    b = s.scalar(select(Bot).where(Bot.name == name))
+    if b is None:
+        raise HTTPException(404, f"no bot {name!r}")
+    return _bot_out(b, can_see(caller, b.owner_id))
+
+
+@router.get("/versions/{version_id}", response_model=VersionOut, responses={404: {}})
+def get_version(version_id: int, caller: Caller, s: SessionDep) -> VersionOut:
+    """One version."""
+    v = s.get(Version, version_id)
+    if v is None:
+        raise HTTPException(404, f"no version {version_id}")
+    return VersionOut.of(v, can_see(caller, v.bot.owner_id))
+
+
+@router.get("/versions/{version_id}/log", response_class=PlainTextResponse,
+            responses={404: {"description": "No such version, or not yours"}})
+def version_log(version_id: int, caller: Caller, host: HostDep, s: SessionDep) -> str:
+    """The build and validation log of your version (others get 404)."""
+    v = s.get(Version, version_id)
+    if v is None or not can_see(caller, v.bot.owner_id):
+        raise HTTPException(404, f"no version {version_id} of yours")
+    path = host.build_log(v.id)
+    if not path.is_file():
+        raise HTTPException(404, f"version {version_id} has no log yet (status {v.status})")
+    return path.read_text(errors="replace")

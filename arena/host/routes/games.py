@@ -1,0 +1,113 @@
+"""Games: the list with filters, one game, its record (once over), a seat's stderr (the
+seat's owner only)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import PlainTextResponse
+from sqlalchemy import func, select
+from sqlalchemy.orm import selectinload
+
+from ..deps import Caller, HostDep, SessionDep, can_see
+from ..models import Bot, Game, GameSeat, Participant, Version
+from ..schemas import GameOut, GamePage
+
+router = APIRouter(prefix="/api", tags=["games"])
+
+_LOAD = (selectinload(Game.seats).selectinload(GameSeat.version).selectinload(Version.bot),
+         selectinload(Game.faults))
+
+
+def _visible(g: Game, caller: Participant | None) -> bool:
+    """Rated games are public; a validation game belongs to its version's owner."""
+    if g.kind == "rated":
+        return True
+    owners = {x.version.bot.owner_id for x in g.seats if x.version is not None}
+    return any(can_see(caller, o) for o in owners)
+
+
+def _game(s: Any, game_id: str, caller: Participant | None) -> Game:
+    g = s.scalar(select(Game).where(Game.id == game_id).options(*_LOAD))
+    if g is None or not _visible(g, caller):
+        raise HTTPException(404, f"no game {game_id!r}")
+    return g
+
+
+@router.get("/games", response_model=GamePage)
+def list_games(caller: Caller, s: SessionDep,
+               bot: str | None = Query(None, description="Games of this bot"),
+               version: int | None = Query(None, description="Games of this version id"),
+               status: str | None = Query(None, description="queued, running, finished, "
+                                          "voided or cancelled"),
+               termination: str | None = Query(None, description="target, moon, forfeit, "
+                                               "hand_limit"),
+               kind: str = Query("rated", description="rated, or validation (your own)"),
+               limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)
+               ) -> GamePage:
+    """Games, newest first, filtered."""
+    q = select(Game).where(Game.kind == kind)
+    if kind != "rated":
+        if caller is None:
+            return GamePage(total=0, games=[])
+        if not caller.is_admin:
+            mine = select(GameSeat.game_id).join(Version).join(Bot).where(
+                Bot.owner_id == caller.id)
+            q = q.where(Game.id.in_(mine))
+    if version is not None:
+        q = q.where(Game.id.in_(select(GameSeat.game_id).where(GameSeat.version_id == version)))
+    if bot is not None:
+        q = q.where(Game.id.in_(select(GameSeat.game_id).join(Version).join(Bot)
+                                .where(Bot.name == bot)))
+    if status is not None:
+        q = q.where(Game.status == status)
+    if termination is not None:
+        q = q.where(Game.termination == termination)
+    total = s.scalar(select(func.count()).select_from(q.subquery())) or 0
+    rows = s.scalars(q.order_by(Game.created_at.desc(), Game.id.desc())
+                     .limit(limit).offset(offset).options(*_LOAD)).all()
+    return GamePage(total=total, games=[GameOut.of(g) for g in rows])
+
+
+@router.get("/games/{game_id}", response_model=GameOut, responses={404: {}})
+def get_game(game_id: str, caller: Caller, s: SessionDep) -> GameOut:
+    """One game; while it runs, only who plays it."""
+    return GameOut.of(_game(s, game_id, caller))
+
+
+@router.get("/games/{game_id}/record", responses={404: {}, 409: {}})
+def get_record(game_id: str, caller: Caller, host: HostDep, s: SessionDep) -> Any:
+    """The game's record (docs/records.md), once it is over: every hand, play and
+    think time. Bots' stderr tails are left out except your own seats'."""
+    g = _game(s, game_id, caller)
+    if g.status != "finished":
+        raise HTTPException(409, f"game {game_id} is {g.status}: its record is published "
+                            "when it is over")
+    path = host.record_dir / f"{g.id}.json"
+    if not g.record_path or not path.is_file():
+        raise HTTPException(404, f"the record of game {game_id} was pruned (retention); "
+                            "its result is kept")
+    record = json.loads(path.read_text())
+    mine = {str(x.seat) for x in g.seats
+            if x.version is not None and can_see(caller, x.version.bot.owner_id)}
+    record["logs"] = {k: v for k, v in (record.get("logs") or {}).items() if k in mine}
+    return record
+
+
+@router.get("/games/{game_id}/logs/{seat}", response_class=PlainTextResponse,
+            responses={404: {"description": "No such game or seat, or not yours"}})
+def seat_log(game_id: str, seat: int, caller: Caller, host: HostDep, s: SessionDep) -> str:
+    """Your bot's stderr in a game (its owner and the organiser only; others get 404)."""
+    g = _game(s, game_id, caller)
+    x = next((x for x in g.seats if x.seat == seat), None)
+    if x is None or x.version is None or not can_see(caller, x.version.bot.owner_id):
+        raise HTTPException(404, f"no seat {seat} of yours in game {game_id}")
+    if g.status in ("queued", "running"):
+        raise HTTPException(409, f"game {game_id} is {g.status}: its logs come at the end")
+    path = host.seat_log(g.id, seat)
+    if not path.is_file():
+        raise HTTPException(404, f"no log of seat {seat} in game {game_id} (pruned, or the "
+                            "bot never started)")
+    return path.read_text(errors="replace")

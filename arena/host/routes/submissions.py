@@ -1,0 +1,69 @@
+"""Submissions: a bot folder as an archive becomes a new version of the caller's bot."""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Annotated
+
+from fastapi import APIRouter, File, HTTPException, Response, UploadFile
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from ...timecontrol import ConfigError
+from ..deps import HostDep, SessionDep, User
+from ..models import Bot, Version
+from ..schemas import VersionOut
+from ..submissions import UploadLimits, take_upload
+
+router = APIRouter(prefix="/api", tags=["submissions"])
+
+
+@router.post("/submissions", status_code=201, response_model=VersionOut,
+             responses={200: {"description": "These sources were submitted already"}})
+def submit(archive: Annotated[UploadFile, File(description="The bot folder as .tar.gz, "
+                                               ".tar or .zip, bot.toml at its top")],
+           user: User, host: HostDep, s: SessionDep, response: Response) -> VersionOut:
+    """Submit a new version of one of your bots (the name in its bot.toml; a new name makes
+    a new bot). It is built and validated in the background: poll the version."""
+    lim = host.settings.limits
+    limits = UploadLimits(int(lim.max_archive_mb * 1024 * 1024),
+                          int(lim.max_unpacked_mb * 1024 * 1024), lim.max_files)
+    with tempfile.SpooledTemporaryFile(max_size=1 << 20) as buf:
+        total = 0
+        while chunk := archive.file.read(1 << 16):
+            total += len(chunk)
+            if total > limits.max_archive:
+                raise HTTPException(413, f"the archive is over the limit of "
+                                    f"{lim.max_archive_mb:g} MB: leave build outputs and "
+                                    "dependencies out")
+            buf.write(chunk)
+        try:
+            up = take_upload(buf, host.store, limits)  # type: ignore[arg-type]
+        except ConfigError as e:
+            raise HTTPException(400, str(e)) from None
+    bot = s.scalar(select(Bot).where(Bot.name == up.spec.name))
+    if bot is None:
+        bot = Bot(owner_id=user.id, name=up.spec.name)
+        s.add(bot)
+        try:
+            s.flush()
+        except IntegrityError:
+            s.rollback()
+            raise HTTPException(409, f"a bot named {up.spec.name!r} was just made: "
+                                "submit again") from None
+    elif bot.owner_id != user.id:
+        raise HTTPException(409, f"the bot name {up.spec.name!r} belongs to another "
+                            "participant: rename your bot (name in bot.toml)")
+    same = s.scalar(select(Version).where(Version.bot_id == bot.id, Version.hash == up.version))
+    if same is not None:
+        response.status_code = 200
+        return VersionOut.of(same, private=True)
+    number = (s.scalar(select(func.max(Version.number)).where(Version.bot_id == bot.id))
+              or 0) + 1
+    v = Version(bot_id=bot.id, number=number, hash=up.version,
+                archive_sha256=up.archive_sha256, status="pending")
+    s.add(v)
+    s.commit()
+    s.refresh(v)
+    host.wake()
+    return VersionOut.of(v, private=True)

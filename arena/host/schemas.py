@@ -1,0 +1,204 @@
+"""What the API returns: pydantic types built field by field from the rows, never an ORM
+row itself, so a new column (a private reason, a log path) cannot leak. Private fields
+(``reason``, logs) are filled only for their owner and the organiser."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pydantic import BaseModel, Field
+
+from ..versions import version_label
+from .models import Game, Version
+
+
+def iso(t: dt.datetime | None) -> str | None:
+    """A time as ISO 8601 in UTC (SQLite hands back naive UTC times)."""
+    if t is None:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return t.astimezone(dt.UTC).isoformat(timespec="seconds")
+
+
+class Message(BaseModel):
+    """An error or a note."""
+
+    detail: str
+
+
+class RegisterIn(BaseModel):
+    """A registration."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+                      description="1-64 letters, digits, '-', '_' or '.'")
+    invite: str | None = Field(None, description="An invite code from the organiser "
+                               "(needed unless registration is open).")
+
+
+class RegisterOut(BaseModel):
+    """A new participant and their API token (shown once: keep it)."""
+
+    name: str
+    token: str
+
+
+class Me(BaseModel):
+    """Who the token belongs to."""
+
+    name: str
+    admin: bool
+    bots: list[str]
+
+
+class InviteOut(BaseModel):
+    """A new invite code, good for one registration."""
+
+    code: str
+
+
+class VersionOut(BaseModel):
+    """A version of a bot."""
+
+    id: int
+    bot: str
+    label: str = Field(description="name@hash, how people see it")
+    number: int
+    hash: str
+    status: str = Field(description="pending, building, validating, active, rejected, "
+                        "retired or disabled")
+    created_at: str | None
+    games: int
+    mu: float
+    sigma: float
+    rating: float | None
+    rating_low: float | None
+    rating_high: float | None
+    reason: str | None = Field(None, description="Why it was rejected or disabled "
+                               "(its owner and the organiser only).")
+
+    @classmethod
+    def of(cls, v: Version, private: bool) -> VersionOut:
+        """From a row; ``private`` adds the owner-only fields."""
+        return cls(id=v.id, bot=v.bot.name, label=version_label(v.bot.name, v.hash),
+                   number=v.number, hash=v.hash, status=v.status, created_at=iso(v.created_at),
+                   games=v.games, mu=round(v.mu, 3), sigma=round(v.sigma, 3),
+                   rating=_r(v.rating), rating_low=_r(v.rating_low),
+                   rating_high=_r(v.rating_high), reason=v.reason if private else None)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
+class BotOut(BaseModel):
+    """A bot and its versions."""
+
+    name: str
+    owner: str
+    active_version: str | None
+    versions: list[VersionOut]
+
+
+class LeaderboardRow(BaseModel):
+    """One active version on the leaderboard."""
+
+    rank: int
+    bot: str
+    owner: str
+    version: str
+    version_id: int
+    rating: float | None = Field(description="Batch fit, Elo scale (None before the first)")
+    rating_low: float | None
+    rating_high: float | None
+    mu: float
+    sigma: float
+    conservative: float = Field(description="Live OpenSkill mu - 3 sigma")
+    games: int
+    provisional: bool = Field(description="Fewer games than a placement series")
+
+
+class SeatOut(BaseModel):
+    """A seat of a game."""
+
+    seat: int
+    bot: str
+    version: str | None
+    version_id: int | None
+    place: int | None
+    score: int | None
+
+
+class FaultOut(BaseModel):
+    """A fault of a seat."""
+
+    seat: int
+    reason: str
+    forfeit: bool
+
+
+class GameOut(BaseModel):
+    """A game: what a spectator may see (while it runs: who plays, nothing else)."""
+
+    id: str
+    kind: str
+    status: str
+    set: int | None
+    seating: int
+    attempt: int
+    seats: list[SeatOut]
+    termination: str | None
+    winner: int | None
+    scores: list[int] | None
+    hands: int | None
+    wall_ms: int | None
+    faults: list[FaultOut]
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    record: bool = Field(description="Whether its record can be downloaded")
+
+    @classmethod
+    def of(cls, g: Game) -> GameOut:
+        """From a row (its seats, versions and faults loaded)."""
+        done = g.status == "finished"
+        seats = []
+        for x in g.seats:
+            v = x.version
+            seats.append(SeatOut(seat=x.seat, bot=v.bot.name if v else x.reference,
+                                 version=version_label(v.bot.name, v.hash) if v else None,
+                                 version_id=v.id if v else None,
+                                 place=x.place if done else None,
+                                 score=x.score if done else None))
+        return cls(id=g.id, kind=g.kind, status=g.status, set=g.dset_id, seating=g.seating,
+                   attempt=g.attempt, seats=seats,
+                   termination=g.termination if done else None,
+                   winner=g.winner if done else None, scores=g.scores if done else None,
+                   hands=g.hands if done else None, wall_ms=g.wall_ms if done else None,
+                   faults=[FaultOut(seat=f.seat, reason=f.reason, forfeit=f.forfeit)
+                           for f in g.faults] if done else [],
+                   created_at=iso(g.created_at), started_at=iso(g.started_at),
+                   finished_at=iso(g.finished_at), record=done and bool(g.record_path))
+
+
+class GamePage(BaseModel):
+    """A page of games, newest first."""
+
+    total: int
+    games: list[GameOut]
+
+
+class StatusOut(BaseModel):
+    """The host's status."""
+
+    name: str
+    queued: int
+    running: int
+    finished: int
+    voided: int
+    games_per_min: float
+    workers: int
+    runner: str
+    versions: dict[str, int]
+    builds_pending: int
+    uptime_s: float

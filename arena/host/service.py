@@ -1,0 +1,571 @@
+"""The competition host's engine room: builds and validates new versions, keeps the
+matchmaker's games running, records results and ratings, and recovers after a crash.
+
+One :class:`Host` per ``moon host run``. Its loops run on the server's event loop (beside
+the API); every write of theirs goes through one writer thread, in order, so results and
+rating updates never race. A finished game is written whole — game, seats, faults, the
+live rating update and the ``rated`` mark — in one transaction: a host killed at any moment
+loses no finished game and rates none twice. At start :meth:`Host.recover` voids the games
+that were running (they are replayed as new games, never rated) and sends versions caught
+in their build or validation back to the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import datetime as dt
+import logging
+import random
+import secrets
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, func, select, update
+from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+from .. import sandbox
+from ..bots import BotSpec, load_bot
+from ..ladder.schedule import board_seed, check_seed
+from ..timecontrol import ConfigError
+from . import matchmaking
+from .builds import build_version, validation_verdict
+from .executor import FinishedGame, GameRequest, InfrastructureError, LocalExecutor
+from .models import (
+    DuplicateSet,
+    FaultRow,
+    Game,
+    GameSeat,
+    Meta,
+    Participant,
+    Version,
+    utcnow,
+)
+from .ratings import batch_fit, finished_games, live_update
+from .security import digest
+from .settings import ADMIN_TOKEN_FILE, Settings
+
+log = logging.getLogger("arena.host")
+T = TypeVar("T")
+
+MAX_ATTEMPTS = 3
+"""How often a voided game is played again before its set gives it up (cancelled)."""
+RECORDS = "records"
+STORE = "store"
+
+
+@dataclass
+class Counters:
+    """What the host has done since it started (for the status page)."""
+
+    started: float = dataclasses.field(default_factory=time.monotonic)
+    finished: collections.deque[float] = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=10_000))
+    voided: int = 0
+
+
+class Host:
+    """One competition: its folder, settings, database and loops.
+
+    Raises (on construction):
+        ConfigError: a bad setting or reference bot.
+    """
+
+    def __init__(self, folder: Path, settings: Settings, engine: Engine,
+                 executor_factory: Callable[[Path, int], Any] | None = None) -> None:
+        self.folder = folder.resolve()
+        self.settings = settings
+        self.engine = engine
+        self.Session = sessionmaker(engine, expire_on_commit=False)
+        self.ruleset = settings.ruleset()
+        self.tc = settings.tc()
+        self.record_dir = self.folder / RECORDS
+        self.store = self.folder / STORE
+        self.capacity = settings.matchmaking.concurrency
+        self.references = [self._reference(r.path) for r in settings.reference]
+        self.counters = Counters()
+        self.rng = random.Random()
+        self._executor_factory = executor_factory or LocalExecutor
+        self._executor: Any = None
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moon-host-writer")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake_builder = asyncio.Event()
+        self._wake_games = asyncio.Event()
+        self._slots: asyncio.Semaphore | None = None
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._stopping = asyncio.Event()
+        self._specs: dict[int, BotSpec] = {}
+        self.docker_limits: Any = None
+        if settings.runner.kind == "docker":
+            from ..sandbox.docker import DockerLimits
+
+            self.docker_limits = DockerLimits(memory_mb=settings.runner.memory_mb,
+                                              build_timeout_s=settings.runner.build_timeout_s)
+
+    def _reference(self, path: str) -> BotSpec:
+        p = Path(path)
+        folder = p if p.is_absolute() else self.folder / p
+        try:
+            spec = load_bot(folder)
+        except ConfigError as e:
+            raise ConfigError(f"[[reference]] {path}: {e}") from None
+        return dataclasses.replace(spec, runner="local")  # the host's own, trusted
+
+    # -- set-up ---------------------------------------------------------------------------
+    def ensure_admin(self) -> None:
+        """Make sure the organiser (the token in ``admin.token``) has an account."""
+        path = self.folder / ADMIN_TOKEN_FILE
+        if not path.is_file():
+            raise ConfigError(f"{path}: missing (made by `moon host init`): the organiser's "
+                              "token")
+        token_hash = digest(path.read_text().strip())
+        with self.Session.begin() as s:
+            admin = s.scalar(select(Participant).where(Participant.is_admin))
+            if admin is None:
+                s.add(Participant(name="admin", token_hash=token_hash, is_admin=True))
+            elif admin.token_hash != token_hash:
+                admin.token_hash = token_hash  # the organiser replaced the file
+
+    def recover(self) -> dict[str, int]:
+        """Start-up after a stop or a crash: games that were running are voided (their
+        results were never written) and replayed as new games; builds and validations
+        that were under way start again. Returns what was done."""
+        with self.Session.begin() as s:
+            rebuilt = s.execute(update(Version).where(
+                Version.status.in_(("building", "validating"))).values(status="pending")
+            ).rowcount
+            running = s.scalars(select(Game).where(Game.status == "running")
+                                .options(selectinload(Game.seats))).all()
+            for g in running:
+                self._void(s, g, "the host stopped while the game was being played")
+        return {"voided": len(running), "rebuilt": int(rebuilt or 0)}
+
+    def _void(self, s: Session, g: Game, reason: str) -> None:
+        """Void ``g`` (never rated) and queue its replay, unless it was a validation game
+        (the version is validated again) or has had its tries."""
+        g.status = "voided"
+        g.void_reason = reason
+        self.counters.voided += 1
+        if g.kind != "rated":
+            return
+        if g.attempt + 1 >= MAX_ATTEMPTS:
+            log.warning("game %s voided %d times: given up", g.id, g.attempt + 1)
+            return
+        base = g.id.split("-r")[0]
+        again = Game(id=f"{base}-r{g.attempt + 1}", kind="rated", dset_id=g.dset_id,
+                     seating=g.seating, attempt=g.attempt + 1, seed=g.seed, status="queued",
+                     created_at=g.created_at)
+        again.seats = [GameSeat(seat=x.seat, version_id=x.version_id, side=x.side)
+                       for x in g.seats]
+        s.add(again)
+
+    # -- running --------------------------------------------------------------------------
+    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the one writer thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer, fn, *args)
+
+    def wake(self) -> None:
+        """A new version was stored: start its build (thread-safe)."""
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._wake_builder.set)
+
+    async def run(self) -> None:
+        """Serve until :meth:`stop`: the build queue, the games, the batch fits."""
+        self._loop = asyncio.get_running_loop()
+        self._slots = asyncio.Semaphore(self.capacity)
+        if self.settings.runner.kind == "docker":
+            await asyncio.to_thread(sandbox.cleanup_stale)
+        async with self._executor_factory(self.record_dir, self.capacity) as ex:
+            self._executor = ex
+            tasks = [asyncio.create_task(self._builder(), name="host-builder"),
+                     asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
+                     asyncio.create_task(self._batch_loop(), name="host-batch")]
+            try:
+                await self._stopping.wait()
+            finally:
+                for t in tasks:
+                    t.cancel()
+                running = list(self._running.values())
+                for t in running:
+                    t.cancel()
+                await asyncio.gather(*tasks, *running, return_exceptions=True)
+        self._writer.shutdown(wait=True)
+
+    def stop(self) -> None:
+        """Ask :meth:`run` to end (games still running are voided, replayed next time)."""
+        self._stopping.set()
+
+    # -- builds and validation ------------------------------------------------------------
+    def spec(self, version: Version, bot_name: str) -> BotSpec:
+        """The runnable bot of ``version`` (the competition's runner, whatever its
+        bot.toml says)."""
+        cached = self._specs.get(version.id)
+        if cached is None:
+            folder = self.store / "versions" / version.hash
+            spec = load_bot(folder)
+            cached = dataclasses.replace(spec, name=bot_name, version=version.hash[:12],
+                                         runner=self.settings.runner.kind)
+            self._specs[version.id] = cached
+        return cached
+
+    def build_log(self, version_id: int) -> Path:
+        """Where a version's build and validation log is kept."""
+        return self.store / "logs" / f"version-{version_id}.log"
+
+    def _next_pending(self) -> tuple[int, str] | None:
+        with self.Session.begin() as s:
+            v = s.scalar(select(Version).where(Version.status == "pending")
+                         .order_by(Version.id).limit(1))
+            if v is None:
+                return None
+            v.status = "building"
+            return v.id, v.bot.name
+
+    def _set_status(self, version_id: int, status: str, reason: str = "") -> None:
+        with self.Session.begin() as s:
+            v = s.get(Version, version_id)
+            assert v is not None
+            v.status, v.reason = status, reason
+            if status != "active":
+                return
+            bot = v.bot
+            old = s.get(Version, bot.active_version_id) if bot.active_version_id else None
+            if old is not None and old.id != v.id and old.status == "active":
+                old.status = "retired"
+            bot.active_version_id = v.id
+            v.activated_at = utcnow()
+
+    async def _builder(self) -> None:
+        while True:
+            job = await self.write(self._next_pending)
+            if job is None:
+                self._wake_builder.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(2.0):
+                        await self._wake_builder.wait()
+                continue
+            try:
+                await self._gate(*job)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the host's own failure: the version waits for another try
+                log.exception("version %s: build/validation failed in the host", job[0])
+                await self.write(self._set_status, job[0], "pending")
+                await asyncio.sleep(5)
+
+    async def _gate(self, version_id: int, bot_name: str) -> None:
+        with self.Session() as s:
+            v = s.get(Version, version_id)
+            assert v is not None
+            spec = self.spec(v, bot_name)
+        log_path = self.build_log(version_id)
+        why = await asyncio.to_thread(build_version, spec, log_path,
+                                      self.settings.runner.build_timeout_s, self.docker_limits)
+        if why:
+            await self.write(self._set_status, version_id, "rejected", why)
+            return
+        await self.write(self._set_status, version_id, "validating")
+        refs = self.references
+        seats = tuple([spec] + [refs[i % len(refs)] for i in range(self.ruleset.players - 1)])
+        game_id = f"v{version_id}-{secrets.token_hex(3)}"
+        seed = check_seed(self.settings.matchmaking.seed ^ version_id)
+        await self.write(self._add_validation_game, game_id, version_id, seed, seats)
+        req = GameRequest(game_id, seats, self.ruleset, self.settings.competition.preset, seed,
+                          self.tc, self.docker_limits)
+        assert self._slots is not None
+        async with self._slots:
+            try:
+                fg = await self._executor.play(req)
+            except InfrastructureError as e:
+                await self.write(self._void_game, game_id, str(e))
+                await self.write(self._set_status, version_id, "pending")
+                await asyncio.sleep(1)
+                return
+        await self.write(self._record, fg)
+        why = validation_verdict(fg, {0})
+        with open(log_path, "a") as f:
+            f.write(f"\n--- validation game {game_id} against the reference bots: "
+                    f"{'passed' if why is None else 'FAILED: ' + why}\n")
+            seat_log = self._executor.seat_log(game_id, 0)
+            if why is not None and seat_log.is_file():
+                f.write("--- your bot's stderr in that game:\n")
+                f.write(seat_log.read_text(errors="replace")[-16_384:])
+        await self.write(self._set_status, version_id, "rejected" if why else "active",
+                         why or "")
+        self._wake_games.set()
+
+    def _add_validation_game(self, game_id: str, version_id: int, seed: int,
+                             seats: tuple[BotSpec, ...]) -> None:
+        with self.Session.begin() as s:
+            g = Game(id=game_id, kind="validation", seed=seed, status="running",
+                     started_at=utcnow())
+            g.seats = [GameSeat(seat=i, version_id=version_id if i == 0 else None,
+                                reference="" if i == 0 else b.name, side=self._side(i))
+                       for i, b in enumerate(seats)]
+            s.add(g)
+
+    def _side(self, seat: int) -> int:
+        return seat if self.ruleset.players == 3 else seat % 2
+
+    def _void_game(self, game_id: str, reason: str) -> None:
+        with self.Session.begin() as s:
+            g = s.get(Game, game_id)
+            if g is not None and g.status == "running":
+                self._void(s, g, reason)
+
+    # -- rated games ----------------------------------------------------------------------
+    def _claim(self) -> tuple[str, int, list[int]] | None:
+        """Take the next queued game (making a new duplicate set when none is queued) and
+        mark it running; None if there is nothing to play."""
+        with self.Session.begin() as s:
+            active = {v.id: v for v in s.scalars(select(Version).where(
+                Version.status == "active"))}
+            for attempt in range(2):
+                queued = s.scalars(select(Game).where(Game.status == "queued")
+                                   .order_by(Game.created_at, Game.id)
+                                   .options(selectinload(Game.seats))).all()
+                for g in queued:
+                    ids = [x.version_id for x in g.seats]
+                    if not all(i in active for i in ids):
+                        g.status = "cancelled"
+                        g.void_reason = "a version in it left the pool before it was played"
+                        continue
+                    g.status = "running"
+                    g.started_at = utcnow()
+                    return g.id, g.seed, [int(i) for i in ids if i is not None]
+                if attempt == 0 and not self._new_set(s, list(active.values())):
+                    return None
+            return None
+
+    def _new_set(self, s: Session, active: list[Version]) -> bool:
+        pool = [matchmaking.Candidate(v.id, v.games, v.mu, v.sigma) for v in active]
+        group = matchmaking.pick_group(pool, self.ruleset.players, self.rng,
+                                       self.settings.matchmaking.closeness)
+        if not group:
+            return False
+        dset = DuplicateSet(seed=0)
+        s.add(dset)
+        s.flush()
+        dset.seed = board_seed(self.settings.matchmaking.seed, dset.id)
+        now = utcnow()
+        for k, seating in enumerate(matchmaking.seatings(group, self.ruleset.players,
+                                                         self.rng)):
+            g = Game(id=f"s{dset.id}-{k}", kind="rated", dset_id=dset.id, seating=k,
+                     seed=dset.seed, status="queued", created_at=now)
+            g.seats = [GameSeat(seat=i, version_id=v, side=self._side(i))
+                       for i, v in enumerate(seating)]
+            s.add(g)
+        s.flush()
+        return True
+
+    async def _matchmaker(self) -> None:
+        assert self._slots is not None
+        while True:
+            await self._slots.acquire()
+            try:
+                job = await self.write(self._claim)
+            except Exception:
+                self._slots.release()
+                log.exception("matchmaking failed")
+                await asyncio.sleep(2)
+                continue
+            if job is None:
+                self._slots.release()
+                self._wake_games.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(1.0):
+                        await self._wake_games.wait()
+                continue
+            game_id = job[0]
+            task = asyncio.create_task(self._play(*job), name=f"game-{game_id}")
+            self._running[game_id] = task
+            task.add_done_callback(lambda _t, g=game_id: self._running.pop(g, None))
+
+    async def _play(self, game_id: str, seed: int, version_ids: list[int]) -> None:
+        assert self._slots is not None
+        try:
+            with self.Session() as s:
+                vs = {v.id: v for v in s.scalars(select(Version).where(
+                    Version.id.in_(version_ids)).options(selectinload(Version.bot)))}
+                bots = tuple(self.spec(vs[i], vs[i].bot.name) for i in version_ids)
+            req = GameRequest(game_id, bots, self.ruleset, self.settings.competition.preset,
+                              seed, self.tc, self.docker_limits)
+            try:
+                fg = await self._executor.play(req)
+            except InfrastructureError as e:
+                log.warning("game %s voided: %s", game_id, e)
+                if not self._stopping.is_set():
+                    await self.write(self._void_game, game_id, str(e))
+                return
+            await self.write(self._record, fg)
+            self.counters.finished.append(time.monotonic())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("game %s: the host failed", game_id)
+            with contextlib.suppress(Exception):
+                await self.write(self._void_game, game_id, "the host failed")
+        finally:
+            self._slots.release()
+
+    def _record(self, fg: FinishedGame) -> None:
+        """Write a finished game whole, with its rating update, in one transaction."""
+        res = fg.result
+        with self.Session.begin() as s:
+            g = s.get(Game, fg.request.game_id, with_for_update=True)
+            if g is None or g.status != "running":
+                log.warning("game %s finished but is %s: result ignored",
+                            fg.request.game_id, g.status if g else "unknown")
+                return
+            g.status = "finished"
+            g.termination, g.winner = res.termination, res.winner
+            g.scores, g.places = list(res.scores), list(res.places)
+            g.hands, g.wall_ms, g.think_ms = res.hands_played, fg.wall_ms, fg.think_ms
+            g.record_path = str(fg.record_path) if fg.record_path else None
+            g.finished_at = utcnow()
+            for seat in g.seats:
+                seat.place = res.places[seat.side]
+                seat.score = res.scores[seat.side]
+            by_seat = {x.seat: x.version_id for x in g.seats}
+            for f in fg.faults:
+                g.faults.append(FaultRow(seat=f.seat, version_id=by_seat.get(f.seat),
+                                         reason=f.reason, detail=f.detail[:2000],
+                                         forfeit=f.forfeit))
+            if g.kind != "rated":
+                return
+            forfeited = {by_seat[f.seat] for f in fg.faults if f.forfeit}
+            limit = self.settings.matchmaking.forfeit_limit
+            for vid in sorted({v for v in by_seat.values() if v is not None}):
+                v = s.get(Version, vid)
+                assert v is not None
+                v.games += 1
+                if vid not in forfeited:
+                    v.forfeits_in_row = 0
+                    continue
+                v.forfeits_in_row += 1
+                if v.forfeits_in_row >= limit and v.status == "active":
+                    last = next(f for f in fg.faults if f.forfeit and by_seat[f.seat] == vid)
+                    v.status = "disabled"
+                    v.reason = (f"disabled after {v.forfeits_in_row} forfeits in a row "
+                                f"(forfeit_limit = {limit}); the last: {last.reason} in game "
+                                f"{g.id}" + (f" ({last.detail})" if last.detail else "")
+                                + "; submit a new version to play again")
+                    if v.bot.active_version_id == v.id:
+                        v.bot.active_version_id = None
+            live_update(s, g)
+            g.rated = True
+
+    # -- batch ratings, retention ---------------------------------------------------------
+    def batch_now(self) -> int:
+        """Recompute the batch ratings of every version from every finished rated game;
+        returns how many games went into it."""
+        with self.Session() as s:
+            games = finished_games(s)
+        ratings = batch_fit(games, self.settings.matchmaking.bootstrap,
+                            self.settings.matchmaking.seed)
+
+        def store() -> None:
+            with self.Session.begin() as s:
+                for r in ratings:
+                    v = s.get(Version, int(r.bot))
+                    if v is not None:
+                        v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
+                m = s.get(Meta, "batch") or Meta(key="batch", value={})
+                m.value = {"games": len(games), "at": utcnow().isoformat()}
+                s.merge(m)
+
+        self._writer.submit(store).result()
+        return len(games)
+
+    async def _batch_loop(self) -> None:
+        last = -1
+        every = self.settings.matchmaking.batch_every_s
+        while True:
+            await asyncio.sleep(min(every, 5.0) if last <= 0 else every)
+            with self.Session() as s:
+                n = s.scalar(select(func.count()).select_from(Game).where(
+                    Game.status == "finished", Game.kind == "rated")) or 0
+            if n != last:
+                try:
+                    last = await asyncio.to_thread(self.batch_now)
+                except Exception:
+                    log.exception("batch fit failed")
+            await asyncio.to_thread(self.prune)
+
+    def prune(self) -> int:
+        """Retention: delete the records and seat logs of finished games older than
+        ``record_days`` whose versions are all retired or disabled (their results stay);
+        returns how many games were pruned."""
+        days = self.settings.retention.record_days
+        if not days:
+            return 0
+        cutoff = utcnow() - dt.timedelta(days=days)
+        pruned = 0
+        with self.Session() as s:
+            games = s.scalars(select(Game).where(
+                Game.status == "finished", Game.record_path.is_not(None),
+                Game.finished_at < cutoff).options(selectinload(Game.seats)
+                                                   .selectinload(GameSeat.version))).all()
+            old = [g.id for g in games
+                   if all(x.version is None or x.version.status in ("retired", "disabled")
+                          for x in g.seats)]
+        for gid in old:
+            with contextlib.suppress(OSError):
+                (self.record_dir / f"{gid}.json").unlink(missing_ok=True)
+            for seat in range(self.ruleset.players):
+                with contextlib.suppress(OSError):
+                    self._seat_log(gid, seat).unlink(missing_ok=True)
+
+        def mark() -> None:
+            with self.Session.begin() as s:
+                s.execute(update(Game).where(Game.id.in_(old)).values(record_path=None))
+
+        if old:
+            self._writer.submit(mark).result()
+            pruned = len(old)
+        return pruned
+
+    def _seat_log(self, game_id: str, seat: int) -> Path:
+        return self.record_dir / "logs" / f"{game_id}.seat{seat}.log"
+
+    def seat_log(self, game_id: str, seat: int) -> Path:
+        """Where a seat's stderr of a game is kept."""
+        if self._executor is not None and hasattr(self._executor, "seat_log"):
+            return Path(self._executor.seat_log(game_id, seat))
+        return self._seat_log(game_id, seat)
+
+    # -- status ---------------------------------------------------------------------------
+    def status(self, s: Session) -> dict[str, Any]:
+        """The host's status: queue, running games, games/min, workers, versions."""
+        def count(*where: Any) -> int:
+            return int(s.scalar(select(func.count()).select_from(Game).where(*where)) or 0)
+
+        now = time.monotonic()
+        window = min(300.0, max(now - self.counters.started, 1.0))
+        recent = sum(1 for t in self.counters.finished if now - t <= window)
+        versions = dict(s.execute(select(Version.status, func.count())
+                                  .group_by(Version.status)).all())
+        return {
+            "name": self.settings.competition.name,
+            "queued": count(Game.status == "queued"),
+            "running": count(Game.status == "running"),
+            "finished": count(Game.status == "finished", Game.kind == "rated"),
+            "voided": count(Game.status == "voided"),
+            "games_per_min": round(recent * 60.0 / window, 2),
+            "workers": self.capacity,
+            "runner": self.settings.runner.kind,
+            "versions": {str(k): int(v) for k, v in versions.items()},
+            "builds_pending": int(versions.get("pending", 0)) + int(versions.get("building", 0))
+            + int(versions.get("validating", 0)),
+            "uptime_s": round(now - self.counters.started, 1),
+        }
+
+
+__all__ = ["Host", "Counters", "MAX_ATTEMPTS"]

@@ -1,0 +1,209 @@
+"""The competition's settings: one typed object read from ``competition.toml``.
+
+``moon host init DIR`` writes a commented file (:data:`TEMPLATE`); ``moon host run DIR``
+reads it with :func:`load_settings`. Every table and key is checked: an unknown key, a
+wrong type or an impossible value is a :class:`~arena.timecontrol.ConfigError` naming it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from moon_sdk.rules import PRESETS, Ruleset, RulesetError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..timecontrol import ConfigError, TimeControl
+
+SETTINGS_FILE = "competition.toml"
+ADMIN_TOKEN_FILE = "admin.token"
+"""The organiser's token, written by ``moon host init`` (mode 0600); the database keeps
+only its hash."""
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Competition(_Table):
+    """``[competition]``."""
+
+    name: str = "Moon competition"
+    preset: str = "moon3"
+    """A ruleset preset (docs/rules.md); ``[rules]`` overrides its options."""
+    registration: Literal["invite", "open"] = "invite"
+    """``invite``: a participant needs an invite code from the organiser; ``open``:
+    anyone who reaches the host may register."""
+
+
+class Runner(_Table):
+    """``[runner]``: where submissions are built and run."""
+
+    kind: Literal["docker", "local"] = "docker"
+    """``docker`` (the default: a fresh container per game, no network) or ``local`` (a
+    process of the host's user: only with ``trust_local = true``)."""
+    trust_local: bool = False
+    build_timeout_s: float = Field(600.0, gt=0)
+    """Time limit of one build, seconds."""
+    memory_mb: int = Field(1024, gt=0)
+    """Memory of each bot process or container, MiB."""
+
+    @model_validator(mode="after")
+    def _trusted(self) -> Runner:
+        if self.kind == "local" and not self.trust_local:
+            raise ValueError("kind = 'local' runs every submission as your own user, "
+                             "unsandboxed: set trust_local = true if you trust them all, "
+                             "or use kind = 'docker'")
+        return self
+
+
+class Matchmaking(_Table):
+    """``[matchmaking]``."""
+
+    concurrency: int = Field(2, ge=1, le=256)
+    """Games running at once."""
+    forfeit_limit: int = Field(5, ge=1)
+    """A version that forfeits this many games in a row is disabled until its owner
+    submits again."""
+    closeness: float = Field(4.0, gt=0)
+    """How strongly opponents are drawn near in rating: the weight of an opponent is
+    ``exp(-|Δμ| / closeness)`` (OpenSkill μ units; 25 is a new bot's μ)."""
+    batch_every_s: float = Field(60.0, gt=0)
+    """How often the batch fit with bootstrap intervals is recomputed, seconds."""
+    bootstrap: int = Field(100, ge=0, le=2000)
+    """Bootstrap resamples of the batch fit's intervals."""
+    seed: int = 0
+    """Seeds boards (with the set's number), so a competition's deals are reproducible."""
+
+
+class Limits(_Table):
+    """``[limits]`` of an upload."""
+
+    max_archive_mb: float = Field(10.0, gt=0)
+    max_unpacked_mb: float = Field(50.0, gt=0)
+    max_files: int = Field(2000, ge=1)
+
+
+class Retention(_Table):
+    """``[retention]``."""
+
+    record_days: float = Field(0.0, ge=0)
+    """Delete the records and logs of games older than this (days) whose versions are all
+    retired (replaced or disabled); their results stay. 0 keeps everything."""
+
+
+class Reference(_Table):
+    """A ``[[reference]]`` bot: the host's own, trusted, run locally; validation games are
+    played against them."""
+
+    path: str
+
+
+class Settings(_Table):
+    """A competition: the whole ``competition.toml``."""
+
+    competition: Competition = Competition()
+    rules: dict[str, Any] = {}
+    time_control: dict[str, int] = {}
+    runner: Runner = Runner()
+    matchmaking: Matchmaking = Matchmaking()
+    limits: Limits = Limits()
+    retention: Retention = Retention()
+    reference: list[Reference] = []
+
+    def ruleset(self) -> Ruleset:
+        """The competition's ruleset (the preset with ``[rules]`` over it).
+
+        Raises:
+            ConfigError: an unknown preset or option, or an invalid combination.
+        """
+        if self.competition.preset not in PRESETS:
+            raise ConfigError(f"[competition] preset {self.competition.preset!r} is not one "
+                              f"of {', '.join(PRESETS)}")
+        try:
+            return Ruleset.from_dict({"preset": self.competition.preset, **self.rules})
+        except (RulesetError, TypeError, ValueError) as e:
+            raise ConfigError(f"[rules]: {e}") from None
+
+    def tc(self) -> TimeControl:
+        """The time control of every game.
+
+        Raises:
+            ConfigError: an unknown key or a bad value in ``[time_control]``.
+        """
+        return TimeControl.from_dict(dict(self.time_control))
+
+
+def load_settings(folder: Path) -> Settings:
+    """Read ``folder/competition.toml``.
+
+    Raises:
+        ConfigError: no such file, bad TOML, or a bad setting (the message names it).
+    """
+    path = folder / SETTINGS_FILE
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file (make a competition folder with "
+                          "`moon host init DIR`)")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise ConfigError(f"{path}: {where}: {err['msg']}") from None
+    settings.ruleset()
+    settings.tc()
+    if not settings.reference:
+        raise ConfigError(f"{path}: no [[reference]] bot: validation games need at least one")
+    return settings
+
+
+TEMPLATE = '''\
+# A Moon Arena competition: `moon host run {folder}` serves it.
+
+[competition]
+name = "{name}"
+preset = "moon3"            # rules preset (docs/rules.md); [rules] overrides its options
+registration = "{registration}"      # "invite": participants need an invite code; "open": anyone
+
+[rules]                     # ruleset options over the preset, e.g. target_score = 21
+
+[time_control]              # milliseconds, measured at the referee (docs/protocol.md)
+decision_ms = 2000
+bank_ms = 30000
+startup_ms = 10000
+max_hands = 200
+
+[runner]
+# "docker": each submission is built and run in a fresh container per game (no network,
+# read-only, non-root). "local": a process of your own user, unsandboxed; only for bots
+# you trust, and only with trust_local = true.
+kind = "{runner}"
+trust_local = {trust_local}
+build_timeout_s = 600
+memory_mb = 1024
+
+[matchmaking]
+concurrency = 2             # games running at once
+forfeit_limit = 5           # forfeits in a row that disable a version
+closeness = 4.0             # how near in rating opponents are drawn (OpenSkill mu)
+batch_every_s = 60          # seconds between batch fits (ratings with 95% intervals)
+bootstrap = 100             # bootstrap resamples of those intervals
+seed = {seed}
+
+[limits]                    # of one upload
+max_archive_mb = 10
+max_unpacked_mb = 50
+max_files = 2000
+
+[retention]
+record_days = 0             # delete records of retired versions' games older than this; 0: never
+
+# The host's own bots: each new version must finish a game against them without a fault.
+[[reference]]
+path = "reference/random"
+'''

@@ -1,0 +1,295 @@
+"""Archive intake: an uploaded bot folder (``.tar.gz``, ``.tar`` or ``.zip``) checked,
+unpacked safely and stored content-addressed.
+
+Safe extraction refuses, with a one-line reason: an absolute path, a ``..`` component, a
+link (symbolic or hard) whose target leaves the folder, a device, FIFO or other special
+file, more than ``max_files`` entries, and more than ``max_unpacked`` bytes in all —
+counted while reading, so a zip bomb that lies in its headers stops at the limit too. The
+archive itself is kept as ``archives/<sha256>``; its folder as ``versions/<hash>`` where
+the hash is the bot's version (:func:`arena.versions.bot_version`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import posixpath
+import shutil
+import stat
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from ..bots import MANIFEST, BotSpec, load_bot
+from ..timecontrol import ConfigError
+from ..versions import bot_version, version_files
+
+
+class UploadError(ConfigError):
+    """An upload that cannot be taken; the message says what was wrong and what to do."""
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """Limits of one upload, bytes and entries."""
+
+    max_archive: int = 10 * 1024 * 1024
+    max_unpacked: int = 50 * 1024 * 1024
+    max_files: int = 2000
+
+
+@dataclass(frozen=True)
+class StoredUpload:
+    """An archive taken in: its sha256, the bot it holds, its version hash, and where the
+    folder is stored."""
+
+    archive_sha256: str
+    spec: BotSpec
+    version: str
+    folder: Path
+
+
+def _check_name(name: str) -> str:
+    """The member name normalised (POSIX, no leading ``./``), or UploadError."""
+    if not name or "\x00" in name:
+        raise UploadError("an archive entry has an empty or invalid name")
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":") or name.startswith("\\"):
+        raise UploadError(f"archive entry {name!r} is an absolute path: pack the bot folder "
+                          "with paths relative to it (moon submit does)")
+    parts = name.replace("\\", "/").split("/")
+    if ".." in parts:
+        raise UploadError(f"archive entry {name!r} has a '..' component: entries must stay "
+                          "inside the bot folder")
+    norm = posixpath.normpath("/".join(p for p in parts if p not in ("", ".")) or ".")
+    return norm
+
+
+def _within(root: Path, path: Path, name: str) -> Path:
+    """``path`` if its real location (links already made followed) is inside ``root``."""
+    real_root = root.resolve()
+    real = path.resolve()
+    if real != real_root and real_root not in real.parents:
+        raise UploadError(f"archive entry {name!r} leads outside the bot folder (through a "
+                          "link): entries must stay inside it")
+    return path
+
+
+class _Budget:
+    def __init__(self, limits: UploadLimits) -> None:
+        self.limits = limits
+        self.bytes = 0
+        self.files = 0
+
+    def entry(self) -> None:
+        self.files += 1
+        if self.files > self.limits.max_files:
+            raise UploadError(f"the archive has more than {self.limits.max_files} entries "
+                              "(leave build outputs and dependencies out)")
+
+    def take(self, n: int) -> None:
+        self.bytes += n
+        if self.bytes > self.limits.max_unpacked:
+            mb = self.limits.max_unpacked / 1024 / 1024
+            raise UploadError(f"the archive unpacks to more than {mb:g} MB (a zip bomb, or "
+                              "build outputs that should be left out)")
+
+
+def _copy(src: IO[bytes], root: Path, name: str, budget: _Budget, executable: bool) -> None:
+    dest = _within(root, root / name, name)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with open(dest, "xb") as out:
+        for chunk in iter(lambda: src.read(1 << 16), b""):
+            budget.take(len(chunk))
+            out.write(chunk)
+    os.chmod(dest, 0o755 if executable else 0o644)
+
+
+def _link(name: str, target: str, root: Path) -> None:
+    """Make a symbolic link ``name -> target`` if the target stays inside ``root``."""
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+    if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
+        raise UploadError(f"archive entry {name!r} links to {target!r}, outside the bot "
+                          "folder: links must stay inside it")
+    dest = root / name
+    _within(root, dest.parent, name)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    _within(root, dest.parent / target, name)
+    os.symlink(target, dest)
+
+
+def _extract_tar(data: IO[bytes], root: Path, budget: _Budget) -> None:
+    try:
+        tf = tarfile.open(fileobj=data, mode="r:*")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise UploadError(f"not a readable tar archive: {e}") from None
+    with tf:
+        try:
+            for m in _members(tf):
+                budget.entry()
+                name = _check_name(m.name)
+                if name == ".":
+                    continue
+                if m.isdir():
+                    _within(root, root / name, name).mkdir(parents=True, exist_ok=True)
+                elif m.issym():
+                    _link(name, m.linkname, root)
+                elif m.islnk():
+                    raise UploadError(f"archive entry {m.name!r} is a hard link: pack files, "
+                                      "not hard links")
+                elif m.isreg():
+                    src = tf.extractfile(m)
+                    assert src is not None
+                    _copy(src, root, name, budget, bool(m.mode & 0o111))
+                else:
+                    raise UploadError(f"archive entry {m.name!r} is a device, FIFO or other "
+                                      "special file: a bot folder holds files and folders only")
+        except (tarfile.TarError, EOFError, zlib_error()) as e:
+            raise UploadError(f"the archive is damaged: {e}") from None
+
+
+def zlib_error() -> type[Exception]:
+    import zlib
+
+    return zlib.error
+
+
+def _members(tf: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+    while True:
+        m = tf.next()
+        if m is None:
+            return
+        yield m
+
+
+def _extract_zip(data: IO[bytes], root: Path, budget: _Budget) -> None:
+    try:
+        zf = zipfile.ZipFile(data)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise UploadError(f"not a readable zip archive: {e}") from None
+    with zf:
+        for info in zf.infolist():
+            budget.entry()
+            name = _check_name(info.filename)
+            mode = info.external_attr >> 16
+            if name == ".":
+                continue
+            if info.is_dir():
+                _within(root, root / name, name).mkdir(parents=True, exist_ok=True)
+            elif stat.S_ISLNK(mode):
+                target = zf.read(info)[:4096].decode("utf-8", "replace")
+                _link(name, target, root)
+            elif mode and not stat.S_ISREG(mode):
+                raise UploadError(f"archive entry {info.filename!r} is a device, FIFO or "
+                                  "other special file: a bot folder holds files and folders "
+                                  "only")
+            else:
+                try:
+                    with zf.open(info) as src:
+                        _copy(src, root, name, budget, bool(mode & 0o111))
+                except (zipfile.BadZipFile, zlib_error(), NotImplementedError) as e:
+                    raise UploadError(f"the archive is damaged: {e}") from None
+
+
+def _bot_root(root: Path) -> Path:
+    """The folder holding ``bot.toml``: the archive's top, or its single top folder."""
+    if (root / MANIFEST).is_file():
+        return root
+    entries = [p for p in root.iterdir() if p.name not in ("__MACOSX",)]
+    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink() \
+            and (entries[0] / MANIFEST).is_file():
+        return entries[0]
+    raise UploadError(f"no {MANIFEST} at the top of the archive (or in its one top folder): "
+                      "a bot folder needs one (see `moon new-bot`)")
+
+
+def unpack(data: IO[bytes], dest: Path, limits: UploadLimits) -> Path:
+    """Unpack the archive ``data`` (tar, tar.gz or zip, told by its first bytes) into the
+    new folder ``dest`` and return the bot's folder in it.
+
+    Raises:
+        UploadError: an unsafe or damaged archive, or no ``bot.toml`` (nothing is left
+            in ``dest`` then).
+    """
+    head = data.read(4)
+    data.seek(0)
+    budget = _Budget(limits)
+    dest.mkdir(parents=True)
+    try:
+        if head.startswith(b"PK"):
+            _extract_zip(data, dest, budget)
+        else:
+            _extract_tar(data, dest, budget)
+        return _bot_root(dest)
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+
+
+def take_upload(data: IO[bytes], store: Path, limits: UploadLimits) -> StoredUpload:
+    """Check, unpack and store an uploaded archive under ``store`` (``archives/`` and
+    ``versions/``; the same bytes or the same sources are stored once).
+
+    Raises:
+        UploadError: over ``max_archive`` bytes, unsafe, damaged, or no ``bot.toml``.
+        ConfigError: a bad ``bot.toml`` (the message names the field).
+    """
+    data.seek(0, os.SEEK_END)
+    size = data.tell()
+    data.seek(0)
+    if size > limits.max_archive:
+        raise UploadError(f"the archive is {size / 1024 / 1024:.1f} MB, over the limit of "
+                          f"{limits.max_archive / 1024 / 1024:g} MB: leave build outputs "
+                          "and dependencies out")
+    if size == 0:
+        raise UploadError("the archive is empty")
+    h = hashlib.sha256()
+    for chunk in iter(lambda: data.read(1 << 16), b""):
+        h.update(chunk)
+    sha = h.hexdigest()
+    data.seek(0)
+    (store / "tmp").mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="upload-", dir=store / "tmp"))
+    try:
+        root = unpack(data, work / "x", limits)
+        try:
+            load_bot(root)
+        except ConfigError as e:
+            raise ConfigError(str(e).replace(str(root), "the archive")) from None
+        version = bot_version(root)
+        archives = store / "archives"
+        archives.mkdir(parents=True, exist_ok=True)
+        archive = archives / sha
+        if not archive.exists():
+            data.seek(0)
+            tmp = archives / f".{sha}.part"
+            with open(tmp, "wb") as out:
+                shutil.copyfileobj(data, out)
+            os.replace(tmp, archive)
+        folder = store / "versions" / version
+        if not folder.exists():
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(root, folder)
+        return StoredUpload(sha, load_bot(folder), version, folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def pack(folder: Path) -> bytes:
+    """A bot folder as a ``.tar.gz`` (what ``moon submit`` uploads): the files of its
+    version (:func:`arena.versions.version_files`), relative to the folder, so build
+    outputs, caches and VCS folders stay home.
+
+    Raises:
+        ConfigError: not a bot folder (no or a bad ``bot.toml``).
+    """
+    load_bot(folder)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for rel in version_files(folder):
+            tf.add(folder / rel, arcname=rel.as_posix(), recursive=False)
+    return buf.getvalue()

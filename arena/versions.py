@@ -1,0 +1,76 @@
+"""Bot versions: a version is the content hash of its folder.
+
+The hash covers what makes the bot (its sources and its ``bot.toml``), not what a build
+makes or leaves behind: build outputs (``node_modules``, ``target``, ``__pycache__``,
+virtualenvs), the build stamp and lock files, and version-control folders are skipped, so
+the same sources always give the same version on every machine, built or not. Results,
+ratings and pages are keyed by version; people see it as ``name@abc123`` (the first
+:data:`SHORT` hex digits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "target", "__pycache__",
+                       ".venv", "venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+"""Folders that are never part of a version (VCS data, build outputs, caches)."""
+SKIP_FILES = frozenset({".build-stamp", ".build-lock", ".DS_Store"})
+"""Files that are never part of a version (the build stamp and lock of
+:mod:`arena.botbuild`)."""
+SKIP_SUFFIXES = (".pyc", ".pyo")
+SHORT = 12
+"""Hex digits of the hash shown in ``name@hash``."""
+
+
+def version_files(folder: Path) -> list[Path]:
+    """The files that make a bot version, as paths relative to ``folder``, sorted.
+
+    Symbolic links are included as links (their target text), never followed.
+    """
+    out: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in files:
+            if name in SKIP_FILES or name.endswith(SKIP_SUFFIXES):
+                continue
+            out.append((Path(root) / name).relative_to(folder))
+    return sorted(out, key=lambda p: p.as_posix())
+
+
+def bot_version(folder: str | Path) -> str:
+    """The version of the bot in ``folder``: the sha256 (64 hex digits) of every file of
+    :func:`version_files` — its relative path, whether it is executable or a link, and its
+    bytes — in path order. Renaming, editing or chmod-ing a source changes it; building,
+    or copying the folder elsewhere, does not.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder.
+    """
+    base = Path(folder)
+    if not base.is_dir():
+        raise FileNotFoundError(f"{folder}: not a folder")
+    h = hashlib.sha256()
+    for rel in version_files(base):
+        path = base / rel
+        name = rel.as_posix().encode()
+        if path.is_symlink():
+            kind, data = b"l", os.readlink(path).encode()
+            h.update(kind + len(name).to_bytes(4, "big") + name
+                     + len(data).to_bytes(8, "big") + data)
+            continue
+        kind = b"x" if os.access(path, os.X_OK) else b"f"
+        h.update(kind + len(name).to_bytes(4, "big") + name
+                 + path.stat().st_size.to_bytes(8, "big"))
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 16), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def version_label(name: str, version: str) -> str:
+    """How people see a version: ``name@`` and the first :data:`SHORT` digits of the
+    hash (``heuristic@3f2a9c01b7de``)."""
+    return f"{name}@{version[:SHORT]}"
