@@ -1,0 +1,219 @@
+"""Helpers of the host tests: a real PostgreSQL server, a real `moon host run` process on
+127.0.0.1, and a small HTTP client of its API."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "example_bots"
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+MOON = [sys.executable, "-m", "arena.cli"]
+
+# Games that last a couple of seconds: few hands to a small target, short clocks.
+FAST = {"rules": "target_score = 7", "time_control": (
+    "decision_ms = 1000\nbank_ms = 5000\nstartup_ms = 10000\nmax_hands = 4")}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Postgres:
+    """A throwaway PostgreSQL 15 server (Debian's binaries) on 127.0.0.1, as the
+    ``postgres`` user, in a temp folder; :meth:`database` makes a fresh database."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="moon-pg-"))
+        self.port = free_port()
+        shutil.chown(self.dir, "postgres", "postgres")
+        os.chmod(self.dir, 0o700)
+
+    def _as_pg(self, *argv: str) -> None:
+        subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True,
+                       capture_output=True, timeout=120)
+
+    def start(self) -> None:
+        self._as_pg(str(PG_BIN / "initdb"), "-D", f"{self.dir}/data", "-U", "postgres",
+                    "--auth=trust")
+        self._as_pg(str(PG_BIN / "pg_ctl"), "-D", f"{self.dir}/data", "-o",
+                    f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir}",
+                    "-l", f"{self.dir}/log", "-w", "start")
+
+    def stop(self) -> None:
+        try:
+            self._as_pg(str(PG_BIN / "pg_ctl"), "-D", f"{self.dir}/data", "-m", "fast",
+                        "-w", "stop")
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def database(self, name: str) -> str:
+        import psycopg
+
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{self.port}/postgres",
+                             autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+
+def postgres_problem() -> str | None:
+    """Why no PostgreSQL server can be started here, or None."""
+    if not (PG_BIN / "initdb").is_file():
+        return "PostgreSQL 15 is not installed (apt-get install -y postgresql)"
+    if os.geteuid() != 0:
+        return "the PostgreSQL fixture runs the server as the postgres user: needs root"
+    if shutil.which("runuser") is None:
+        return "runuser (util-linux) is missing"
+    return None
+
+
+class HostProcess:
+    """`moon host run FOLDER` as a real process on 127.0.0.1 with a free port."""
+
+    def __init__(self, folder: Path, database: str | None, env: dict[str, str] | None = None
+                 ) -> None:
+        self.folder = folder
+        self.database = database
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+        self.log = folder / "host.log"
+
+    @property
+    def admin(self) -> str:
+        return (self.folder / "admin.token").read_text().strip()
+
+    def start(self, timeout: float = 60.0) -> HostProcess:
+        argv = [*MOON, "host", "run", str(self.folder), "--address", "127.0.0.1:0"]
+        if self.database:
+            argv += ["--database", self.database]
+        log = open(self.log, "a")  # noqa: SIM115 - the process writes it
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True,
+                                     env=self.env, cwd=ROOT)
+        deadline = time.monotonic() + timeout
+        assert self.proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            m = re.match(r"serving (http://\S+)", line)
+            if m:
+                self.url = m.group(1)
+                return self
+        self.kill()
+        raise AssertionError(f"moon host run did not start: {self.log.read_text()[-3000:]}")
+
+    def kill9(self) -> None:
+        """SIGKILL: no cleanup at all."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    # -- the API ----------------------------------------------------------------------
+    def call(self, method: str, path: str, token: str | None = None, **kw: Any
+             ) -> httpx.Response:
+        headers = kw.pop("headers", {})
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        return httpx.request(method, self.url + path, headers=headers, timeout=60, **kw)
+
+    def ok(self, method: str, path: str, token: str | None = None, **kw: Any) -> Any:
+        r = self.call(method, path, token, **kw)
+        assert r.status_code < 400, (r.status_code, r.text)
+        return r.json()
+
+    def register(self, name: str) -> str:
+        invite = self.ok("POST", "/api/invites", self.admin)["code"]
+        return self.ok("POST", "/api/register", json={"name": name, "invite": invite})["token"]
+
+    def submit(self, token: str, archive: bytes, name: str = "bot.tar.gz") -> httpx.Response:
+        return self.call("POST", "/api/submissions", token,
+                         files={"archive": (name, archive, "application/gzip")})
+
+    def wait_version(self, token: str, version_id: int, timeout: float = 120.0) -> dict:
+        """Poll a version until its build and validation are over."""
+        def done() -> dict | None:
+            v = self.ok("GET", f"/api/versions/{version_id}", token)
+            return v if v["status"] not in ("pending", "building", "validating") else None
+        return wait_for(done, timeout, f"version {version_id} to be built and validated")
+
+
+def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
+    """Poll ``check`` until it returns something truthy; fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = check()
+        if out:
+            return out
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def make_competition(folder: Path, *, runner: str = "local", concurrency: int = 2,
+                     extra: str = "") -> Path:
+    """A competition folder (`moon host init`) with fast games."""
+    argv = [*MOON, "host", "init", str(folder), "--seed", "7"]
+    if runner == "local":
+        argv.append("--trust-local")
+    subprocess.run(argv, check=True, capture_output=True, cwd=ROOT)
+    path = folder / "competition.toml"
+    text = path.read_text()
+    text = re.sub(r"(?m)^\[rules\].*$", "[rules]\n" + FAST["rules"], text)
+    text = re.sub(r"(?ms)^\[time_control\].*?\n\n", "[time_control]\n"
+                  + FAST["time_control"] + "\n\n", text)
+    text = re.sub(r"(?m)^concurrency = \d+", f"concurrency = {concurrency}", text)
+    text = re.sub(r"(?m)^batch_every_s = \d+", "batch_every_s = 2", text)
+    text = re.sub(r"(?m)^bootstrap = \d+", "bootstrap = 20", text)
+    path.write_text(text + extra)
+    return folder
+
+
+def tar_folder(folder: Path, *, rename: str | None = None, edit: str = "") -> bytes:
+    """A bot folder as a .tar.gz (``rename``: another name in its bot.toml; ``edit``: a
+    line appended to its bot.py, making a new version)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for p in sorted(folder.rglob("*")):
+            if p.is_dir() or "__pycache__" in p.parts:
+                continue
+            data = p.read_bytes()
+            rel = p.relative_to(folder).as_posix()
+            if rel == "bot.toml" and rename:
+                data = re.sub(rb'(?m)^name = ".*"', f'name = "{rename}"'.encode(), data)
+            if rel == "bot.py" and edit:
+                data += f"\n# {edit}\n".encode()
+            info = tarfile.TarInfo(rel)
+            info.size = len(data)
+            info.mode = 0o644
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()

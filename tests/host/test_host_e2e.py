@@ -1,0 +1,134 @@
+"""The competition host end to end: `moon host run` as a real process on 127.0.0.1, real
+HTTP, real bot processes over the real protocol; on SQLite and on a real PostgreSQL
+server (the ``database`` fixture)."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+
+
+def broken_bot() -> bytes:
+    """A bot that builds (nothing to build) but dies as soon as it starts."""
+    files = {"bot.toml": b'name = "broken"\nrun = "{python} bot.py"\n',
+             "bot.py": b"import sys\nprint('broken on purpose: no strategy', file=sys.stderr)\n"
+                       b"sys.exit(2)\n"}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def finished(host: HostProcess, **filters: object) -> list[dict]:
+    page = host.ok("GET", "/api/games", params={"status": "finished", "limit": 500, **filters})
+    return page["games"]
+
+
+@pytest.fixture
+def host(tmp_path: Path, database: str | None):
+    h = HostProcess(make_competition(tmp_path / "comp"), database).start()
+    try:
+        yield h
+    finally:
+        h.stop()
+
+
+def test_a_competition(host: HostProcess) -> None:
+    # accounts: invite codes, tokens, authorisation
+    assert host.call("POST", "/api/register", json={"name": "mallory"}).status_code == 403
+    alice, bob, carol = (host.register(n) for n in ("alice", "bob", "carol"))
+    assert host.call("GET", "/api/me").status_code == 401
+    assert host.call("GET", "/api/me", "moon_forged-token-0000").status_code == 401
+    assert host.call("GET", "/api/me", headers={"Authorization": "Basic eA=="}
+                     ).status_code == 401
+    assert host.ok("GET", "/api/me", alice)["name"] == "alice"
+    assert host.call("POST", "/api/invites", alice).status_code == 403
+
+    # submissions: alice heuristic, bob random, carol a broken bot then weak
+    v_h = host.submit(alice, tar_folder(EXAMPLES / "heuristic"))
+    v_r = host.submit(bob, tar_folder(EXAMPLES / "random"))
+    v_b = host.submit(carol, broken_bot())
+    assert (v_h.status_code, v_r.status_code, v_b.status_code) == (201, 201, 201)
+    v_h, v_r, v_b = v_h.json(), v_r.json(), v_b.json()
+    assert v_h["label"].startswith("heuristic@") and v_h["status"] == "pending"
+
+    rejected = host.wait_version(carol, v_b["id"])
+    assert rejected["status"] == "rejected"
+    assert "validation game" in rejected["reason"] and "seat 0" in rejected["reason"]
+    log = host.call("GET", f"/api/versions/{v_b['id']}/log", carol)
+    assert log.status_code == 200 and "broken on purpose" in log.text
+    # the log and the reason are its owner's: others get 404 / nothing
+    assert host.call("GET", f"/api/versions/{v_b['id']}/log", alice).status_code == 404
+    assert host.call("GET", f"/api/versions/{v_b['id']}/log").status_code == 404
+    assert host.ok("GET", f"/api/versions/{v_b['id']}", alice)["reason"] is None
+    assert host.ok("GET", f"/api/versions/{v_b['id']}", host.admin)["reason"]
+
+    v_w = host.submit(carol, tar_folder(EXAMPLES / "weak")).json()
+    for token, v in ((alice, v_h), (bob, v_r), (carol, v_w)):
+        assert host.wait_version(token, v["id"])["status"] == "active"
+    # the same sources again: the same version, not a new one
+    again = host.submit(alice, tar_folder(EXAMPLES / "heuristic"))
+    assert again.status_code == 200 and again.json()["id"] == v_h["id"]
+
+    # a participant cannot replace another's bot
+    r = host.submit(bob, tar_folder(EXAMPLES / "random", rename="heuristic"))
+    assert r.status_code == 409 and "belongs to another participant" in r.json()["detail"]
+
+    # games run; the leaderboard orders them
+    wait_for(lambda: len(finished(host)) >= 24 and all(
+        row["games"] >= 12 for row in host.ok("GET", "/api/leaderboard")), 240,
+        "24 rated games")
+    games = finished(host)
+    for g in games:  # the rejected version never plays a rated game
+        assert {s["bot"] for s in g["seats"]} <= {"heuristic", "random", "weak"}
+        assert len(g["scores"]) == 3 and g["kind"] == "rated"
+    board = wait_for(lambda: (lambda b: b if all(r["rating"] is not None for r in b)
+                              and host.ok("GET", "/api/status")["finished"] >= 24 else None)(
+        host.ok("GET", "/api/leaderboard")), 60, "the batch fit")
+    assert board[0]["bot"] == "heuristic", board
+    assert [r["rank"] for r in board] == [1, 2, 3]
+
+    # each finished game's seats: places from scores (the side with more points ahead)
+    for g in games:
+        for s in g["seats"]:
+            assert s["place"] == 1 + sum(1 for o in g["scores"] if o > s["score"])
+
+    # a bot's stderr is its owner's
+    g = games[0]
+    seat_of = {s["bot"]: s["seat"] for s in g["seats"]}
+    assert host.call("GET", f"/api/games/{g['id']}/logs/{seat_of['heuristic']}", alice
+                     ).status_code == 200
+    assert host.call("GET", f"/api/games/{g['id']}/logs/{seat_of['heuristic']}", bob
+                     ).status_code == 404
+    record = host.ok("GET", f"/api/games/{g['id']}/record", bob)
+    assert set(record["logs"]) == {str(seat_of["random"])}
+    assert record["seed"] and len(record["actions"]) > 0
+
+    # a new version replaces the old one; its games are counted apart
+    v_h2 = host.submit(alice, tar_folder(EXAMPLES / "heuristic", edit="version 2")).json()
+    assert v_h2["number"] == 2 and v_h2["hash"] != v_h["hash"]
+    assert host.wait_version(alice, v_h2["id"])["status"] == "active"
+    old = host.ok("GET", f"/api/versions/{v_h['id']}")
+    assert old["status"] == "retired"
+    wait_for(lambda: len(finished(host, version=v_h2["id"])) >= 6, 120, "games of version 2")
+    new_games = finished(host, version=v_h2["id"])
+    assert all(any(s["version_id"] == v_h2["id"] for s in g["seats"]) for g in new_games)
+    assert not any(s["version_id"] == v_h["id"] for g in new_games for s in g["seats"])
+    old_games = finished(host, version=v_h["id"])
+    assert host.ok("GET", f"/api/versions/{v_h['id']}")["games"] == len(old_games)
+    bot = host.ok("GET", "/api/bots/heuristic")
+    assert bot["active_version"] == v_h2["label"]
+    assert [v["number"] for v in bot["versions"]] == [1, 2]
+    board = host.ok("GET", "/api/leaderboard")
+    assert {r["version"] for r in board} == {v_h2["label"], v_r["label"], v_w["label"]}
+
+    status = host.ok("GET", "/api/status")
+    assert status["workers"] == 2 and status["finished"] >= 30
+    assert host.ok("GET", "/openapi.json")["paths"]["/api/submissions"]
