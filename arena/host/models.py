@@ -147,6 +147,8 @@ class Game(Base):
     void_reason: Mapped[str] = mapped_column(Text, default="")
     rated: Mapped[bool] = mapped_column(Boolean, default=False)
     """True once its result is in the live ratings (set in the same transaction)."""
+    seq: Mapped[int | None] = mapped_column(Integer, nullable=True, unique=True)
+    """1, 2, ... in the order results were written: the order of the rating updates."""
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     started_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True),
                                                            nullable=True)

@@ -41,10 +41,10 @@ def live_update(session: Session, game: Game) -> None:
 
 
 def finished_games(session: Session) -> list[GameRow]:
-    """Every finished rated game, in the order they finished."""
+    """Every finished rated game, in the order their results were written."""
     games = session.scalars(
         select(Game).where(Game.status == "finished", Game.kind == "rated")
-        .order_by(Game.finished_at, Game.id).options(selectinload(Game.seats)))
+        .order_by(Game.seq).options(selectinload(Game.seats)))
     return [game_row(g) for g in games]
 
 

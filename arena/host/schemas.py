@@ -146,6 +146,7 @@ class GameOut(BaseModel):
     set: int | None
     seating: int
     attempt: int
+    seq: int | None = Field(description="Order in which results were written (and rated)")
     seats: list[SeatOut]
     termination: str | None
     winner: int | None
@@ -171,7 +172,7 @@ class GameOut(BaseModel):
                                  place=x.place if done else None,
                                  score=x.score if done else None))
         return cls(id=g.id, kind=g.kind, status=g.status, set=g.dset_id, seating=g.seating,
-                   attempt=g.attempt, seats=seats,
+                   attempt=g.attempt, seq=g.seq, seats=seats,
                    termination=g.termination if done else None,
                    winner=g.winner if done else None, scores=g.scores if done else None,
                    hands=g.hands if done else None, wall_ms=g.wall_ms if done else None,

@@ -430,6 +430,7 @@ class Host:
             g.hands, g.wall_ms, g.think_ms = res.hands_played, fg.wall_ms, fg.think_ms
             g.record_path = str(fg.record_path) if fg.record_path else None
             g.finished_at = utcnow()
+            g.seq = (s.scalar(select(func.max(Game.seq))) or 0) + 1
             for seat in g.seats:
                 seat.place = res.places[seat.side]
                 seat.score = res.scores[seat.side]

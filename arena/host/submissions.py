@@ -125,8 +125,9 @@ def _link(name: str, target: str, root: Path) -> None:
 def _extract_tar(data: IO[bytes], root: Path, budget: _Budget) -> None:
     try:
         tf = tarfile.open(fileobj=data, mode="r:*")
-    except (tarfile.TarError, OSError, EOFError) as e:
-        raise UploadError(f"not a readable tar archive: {e}") from None
+    except (tarfile.TarError, OSError, EOFError):
+        raise UploadError("not a readable archive: send the bot folder as a .tar.gz, .tar "
+                          "or .zip") from None
     with tf:
         try:
             for m in _members(tf):
@@ -170,7 +171,8 @@ def _extract_zip(data: IO[bytes], root: Path, budget: _Budget) -> None:
     try:
         zf = zipfile.ZipFile(data)
     except (zipfile.BadZipFile, OSError) as e:
-        raise UploadError(f"not a readable zip archive: {e}") from None
+        raise UploadError(f"not a readable zip archive ({e}): send the bot folder as a "
+                          ".tar.gz, .tar or .zip") from None
     with zf:
         for info in zf.infolist():
             budget.entry()
@@ -183,7 +185,7 @@ def _extract_zip(data: IO[bytes], root: Path, budget: _Budget) -> None:
             elif stat.S_ISLNK(mode):
                 target = zf.read(info)[:4096].decode("utf-8", "replace")
                 _link(name, target, root)
-            elif mode and not stat.S_ISREG(mode):
+            elif stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type bits: a file
                 raise UploadError(f"archive entry {info.filename!r} is a device, FIFO or "
                                   "other special file: a bot folder holds files and folders "
                                   "only")

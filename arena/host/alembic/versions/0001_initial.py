@@ -68,11 +68,13 @@ def upgrade() -> None:
     sa.Column('record_path', sa.Text(), nullable=True),
     sa.Column('void_reason', sa.Text(), nullable=False),
     sa.Column('rated', sa.Boolean(), nullable=False),
+    sa.Column('seq', sa.Integer(), nullable=True),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('started_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('finished_at', sa.DateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['dset_id'], ['dsets.id'], ),
-    sa.PrimaryKeyConstraint('id')
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('seq')
     )
     with op.batch_alter_table('games', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_games_dset_id'), ['dset_id'], unique=False)

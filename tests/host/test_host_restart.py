@@ -1,0 +1,89 @@
+"""`kill -9` of the host in the middle of games, then a restart: no finished game is lost,
+the games in flight are voided and replayed (never rated), no game is rated twice, and a
+submission caught in its build is kept and built. On SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+from openskill.models import PlackettLuce
+
+
+def all_games(host: HostProcess) -> list[dict]:
+    return host.ok("GET", "/api/games", params={"limit": 500})["games"]
+
+
+def replay_live_ratings(games: list[dict]) -> dict[int, tuple[float, float]]:
+    """OpenSkill from scratch over the finished rated games in result order (a version
+    seated twice in one game gets the mean of its seats' updates)."""
+    model = PlackettLuce()
+    ratings: dict[int, tuple[float, float]] = {}
+    for g in sorted(games, key=lambda g: g["seq"]):
+        seats = [s["version_id"] for s in g["seats"]]
+        teams = [[model.rating(*ratings.get(v, (25.0, 25.0 / 3)))] for v in seats]
+        new = model.rate(teams, ranks=[s["place"] for s in g["seats"]])
+        acc: dict[int, list[tuple[float, float]]] = {}
+        for v, team in zip(seats, new, strict=True):
+            acc.setdefault(v, []).append((team[0].mu, team[0].sigma))
+        for v, vals in acc.items():
+            ratings[v] = (sum(x[0] for x in vals) / len(vals), sum(x[1] for x in vals) / len(vals))
+    return ratings
+
+
+def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
+    folder = make_competition(tmp_path / "comp")
+    host = HostProcess(folder, database).start()
+    try:
+        tokens = {n: host.register(n) for n in ("alice", "bob", "carol")}
+        versions = {}
+        for (name, token), bot in zip(tokens.items(), ("heuristic", "random", "weak"),
+                                      strict=True):
+            versions[name] = host.submit(token, tar_folder(EXAMPLES / bot)).json()
+        for name, v in versions.items():
+            assert host.wait_version(tokens[name], v["id"])["status"] == "active"
+        wait_for(lambda: sum(g["status"] == "finished" for g in all_games(host)) >= 6
+                 and any(g["status"] == "running" for g in all_games(host)), 120,
+                 "6 finished games and one running")
+        # a new version, still in its build or validation when the host dies
+        v2 = host.submit(tokens["alice"], tar_folder(EXAMPLES / "heuristic", edit="v2")).json()
+        before = {g["id"]: g for g in all_games(host) if g["status"] == "finished"}
+        host.kill9()
+
+        host = HostProcess(folder, database).start()
+        after = {g["id"]: g for g in all_games(host)}
+        for gid, g in before.items():  # no finished game lost, none changed
+            assert after[gid]["status"] == "finished"
+            assert after[gid]["scores"] == g["scores"] and after[gid]["seq"] == g["seq"]
+        voided = [g for g in after.values() if g["status"] == "voided"]
+        assert voided, "the games in flight at the kill are voided"
+        for g in voided:  # ... and replayed: same board, same seats, a new id
+            replay = after.get(f"{g['id'].split('-r')[0]}-r{g['attempt'] + 1}")
+            assert replay is not None and replay["status"] in ("queued", "running", "finished")
+            assert [s["version_id"] for s in replay["seats"]] == \
+                [s["version_id"] for s in g["seats"]]
+        # the submission survived and is built now
+        assert host.wait_version(tokens["alice"], v2["id"])["status"] == "active"
+        wait_for(lambda: sum(g["status"] == "finished" and g["attempt"] > 0
+                             for g in all_games(host)) >= 1, 120, "a replayed game finished")
+        host.stop()  # a clean stop: nothing more is written after this
+
+        host = HostProcess(folder, database).start()
+        games = all_games(host)
+        done = [g for g in games if g["status"] == "finished"]
+        assert len({g["id"] for g in done}) == len(done)
+        seqs = sorted(g["seq"] for g in done)
+        assert seqs == sorted(set(seqs))  # every result written once
+        # none rated twice: every version's game count and live rating equal what its
+        # finished games give, worked out again from scratch
+        expected = replay_live_ratings(done)
+        for bot in host.ok("GET", "/api/bots"):
+            for v in bot["versions"]:
+                mine = [g for g in done if any(s["version_id"] == v["id"] for s in g["seats"])]
+                assert v["games"] == len(mine), v["label"]
+                if mine:
+                    mu, sigma = expected[v["id"]]
+                    assert abs(v["mu"] - mu) < 1e-3 and abs(v["sigma"] - sigma) < 1e-3
+        assert all(not any(s["version_id"] is None for s in g["seats"]) for g in done)
+    finally:
+        host.stop()

@@ -1,0 +1,169 @@
+"""Archive intake: hostile uploads are refused with a clear reason and leave nothing
+behind; good ones are stored content-addressed (arena.host.submissions). The last test
+sends the same hostile archives to a real `moon host run` over HTTP."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
+
+from arena.host.submissions import UploadError, UploadLimits, pack, take_upload, unpack
+from arena.versions import bot_version
+
+MANIFEST = b'name = "evil"\nrun = "{python} bot.py"\n'
+LIMITS = UploadLimits(max_archive=64 * 1024, max_unpacked=256 * 1024, max_files=50)
+
+
+def tar(*members: tuple[tarfile.TarInfo, bytes | None]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+            tf.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def file(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    return tarfile.TarInfo(name), data
+
+
+def special(name: str, kind: bytes, target: str = "") -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = target
+    return info, None
+
+
+def zip_bomb() -> bytes:
+    """A zip whose one entry inflates to 1 GB of zeros (about 1 MB packed)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("bot.toml", MANIFEST)
+        with zf.open("bot.py", "w", force_zip64=True) as f:
+            block = b"\0" * (1 << 20)
+            for _ in range(1024):
+                f.write(block)
+    return buf.getvalue()
+
+
+def tar_bomb() -> bytes:
+    """A .tar.gz of 20 MB of zeros in one file (about 20 KB packed)."""
+    return tar(file("bot.toml", MANIFEST), file("bot.py", b"\0" * (20 << 20)))
+
+
+HOSTILE = {
+    "dotdot": (tar(file("bot.toml", MANIFEST), file("../escape.py", b"x")), "'..'"),
+    "absolute": (tar(file("bot.toml", MANIFEST), file("/tmp/escape.py", b"x")),
+                 "absolute path"),
+    "symlink_out": (tar(file("bot.toml", MANIFEST), special("data", tarfile.SYMTYPE,
+                                                            "/etc/passwd")), "outside"),
+    "symlink_up": (tar(file("bot.toml", MANIFEST), special("up", tarfile.SYMTYPE, "..")),
+                   "outside"),
+    "symlink_chain": (tar(file("bot.toml", MANIFEST),
+                          special("d/l", tarfile.SYMTYPE, ".."),
+                          special("d/l/m", tarfile.SYMTYPE, "..")), "outside"),
+    "write_through_link": (tar(file("bot.toml", MANIFEST),
+                               special("l", tarfile.SYMTYPE, "."),
+                               special("l/l2", tarfile.SYMTYPE, "l"),
+                               file("l/x.py", b"x")), None),
+    "hardlink": (tar(file("bot.toml", MANIFEST), special("h", tarfile.LNKTYPE,
+                                                         "/etc/passwd")), "hard link"),
+    "device": (tar(file("bot.toml", MANIFEST), special("dev", tarfile.CHRTYPE)), "device"),
+    "fifo": (tar(file("bot.toml", MANIFEST), special("fifo", tarfile.FIFOTYPE)), "FIFO"),
+    "no_manifest": (tar(file("bot.py", b"print()")), "no bot.toml"),
+    "too_many_files": (tar(file("bot.toml", MANIFEST),
+                           *(file(f"f{i}.py", b"") for i in range(60))), "more than 50"),
+    "tar_bomb": (tar_bomb(), "unpacks to more than"),
+    "zip_bomb": (zip_bomb(), None),
+    "garbage": (b"\x1f\x8b this is not gzip at all" * 10, "not a readable"),
+    "bad_manifest": (tar(file("bot.toml", b'name = "evil"\n')), "'run' is required"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_hostile_archive_refused(case: str, tmp_path: Path) -> None:
+    data, why = HOSTILE[case]
+    limits = LIMITS if case != "zip_bomb" else UploadLimits(max_archive=4 << 20,
+                                                            max_unpacked=8 << 20)
+    if case == "write_through_link":  # a link inside is fine; the chain stays inside too
+        up = take_upload(io.BytesIO(data), tmp_path / "store", limits)
+        assert (up.folder / "x.py").is_file()
+        return
+    with pytest.raises(Exception) as e:
+        take_upload(io.BytesIO(data), tmp_path / "store", limits)
+    if why:
+        assert why in str(e.value), str(e.value)
+    if case == "zip_bomb":
+        assert "unpacks to more than 8 MB" in str(e.value)
+    assert "\n" not in str(e.value).strip() or case == "bad_manifest"
+    assert not (tmp_path / "escape.py").exists() and not Path("/tmp/escape.py").exists()
+    store = tmp_path / "store"
+    left = [p for p in store.rglob("*") if p.is_file()] if store.exists() else []
+    assert left == []  # nothing stored, nothing half-unpacked
+
+
+def test_oversize_archive(tmp_path: Path) -> None:
+    data = tar(file("bot.toml", MANIFEST), file("big.bin", bytes(range(256)) * 1024))
+    with pytest.raises(UploadError, match="over the limit"):
+        take_upload(io.BytesIO(data), tmp_path, UploadLimits(max_archive=1024))
+
+
+def test_good_archive_is_stored_by_content(tmp_path: Path) -> None:
+    data = pack(EXAMPLES / "heuristic")
+    up = take_upload(io.BytesIO(data), tmp_path, LIMITS)
+    assert up.archive_sha256 == hashlib.sha256(data).hexdigest()
+    assert (tmp_path / "archives" / up.archive_sha256).read_bytes() == data
+    assert up.version == bot_version(EXAMPLES / "heuristic")
+    assert up.folder == tmp_path / "versions" / up.version and up.spec.name == "heuristic"
+    # a zip of the same folder in a top folder: the same version
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for p in sorted((EXAMPLES / "heuristic").iterdir()):
+            if p.is_file():
+                info = zipfile.ZipInfo(f"heuristic/{p.name}")
+                info.external_attr = (stat.S_IFREG | 0o644) << 16
+                zf.writestr(info, p.read_bytes())
+    again = take_upload(io.BytesIO(buf.getvalue()), tmp_path, LIMITS)
+    assert again.version == up.version and again.archive_sha256 != up.archive_sha256
+
+
+def test_unpack_keeps_modes(tmp_path: Path) -> None:
+    info = tarfile.TarInfo("run.sh")
+    info.mode = 0o755
+    data = tar(file("bot.toml", MANIFEST), (info, b"#!/bin/sh\n"))
+    root = unpack(io.BytesIO(data), tmp_path / "x", LIMITS)
+    assert (root / "run.sh").stat().st_mode & 0o111
+
+
+def test_hostile_uploads_over_http(tmp_path: Path) -> None:
+    host = HostProcess(make_competition(tmp_path / "comp", extra=""), None)
+    text = (host.folder / "competition.toml").read_text()
+    (host.folder / "competition.toml").write_text(
+        text.replace("max_archive_mb = 10", "max_archive_mb = 0.5")
+            .replace("max_unpacked_mb = 50", "max_unpacked_mb = 8")
+            .replace("max_files = 2000", "max_files = 50"))
+    host.start()
+    try:
+        mallory = host.register("mallory")
+        for case in ("dotdot", "absolute", "symlink_out", "no_manifest", "tar_bomb",
+                     "device", "garbage"):
+            r = host.submit(mallory, HOSTILE[case][0])
+            assert r.status_code == 400, (case, r.text)
+            assert HOSTILE[case][1] in r.json()["detail"], (case, r.text)
+        r = host.submit(mallory, zip_bomb())
+        assert r.status_code == 413 and "over the limit" in r.json()["detail"]
+        assert host.submit(None, tar_folder(EXAMPLES / "random")).status_code == 401
+        assert host.submit("moon_forged", tar_folder(EXAMPLES / "random")).status_code == 401
+        assert host.ok("GET", "/api/bots") == []
+        store = host.folder / "store"
+        assert not (store / "versions").exists() or not any((store / "versions").iterdir())
+    finally:
+        host.stop()
