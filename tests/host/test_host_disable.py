@@ -1,0 +1,72 @@
+"""A version that forfeits ``forfeit_limit`` rated games in a row is disabled, with the
+reason for its owner, and leaves the pool; the others play on. (SQLite; the PostgreSQL
+runs of the other end-to-end tests cover the same code on the other database.)"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+
+
+def flaky_bot(counter: Path) -> bytes:
+    """Plays like the random bot in its first game (its validation game), then crashes at
+    the start of every later game: it counts its runs in ``counter``."""
+    random_py = (EXAMPLES / "random" / "bot.py").read_text()
+    bot_py = (f"import pathlib, sys\nc = pathlib.Path({str(counter)!r})\n"
+              "n = int(c.read_text()) if c.exists() else 0\nc.write_text(str(n + 1))\n"
+              "if n >= 1:\n    print('crashing on purpose', file=sys.stderr)\n"
+              "    sys.exit(1)\n" + random_py)
+    files = {"bot.toml": b'name = "flaky"\nrun = "{python} bot.py"\n',
+             "bot.py": bot_py.encode()}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def test_forfeits_in_a_row_disable_a_version(tmp_path: Path) -> None:
+    folder = make_competition(tmp_path / "comp")
+    toml = folder / "competition.toml"
+    toml.write_text(toml.read_text().replace("forfeit_limit = 5", "forfeit_limit = 2"))
+    host = HostProcess(folder, None).start()
+    try:
+        alice, bob, zed = (host.register(n) for n in ("alice", "bob", "zed"))
+        for token, bot in ((alice, "heuristic"), (bob, "random")):
+            v = host.submit(token, tar_folder(EXAMPLES / bot)).json()
+            assert host.wait_version(token, v["id"])["status"] == "active"
+        flaky = host.submit(zed, flaky_bot(tmp_path / "runs.txt")).json()
+        assert host.wait_version(zed, flaky["id"])["status"] == "active"
+
+        def disabled() -> dict | None:
+            v = host.ok("GET", f"/api/versions/{flaky['id']}", zed)
+            return v if v["status"] == "disabled" else None
+        v = wait_for(disabled, 120, "the flaky version to be disabled")
+        assert "2 forfeits in a row" in v["reason"] and "crash" in v["reason"]
+        assert host.ok("GET", f"/api/versions/{flaky['id']}", alice)["reason"] is None
+        # the rest of the pool plays on without it
+        n = host.ok("GET", "/api/status")["finished"]
+        wait_for(lambda: host.ok("GET", "/api/status")["finished"] >= n + 3, 60,
+                 "more games without the disabled version")
+        games = host.ok("GET", "/api/games", params={"version": flaky["id"],
+                                                     "status": "finished"})["games"]
+        # disabled at the limit: the game still in flight then (2 at once) may finish,
+        # and no game starts after it
+        assert 2 <= len(games) <= 3
+        assert host.ok("GET", f"/api/versions/{flaky['id']}", zed)["games"] == len(games)
+        for g in games:
+            seat = next(s["seat"] for s in g["seats"] if s["version_id"] == flaky["id"])
+            assert g["termination"] == "forfeit"
+            assert {(f["seat"], f["reason"]) for f in g["faults"] if f["forfeit"]} \
+                == {(seat, "crash")}
+        assert host.ok("GET", "/api/bots/flaky")["active_version"] is None
+        assert "flaky" not in {r["bot"] for r in host.ok("GET", "/api/leaderboard")}
+        assert host.ok("GET", "/api/games", params={"version": flaky["id"], "status":
+                                                    "running"})["total"] == 0
+    finally:
+        host.stop()
