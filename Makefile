@@ -13,7 +13,7 @@ BUF_STAMP := tools/node_modules/.installed
 # released, committed in tools/ (`make proto-baseline` writes it, deliberately, at a release).
 BUF_BASELINE := tools/protocol-v1.binpb
 
-.PHONY: all setup test lint typecheck pytest demo proto clean
+.PHONY: all setup test lint typecheck pytest demo host-demo proto clean
 .PHONY: buf buflint proto-baseline docker-up docker-down
 
 all: test
@@ -94,6 +94,11 @@ demo: setup bots
 	rm -f runs/demo.sqlite runs/demo.sqlite-wal runs/demo.sqlite-shm
 	rm -rf runs/demo.sqlite.records
 	$(VENV)/bin/moon ladder run ladders/demo.toml --results runs/demo.sqlite
+
+# A competition host on the embedded defaults (SQLite, local pool) with the example bots
+# submitted by three demo participants; prints the API address and plays until Ctrl-C.
+host-demo: setup
+	$(PY) scripts/host_demo.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -22,7 +22,10 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "example_bots"
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
+PG_BIN = max(Path("/usr/lib/postgresql").glob("*/bin"),
+             key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+             default=Path("/usr/lib/postgresql/15/bin"))
+"""Debian's PostgreSQL binaries (the newest installed; 15 on bookworm)."""
 MOON = [sys.executable, "-m", "arena.cli"]
 
 # Games that last a couple of seconds: few hands to a small target, short clocks.
@@ -37,7 +40,7 @@ def free_port() -> int:
 
 
 class Postgres:
-    """A throwaway PostgreSQL 15 server (Debian's binaries) on 127.0.0.1, as the
+    """A throwaway PostgreSQL server (Debian's binaries) on 127.0.0.1, as the
     ``postgres`` user, in a temp folder; :meth:`database` makes a fresh database."""
 
     def __init__(self) -> None:
@@ -76,7 +79,7 @@ class Postgres:
 def postgres_problem() -> str | None:
     """Why no PostgreSQL server can be started here, or None."""
     if not (PG_BIN / "initdb").is_file():
-        return "PostgreSQL 15 is not installed (apt-get install -y postgresql)"
+        return "PostgreSQL is not installed (apt-get install -y postgresql)"
     if os.geteuid() != 0:
         return "the PostgreSQL fixture runs the server as the postgres user: needs root"
     if shutil.which("runuser") is None:

@@ -1,0 +1,77 @@
+"""`make host-demo`: a competition on the embedded defaults (SQLite, the local pool, the
+host's own runner) with the example bots submitted by three demo participants; prints the
+API's address and plays until Ctrl-C.
+
+    python scripts/host_demo.py [--folder runs/host-demo] [--address 127.0.0.1:8000]
+
+The demo runs the example bots as local processes (``trust_local = true``): they are
+ours. A real competition keeps the Docker runner (`moon host init` writes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from arena.cli.client import ClientError, api  # noqa: E402
+from arena.host.submissions import pack  # noqa: E402
+
+DEMO = {"ann": "heuristic", "ben": "random", "cat": "weak"}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--folder", type=Path, default=ROOT / "runs" / "host-demo")
+    ap.add_argument("--address", default="127.0.0.1:8000")
+    args = ap.parse_args()
+    moon = [sys.executable, "-m", "arena.cli"]
+    shutil.rmtree(args.folder, ignore_errors=True)
+    subprocess.run([*moon, "host", "init", str(args.folder), "--name", "Moon demo",
+                    "--trust-local", "--open"], check=True, stdout=subprocess.DEVNULL)
+    toml = args.folder / "competition.toml"  # games of a few seconds, to watch them go by
+    toml.write_text(re.sub(r"(?m)^decision_ms = \d+", "decision_ms = 1000", toml.read_text()))
+    host = subprocess.Popen([*moon, "host", "run", str(args.folder), "--address",
+                             args.address], stdout=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None
+        line = host.stdout.readline()
+        m = re.match(r"serving (\S+)", line)
+        if not m:
+            print("host-demo: the host did not start (is the address in use? --address)",
+                  file=sys.stderr)
+            return 1
+        url = m.group(1)
+        for person, bot in DEMO.items():
+            token = api("POST", url, "/api/register", json={"name": person})["token"]
+            v = api("POST", url, "/api/submissions", token,
+                    files={"archive": (f"{bot}.tar.gz", pack(ROOT / "example_bots" / bot),
+                                       "application/gzip")})
+            print(f"{person} submitted {v['label']}")
+        print(f"\nMoon demo competition: API on {url}/api  (OpenAPI: {url}/docs)")
+        print(f"  moon host status {url}      curl {url}/api/leaderboard")
+        print("playing until Ctrl-C ...", flush=True)
+        while host.poll() is None:
+            time.sleep(0.5)
+        return host.returncode or 0
+    except ClientError as e:
+        print(f"host-demo: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if host.poll() is None:
+            host.send_signal(signal.SIGTERM)
+            host.wait(30)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
