@@ -99,6 +99,7 @@ class Host:
         self._wake_games = asyncio.Event()
         self._slots: asyncio.Semaphore | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._inflight: set[asyncio.Task[FinishedGame]] = set()
         self._stopping = asyncio.Event()
         self._specs: dict[int, BotSpec] = {}
         self.docker_limits: Any = None
@@ -177,26 +178,40 @@ class Host:
             self._loop.call_soon_threadsafe(self._wake_builder.set)
 
     async def run(self) -> None:
-        """Serve until :meth:`stop`: the build queue, the games, the batch fits."""
+        """Serve until :meth:`stop`: the build queue, the games, the batch fits. On the
+        way out the games still running are aborted by the executor (their bots and
+        containers are stopped and removed) and stay ``running`` in the database: the
+        next start voids and replays them, as after a crash."""
         self._loop = asyncio.get_running_loop()
         self._slots = asyncio.Semaphore(self.capacity)
         if self.settings.runner.kind == "docker":
             await asyncio.to_thread(sandbox.cleanup_stale)
-        async with self._executor_factory(self.record_dir, self.capacity) as ex:
-            self._executor = ex
-            tasks = [asyncio.create_task(self._builder(), name="host-builder"),
-                     asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
-                     asyncio.create_task(self._batch_loop(), name="host-batch")]
-            try:
-                await self._stopping.wait()
-            finally:
-                for t in tasks:
-                    t.cancel()
-                running = list(self._running.values())
-                for t in running:
-                    t.cancel()
-                await asyncio.gather(*tasks, *running, return_exceptions=True)
-        self._writer.shutdown(wait=True)
+        try:
+            async with self._executor_factory(self.record_dir, self.capacity) as ex:
+                self._executor = ex
+                tasks = [asyncio.create_task(self._builder(), name="host-builder"),
+                         asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
+                         asyncio.create_task(self._batch_loop(), name="host-batch")]
+                try:
+                    await self._stopping.wait()
+                finally:
+                    for t in [*tasks, *self._running.values()]:
+                        t.cancel()
+                    await asyncio.gather(*tasks, *self._running.values(),
+                                         return_exceptions=True)
+            # the executor has aborted what was still playing: let those games end
+            await asyncio.gather(*self._inflight, return_exceptions=True)
+        finally:
+            self._writer.shutdown(wait=True)
+
+    async def _play_game(self, req: GameRequest) -> FinishedGame:
+        """``executor.play(req)`` in a task of its own that a cancelled caller does not
+        cancel: a game is never interrupted while its bots or containers start (they would
+        be left behind), only aborted by the executor, which stops them."""
+        task = asyncio.create_task(self._executor.play(req), name=f"play-{req.game_id}")
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+        return await asyncio.shield(task)
 
     def stop(self) -> None:
         """Ask :meth:`run` to end (games still running are voided, replayed next time)."""
@@ -282,7 +297,7 @@ class Host:
         assert self._slots is not None
         async with self._slots:
             try:
-                fg = await self._executor.play(req)
+                fg = await self._play_game(req)
             except InfrastructureError as e:
                 await self.write(self._void_game, game_id, str(e))
                 await self.write(self._set_status, version_id, "pending")
@@ -398,7 +413,7 @@ class Host:
             req = GameRequest(game_id, bots, self.ruleset, self.settings.competition.preset,
                               seed, self.tc, self.docker_limits)
             try:
-                fg = await self._executor.play(req)
+                fg = await self._play_game(req)
             except InfrastructureError as e:
                 log.warning("game %s voided: %s", game_id, e)
                 if not self._stopping.is_set():

@@ -14,13 +14,18 @@ from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wa
 
 def broken_bot() -> bytes:
     """A bot that builds (nothing to build) but dies as soon as it starts."""
-    files = {"bot.toml": b'name = "broken"\nrun = "{python} bot.py"\n',
+    return tar_broken_as("broken")
+
+
+def tar_broken_as(name: str) -> bytes:
+    """:func:`broken_bot` under another name."""
+    files = {"bot.toml": f'name = "{name}"\nrun = "{{python}} bot.py"\n'.encode(),
              "bot.py": b"import sys\nprint('broken on purpose: no strategy', file=sys.stderr)\n"
                        b"sys.exit(2)\n"}
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
+        for fname, data in files.items():
+            info = tarfile.TarInfo(fname)
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
     return buf.getvalue()
@@ -128,6 +133,12 @@ def test_a_competition(host: HostProcess) -> None:
     assert [v["number"] for v in bot["versions"]] == [1, 2]
     board = host.ok("GET", "/api/leaderboard")
     assert {r["version"] for r in board} == {v_h2["label"], v_r["label"], v_w["label"]}
+
+    # a failing new version is rejected; the one before it stays active
+    bad = host.submit(alice, tar_broken_as("heuristic")).json()
+    assert host.wait_version(alice, bad["id"])["status"] == "rejected"
+    assert host.ok("GET", "/api/bots/heuristic")["active_version"] == v_h2["label"]
+    assert host.ok("GET", f"/api/versions/{v_h2['id']}")["status"] == "active"
 
     status = host.ok("GET", "/api/status")
     assert status["workers"] == 2 and status["finished"] >= 30

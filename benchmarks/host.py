@@ -1,0 +1,153 @@
+"""The competition host against the ladder: sustained games per minute of `moon host run`
+and of `moon ladder run` on the same bots, rules and time control, in one run, and the
+host's memory as games accumulate.
+
+    .venv/bin/python benchmarks/host.py [--games 1000] [--window 48] [--concurrency 2]
+
+1. A ladder of heuristic, random and weak (duplicate sets of 6 games) through the real
+   runner; its sustained rate is timed from its first finished game to its last.
+2. `moon host run` as a real process (SQLite, local runner): three participants submit the
+   same bots; once all three are active, its sustained rate is timed over the next
+   ``window`` games, the same number the ladder played.
+3. The ladder again (the machine is shared: its load changes), then the host, restarted,
+   plays on to ``games`` games; its resident memory (VmRSS of the host process,
+   bots aside) is printed every 100 games, to show it stays flat.
+
+Prints the two rates side by side and the host's overhead (ladder rate / host rate; the
+aim is at most 1.1). A figure, not a test: the machine is shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import math
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "host"))
+
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder  # noqa: E402
+
+from arena.ladder.config import ladder_from_dict  # noqa: E402
+from arena.ladder.runner import open_store, run_ladder  # noqa: E402
+
+BOTS = ("heuristic", "random", "weak")
+RULES = {"target_score": 7}
+ladder_wall = 0.0
+TC = {"decision_ms": 1000, "bank_ms": 5000, "startup_ms": 10000, "max_hands": 4}
+
+
+def ladder_rate(games: int, concurrency: int, tmp: Path) -> tuple[int, float]:
+    data = {"ladder": {"name": "bench-host", "preset": "moon3", "seed": 5,
+                       "boards": math.ceil(games / 6), "concurrency": concurrency,
+                       "options": RULES},
+            "time_control": TC,
+            "bots": [{"path": str(EXAMPLES / b)} for b in BOTS]}
+    tmp.mkdir(parents=True, exist_ok=True)
+    cfg = ladder_from_dict(data, tmp / "bench.toml")
+    results = tmp / "ladder.sqlite"
+    store = open_store(cfg, results)
+    stamps: list[float] = []
+    asyncio.run(run_ladder(cfg, store, results, on_game=lambda _row: stamps.append(
+        time.monotonic())))
+    walls = [row[0] for row in store.db.execute("SELECT wall_ms FROM games")]
+    store.close()
+    global ladder_wall
+    ladder_wall = sum(walls) / len(walls)
+    return len(stamps), (len(stamps) - 1) / (stamps[-1] - stamps[0]) * 60
+
+
+def host_rate(db: Path, first: int, n: int) -> tuple[float, int, float]:
+    """Sustained games/min of ``n`` rated games from the ``first``-th (result order), from
+    their finish times in the host's database; and their mean wall time, ms."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT finished_at, wall_ms FROM games WHERE kind = 'rated' AND "
+                            "status = 'finished' ORDER BY seq LIMIT ? OFFSET ?",
+                            (n, first - 1)).fetchall()
+    times = [dt.datetime.fromisoformat(r[0]).timestamp() for r in rows]
+    return ((len(times) - 1) / (times[-1] - times[0]) * 60, len(times),
+            sum(r[1] for r in rows) / len(rows))
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=1000, help="host games for the memory run")
+    ap.add_argument("--window", type=int, default=48, help="games timed for the rates")
+    ap.add_argument("--concurrency", type=int, default=2)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="moon-bench-host-"))
+
+    n_ladder, ladder_a = ladder_rate(args.window, args.concurrency, tmp / "a")
+    wall_a = ladder_wall
+    print(f"ladder: {n_ladder} games, {ladder_a:.1f} games/min sustained", flush=True)
+
+    folder = make_competition(tmp / "comp", concurrency=args.concurrency)
+    toml = folder / "competition.toml"
+    toml.write_text(toml.read_text().replace("batch_every_s = 2", "batch_every_s = 60")
+                    .replace("bootstrap = 20", "bootstrap = 100"))
+    host = HostProcess(folder, None).start()
+    try:
+        versions = []
+        for i, bot in enumerate(BOTS):
+            token = host.register(f"p{i}")
+            versions.append((token, host.submit(token, tar_folder(EXAMPLES / bot)).json()))
+        for token, v in versions:
+            assert host.wait_version(token, v["id"])["status"] == "active"
+        # timed from the database afterwards (the results' own times, as the ladder's
+        # are timed by its callbacks), so that polling the API costs the host nothing
+        n0 = finished(host)
+        while finished(host) < n0 + n_ladder + 1:
+            time.sleep(2.0)
+    finally:
+        host.stop()
+    hosted, n_host, wall_ms = host_rate(folder / "host.sqlite", n0 + 1, n_ladder)
+    print(f"host:   {n_host} games, {hosted:.1f} games/min sustained", flush=True)
+
+    # the ladder again, so that a change in the machine's load shows (it is shared)
+    _, ladder_b = ladder_rate(args.window, args.concurrency, tmp / "b")
+    print(f"ladder: {n_ladder} games, {ladder_b:.1f} games/min sustained (again)", flush=True)
+    ladder = (ladder_a + ladder_b) / 2
+    print(f"host overhead: {ladder / hosted:.2f}x (mean ladder rate / host rate; aim <= 1.1)",
+          flush=True)
+    print(f"mean game wall time: ladder {(wall_a + ladder_wall) / 2:.0f} ms, host "
+          f"{wall_ms:.0f} ms", flush=True)
+
+    # memory: the same host, restarted, plays on to --games games
+    host = HostProcess(folder, None).start()
+    try:
+        assert host.proc is not None
+        pid = host.proc.pid
+        print("host memory (VmRSS of the host process, bots aside):", flush=True)
+        start, mark, t_start = finished(host), 100, time.monotonic()
+        while True:
+            n = finished(host) - start
+            if n >= mark:
+                mins = (time.monotonic() - t_start) / 60
+                print(f"  {n:5d} games  {rss_mb(pid):7.1f} MB  ({mins:.1f} min)", flush=True)
+                mark += 100
+                if n >= args.games:
+                    break
+            time.sleep(5.0)
+    finally:
+        host.stop()
+
+
+def finished(host: HostProcess) -> int:
+    return int(host.ok("GET", "/api/status")["finished"])
+
+
+if __name__ == "__main__":
+    main()
