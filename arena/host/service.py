@@ -336,12 +336,12 @@ class Host:
                 self._void(s, g, reason)
 
     # -- rated games ----------------------------------------------------------------------
-    def _claim(self) -> tuple[str, int, list[int]] | None:
+    def _claim(self) -> tuple[str, int, tuple[BotSpec, ...]] | None:
         """Take the next queued game (making a new duplicate set when none is queued) and
         mark it running; None if there is nothing to play."""
         with self.Session.begin() as s:
             active = {v.id: v for v in s.scalars(select(Version).where(
-                Version.status == "active"))}
+                Version.status == "active").options(selectinload(Version.bot)))}
             for attempt in range(2):
                 queued = s.scalars(select(Game).where(Game.status == "queued")
                                    .order_by(Game.created_at, Game.id)
@@ -354,7 +354,8 @@ class Host:
                         continue
                     g.status = "running"
                     g.started_at = utcnow()
-                    return g.id, g.seed, [int(i) for i in ids if i is not None]
+                    return g.id, g.seed, tuple(self.spec(active[i], active[i].bot.name)
+                                               for i in ids if i is not None)
                 if attempt == 0 and not self._new_set(s, list(active.values())):
                     return None
             return None
@@ -403,13 +404,10 @@ class Host:
             self._running[game_id] = task
             task.add_done_callback(lambda _t, g=game_id: self._running.pop(g, None))
 
-    async def _play(self, game_id: str, seed: int, version_ids: list[int]) -> None:
+    async def _play(self, game_id: str, seed: int, bots: tuple[BotSpec, ...]) -> None:
         assert self._slots is not None
+        slot = True
         try:
-            with self.Session() as s:
-                vs = {v.id: v for v in s.scalars(select(Version).where(
-                    Version.id.in_(version_ids)).options(selectinload(Version.bot)))}
-                bots = tuple(self.spec(vs[i], vs[i].bot.name) for i in version_ids)
             req = GameRequest(game_id, bots, self.ruleset, self.settings.competition.preset,
                               seed, self.tc, self.docker_limits)
             try:
@@ -419,6 +417,10 @@ class Host:
                 if not self._stopping.is_set():
                     await self.write(self._void_game, game_id, str(e))
                 return
+            # the slot is free for the next game now; its claim queues on the one writer
+            # behind this result, so it sees this game's outcome (a version disabled...)
+            self._slots.release()
+            slot = False
             await self.write(self._record, fg)
             self.counters.finished.append(time.monotonic())
         except asyncio.CancelledError:
@@ -428,7 +430,8 @@ class Host:
             with contextlib.suppress(Exception):
                 await self.write(self._void_game, game_id, "the host failed")
         finally:
-            self._slots.release()
+            if slot:
+                self._slots.release()
 
     def _record(self, fg: FinishedGame) -> None:
         """Write a finished game whole, with its rating update, in one transaction."""

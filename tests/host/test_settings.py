@@ -1,0 +1,56 @@
+"""competition.toml: what `moon host init` writes, and bad settings named clearly."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.host.settings import load_settings
+from arena.timecontrol import ConfigError
+
+
+def init(tmp_path: Path, *flags: str) -> Path:
+    folder = tmp_path / "comp"
+    r = CliRunner().invoke(main, ["host", "init", str(folder), *flags])
+    assert r.exit_code == 0, r.output
+    return folder
+
+
+def test_init_writes_a_safe_default(tmp_path: Path) -> None:
+    folder = init(tmp_path)
+    s = load_settings(folder)
+    assert s.runner.kind == "docker" and not s.runner.trust_local
+    assert s.competition.registration == "invite"
+    assert s.ruleset().players == 3 and s.tc().decision_ms == 2000
+    token = (folder / "admin.token").read_text().strip()
+    assert token.startswith("moon_") and len(token) > 30
+    assert stat.S_IMODE((folder / "admin.token").stat().st_mode) == 0o600
+    assert (folder / "reference" / "random" / "bot.toml").is_file()
+    again = CliRunner().invoke(main, ["host", "init", str(folder)])
+    assert again.exit_code != 0 and "exists already" in again.output
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (('kind = "docker"', 'kind = "local"'), "trust_local = true"),
+    (("concurrency = 2", "concurrency = 0"), "matchmaking.concurrency"),
+    (("\n[rules]", "\n[rules]\ntarget_score = 0"), "target_score"),
+    (("decision_ms = 2000", "decision_ms = 2000\nthink_ms = 5"), "think_ms"),
+    (("\n[limits]", "\n[limits]\nmax_size = 3"), "limits.max_size"),
+    (('preset = "moon3"', 'preset = "moon9"'), "moon9"),
+    (('registration = "invite"', 'registration = "maybe"'), "registration"),
+])
+def test_bad_settings_are_named(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
+    folder = init(tmp_path)
+    path = folder / "competition.toml"
+    text = path.read_text()
+    assert edit[0] in text
+    path.write_text(text.replace(edit[0], edit[1], 1))
+    with pytest.raises(ConfigError, match=message) as e:
+        load_settings(folder)
+    assert "\n" not in str(e.value)
+    r = CliRunner().invoke(main, ["host", "run", str(folder)])
+    assert r.exit_code == 1 and message in r.output and "Traceback" not in r.output
