@@ -8,7 +8,10 @@ import io
 import tarfile
 from pathlib import Path
 
+from click.testing import CliRunner
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+
+from arena.cli import main
 
 
 def flaky_bot(counter: Path) -> bytes:
@@ -30,16 +33,27 @@ def flaky_bot(counter: Path) -> bytes:
     return buf.getvalue()
 
 
-def test_forfeits_in_a_row_disable_a_version(tmp_path: Path) -> None:
+def test_forfeits_in_a_row_disable_a_version(tmp_path: Path, monkeypatch) -> None:
     folder = make_competition(tmp_path / "comp")
     toml = folder / "competition.toml"
     toml.write_text(toml.read_text().replace("forfeit_limit = 5", "forfeit_limit = 2"))
     host = HostProcess(folder, None).start()
     try:
-        alice, bob, zed = (host.register(n) for n in ("alice", "bob", "zed"))
-        for token, bot in ((alice, "heuristic"), (bob, "random")):
-            v = host.submit(token, tar_folder(EXAMPLES / bot)).json()
-            assert host.wait_version(token, v["id"])["status"] == "active"
+        # alice uses the CLI: register (the token kept in her config file), submit, wait
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+        monkeypatch.delenv("MOON_TOKEN", raising=False)
+        cli = CliRunner()
+        invite = host.ok("POST", "/api/invites", host.admin)["code"]
+        r = cli.invoke(main, ["host", "register", host.url, "alice", "--invite", invite])
+        assert r.exit_code == 0, r.output
+        alice = r.stdout.strip().splitlines()[0]
+        assert alice in (tmp_path / "config" / "moon" / "config.toml").read_text()
+        r = cli.invoke(main, ["submit", str(EXAMPLES / "heuristic"), "--server", host.url,
+                              "--wait", "--timeout", "120"])
+        assert r.exit_code == 0 and "heuristic@" in r.output and "active" in r.output, r.output
+        bob, zed = (host.register(n) for n in ("bob", "zed"))
+        v = host.submit(bob, tar_folder(EXAMPLES / "random")).json()
+        assert host.wait_version(bob, v["id"])["status"] == "active"
         flaky = host.submit(zed, flaky_bot(tmp_path / "runs.txt")).json()
         assert host.wait_version(zed, flaky["id"])["status"] == "active"
 
@@ -68,5 +82,11 @@ def test_forfeits_in_a_row_disable_a_version(tmp_path: Path) -> None:
         assert "flaky" not in {r["bot"] for r in host.ok("GET", "/api/leaderboard")}
         assert host.ok("GET", "/api/games", params={"version": flaky["id"], "status":
                                                     "running"})["total"] == 0
+        r = cli.invoke(main, ["host", "status", host.url])
+        assert r.exit_code == 0 and "disabled 1" in r.output and "active 2" in r.output
+        # the CLI's errors are one line: a forged token, a host that is not there
+        r = cli.invoke(main, ["submit", str(EXAMPLES / "weak"), "--server", host.url,
+                              "--token", "moon_forged"])
+        assert r.exit_code == 1 and "unknown token" in r.output and "Traceback" not in r.output
     finally:
         host.stop()
