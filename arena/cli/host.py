@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from ..text import clean_line
 from ..timecontrol import ConfigError
 from .client import ClientError, api, save_token
 
@@ -65,7 +67,8 @@ def run(folder: Path, database: str | None, address: str) -> None:
 
     def ready(url: str) -> None:
         s = host_.settings
-        console.print(f"[bold]{s.competition.name}[/]: API on {url}/api (OpenAPI: {url}/docs);"
+        console.print(f"[bold]{escape(clean_line(s.competition.name))}[/]: API on {url}/api "
+                      f"(OpenAPI: {url}/docs);"
                       f" {s.runner.kind} runner, {s.matchmaking.concurrency} games at once")
         print(f"serving {url}", flush=True)
 
@@ -85,12 +88,12 @@ def status(url: str) -> None:
         st = api("GET", url, "/api/status")
     except ClientError as e:
         raise click.ClickException(str(e)) from None
-    t = Table(title=st["name"], show_header=False)
+    t = Table(title=escape(clean_line(st["name"])), show_header=False)
     for key in ("queued", "running", "finished", "voided", "games_per_min", "workers",
                 "runner", "builds_pending", "uptime_s"):
-        t.add_row(key.replace("_", " "), str(st[key]))
-    t.add_row("versions", ", ".join(f"{k} {v}" for k, v in sorted(st["versions"].items()))
-              or "none")
+        t.add_row(key.replace("_", " "), escape(clean_line(st[key])))
+    t.add_row("versions", escape(clean_line(", ".join(
+        f"{k} {v}" for k, v in sorted(st["versions"].items())) or "none")))
     Console().print(t)
 
 

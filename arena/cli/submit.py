@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..text import clean, clean_line
 from ..timecontrol import ConfigError
 from .client import ClientError, api, find_token
 
@@ -38,7 +39,8 @@ def submit(folder: Path, server: str, token: str | None, wait: bool, timeout: fl
                 files={"archive": (f"{folder.name}.tar.gz", data, "application/gzip")})
     except (ConfigError, ClientError) as e:
         raise click.ClickException(str(e)) from None
-    click.echo(f"{v['label']}: version {v['number']} of {v['bot']}, {v['status']}")
+    click.echo(clean_line(f"{v['label']}: version {v['number']} of {v['bot']}, "
+                          f"{v['status']}"))
     if not wait:
         return
     deadline = time.monotonic() + timeout
@@ -51,12 +53,12 @@ def submit(folder: Path, server: str, token: str | None, wait: bool, timeout: fl
             raise click.ClickException(str(e)) from None
         if v["status"] != status:
             status = v["status"]
-            click.echo(f"{v['label']}: {status}")
+            click.echo(clean_line(f"{v['label']}: {status}"))
     if status == "rejected":
-        click.echo(f"rejected: {v.get('reason') or 'no reason given'}", err=True)
+        click.echo(clean_line(f"rejected: {v.get('reason') or 'no reason given'}"), err=True)
         try:
-            click.echo(api("GET", server, f"/api/versions/{v['id']}/log", tok, text=True),
-                       err=True)
+            click.echo(clean(api("GET", server, f"/api/versions/{v['id']}/log", tok,
+                                 text=True)), err=True)
         except ClientError:
             pass
         raise SystemExit(1)
