@@ -7,7 +7,9 @@
    protocol (a fresh process or container per seat, as in rated games). The version passes
    only if its seat had no fault at all (a timeout forgiven by the bank still counts: a
    bot that needs the bank in its first game is not ready). Each seat is judged, not the
-   game: a game that "ended fine" on a hand limit still fails a version that faulted.
+   game: a game that "ended fine" on a hand limit still fails a version that faulted. A
+   fault of a reference bot is the host's problem, not the version's: the game is voided,
+   the version waits, and the host logs an error (a canary).
 
 A failing version is rejected with the reason; the version before it stays active.
 """

@@ -303,6 +303,16 @@ class Host:
                 await self.write(self._set_status, version_id, "pending")
                 await asyncio.sleep(1)
                 return
+        canary = [f for f in fg.faults if f.seat != 0]
+        if canary:  # a reference bot faulted: the host is unwell, the version not judged
+            f0 = canary[0]
+            log.error("validation game %s: reference bot %s (seat %d) faulted: %s %s; "
+                      "version %d waits (check the [[reference]] bots)", game_id,
+                      seats[f0.seat].name, f0.seat, f0.reason, f0.detail, version_id)
+            await self.write(self._void_game, game_id, f"reference bot faulted: {f0.reason}")
+            await self.write(self._set_status, version_id, "pending")
+            await asyncio.sleep(30)
+            return
         await self.write(self._record, fg)
         why = validation_verdict(fg, {0})
         with open(log_path, "a") as f:

@@ -90,3 +90,23 @@ def test_forfeits_in_a_row_disable_a_version(tmp_path: Path, monkeypatch) -> Non
         assert r.exit_code == 1 and "unknown token" in r.output and "Traceback" not in r.output
     finally:
         host.stop()
+
+
+def test_a_faulting_reference_bot_judges_nobody(tmp_path: Path) -> None:
+    """A reference bot that crashes is the host's canary: the validation game is voided
+    and the version waits (never rejected for the host's fault)."""
+    folder = make_competition(tmp_path / "comp")
+    ref = folder / "reference" / "random" / "bot.py"
+    ref.write_text("import sys\nsys.exit(1)\n")
+    host = HostProcess(folder, None).start()
+    try:
+        alice = host.register("alice")
+        v = host.submit(alice, tar_folder(EXAMPLES / "heuristic")).json()
+        wait_for(lambda: host.ok("GET", "/api/games", alice, params={
+            "kind": "validation", "status": "voided"})["total"] >= 1, 60,
+            "the validation game to be voided")
+        assert host.ok("GET", f"/api/versions/{v['id']}", alice)["status"] in (
+            "pending", "building", "validating")
+        assert "reference bot" in host.log.read_text()
+    finally:
+        host.stop()
