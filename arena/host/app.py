@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
 
 from .. import __version__
 from .routes import accounts, bots, games, leaderboard, status, submissions
@@ -31,6 +33,23 @@ def create_app(host: Host) -> FastAPI:
                   description="A Moon bot competition: submit bots, follow the leaderboard "
                   "and the games.", lifespan=lifespan)
     app.state.host = host
+    limit = int(host.settings.limits.max_archive_mb * 1024 * 1024) + 64 * 1024
+
+    @app.middleware("http")
+    async def upload_limit(request: Request, call_next: Any) -> Response:
+        """Refuse an oversize upload by its Content-Length, before it is read at all."""
+        if request.method == "POST" and request.url.path == "/api/submissions":
+            length = request.headers.get("content-length")
+            if length is None or not length.isdigit():
+                return JSONResponse({"detail": "send the archive with a Content-Length "
+                                     "(moon submit does)"}, status_code=411)
+            if int(length) > limit:
+                return JSONResponse({"detail": "the archive is over the limit of "
+                                     f"{host.settings.limits.max_archive_mb:g} MB: leave "
+                                     "build outputs and dependencies out"}, status_code=413)
+        response: Response = await call_next(request)
+        return response
+
     for module in (accounts, submissions, bots, games, leaderboard, status):
         app.include_router(module.router)
     return app
