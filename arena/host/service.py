@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from .. import sandbox
 from ..bots import BotSpec, load_bot
+from ..containment import cleanup_stale_once
 from ..ladder.schedule import board_seed, check_seed
 from ..timecontrol import ConfigError
 from . import matchmaking
@@ -184,6 +185,8 @@ class Host:
         next start voids and replays them, as after a crash."""
         self._loop = asyncio.get_running_loop()
         self._slots = asyncio.Semaphore(self.capacity)
+        # what a killed host left: bot processes and cgroups, containers
+        await asyncio.to_thread(cleanup_stale_once)
         if self.settings.runner.kind == "docker":
             await asyncio.to_thread(sandbox.cleanup_stale)
         try:

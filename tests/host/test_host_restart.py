@@ -4,6 +4,7 @@ submission caught in its build is kept and built. On SQLite and on PostgreSQL.""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
@@ -12,6 +13,20 @@ from openskill.models import PlackettLuce
 
 def all_games(host: HostProcess) -> list[dict]:
     return host.ok("GET", "/api/games", params={"limit": 500})["games"]
+
+
+def bots_running_in(folder: Path) -> list[int]:
+    """Pids of the processes whose working folder is under ``folder`` (the bots)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cwd = os.readlink(f"/proc/{pid}/cwd")
+            except OSError:
+                continue
+            if cwd.startswith(str(folder)):
+                out.append(int(pid))
+    return out
 
 
 def replay_live_ratings(games: list[dict]) -> dict[int, tuple[float, float]]:
@@ -48,7 +63,10 @@ def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
         # a new version, still in its build or validation when the host dies
         v2 = host.submit(tokens["alice"], tar_folder(EXAMPLES / "heuristic", edit="v2")).json()
         before = {g["id"]: g for g in all_games(host) if g["status"] == "finished"}
+        wait_for(lambda: bots_running_in(folder / "store"), 20, "bots mid-game", every=0.05)
         host.kill9()
+        # the bots die with the host (nothing of a killed host keeps playing)
+        wait_for(lambda: not bots_running_in(folder / "store"), 20, "the bots to die")
 
         host = HostProcess(folder, database).start()
         after = {g["id"]: g for g in all_games(host)}
