@@ -18,11 +18,12 @@ import contextlib
 import dataclasses
 import datetime as dt
 import logging
+import multiprocessing
 import random
 import secrets
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -495,13 +496,15 @@ class Host:
             g.rated = True
 
     # -- batch ratings, retention ---------------------------------------------------------
-    def batch_now(self) -> int:
+    def batch_now(self, pool: ProcessPoolExecutor | None = None) -> int:
         """Recompute the batch ratings of every version from every finished rated game;
-        returns how many games went into it."""
+        returns how many games went into it. With ``pool`` the fit runs there: a process
+        of its own, so its CPU never holds the host's interpreter (and the referee's
+        clocks) for the seconds a bootstrap over many games takes."""
         with self.Session() as s:
             games = finished_games(s)
-        ratings = batch_fit(games, self.settings.matchmaking.bootstrap,
-                            self.settings.matchmaking.seed)
+        args = (games, self.settings.matchmaking.bootstrap, self.settings.matchmaking.seed)
+        ratings = pool.submit(batch_fit, *args).result() if pool else batch_fit(*args)
 
         def store() -> None:
             with self.Session.begin() as s:
@@ -519,6 +522,14 @@ class Host:
     async def _batch_loop(self) -> None:
         last = -1
         every = self.settings.matchmaking.batch_every_s
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(
+            "spawn"))  # not fork: this process has threads
+        try:
+            await self._batch_rounds(pool, every, last)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _batch_rounds(self, pool: ProcessPoolExecutor, every: float, last: int) -> None:
         while True:
             await asyncio.sleep(min(every, 5.0) if last <= 0 else every)
             with self.Session() as s:
@@ -526,7 +537,7 @@ class Host:
                     Game.status == "finished", Game.kind == "rated")) or 0
             if n != last:
                 try:
-                    last = await asyncio.to_thread(self.batch_now)
+                    last = await asyncio.to_thread(self.batch_now, pool)
                 except Exception:
                     log.exception("batch fit failed")
             await asyncio.to_thread(self.prune)
