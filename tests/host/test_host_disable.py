@@ -1,6 +1,5 @@
 """A version that forfeits ``forfeit_limit`` rated games in a row is disabled, with the
-reason for its owner, and leaves the pool; the others play on. (SQLite; the PostgreSQL
-runs of the other end-to-end tests cover the same code on the other database.)"""
+reason for its owner, and leaves the pool; the others play on. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -33,11 +32,12 @@ def flaky_bot(counter: Path) -> bytes:
     return buf.getvalue()
 
 
-def test_forfeits_in_a_row_disable_a_version(tmp_path: Path, monkeypatch) -> None:
+def test_forfeits_in_a_row_disable_a_version(tmp_path: Path, monkeypatch,
+                                             database: str | None) -> None:
     folder = make_competition(tmp_path / "comp")
     toml = folder / "competition.toml"
     toml.write_text(toml.read_text().replace("forfeit_limit = 5", "forfeit_limit = 2"))
-    host = HostProcess(folder, None).start()
+    host = HostProcess(folder, database).start()
     try:
         # alice uses the CLI: register (the token kept in her config file), submit, wait
         monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
