@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import sandbox
 from ..bots import BotSpec
 from ..timecontrol import ConfigError
-from .executor import FinishedGame
+from .executor import FinishedGame, name_of
 
 LOG_LIMIT = 256 * 1024
 """Most of a build log kept (its end), bytes."""
@@ -60,6 +60,6 @@ def validation_verdict(game: FinishedGame, seats: set[int]) -> str | None:
     if not mine:
         return None
     f = mine[0]
-    return (f"validation game {game.request.game_id}: seat {f.seat} {f.reason}"
+    return (f"validation game {game.request.game_id}: seat {f.seat} {name_of(f.reason)}"
             + (f" ({f.detail})" if f.detail else "")
             + (", forfeit" if f.forfeit else ""))

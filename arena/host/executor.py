@@ -28,6 +28,13 @@ if TYPE_CHECKING:
     from ..sandbox.docker import DockerLimits
 
 
+def name_of(value: object) -> str:
+    """The name of a termination or fault reason as records and the API write it
+    (``"target"``, ``"timeout"``): the value itself when it is text, else its ``key``. The
+    rest of the host reads results through this, whatever type the executor uses."""
+    return value if isinstance(value, str) else str(getattr(value, "key", value))
+
+
 class InfrastructureError(Exception):
     """The game could not be played through no bot's fault (the sandbox failed, the host is
     stopping): the caller voids it and plays it again, and never rates it."""

@@ -38,7 +38,13 @@ from ..ladder.schedule import board_seed, check_seed
 from ..timecontrol import ConfigError
 from . import matchmaking
 from .builds import build_version, validation_verdict
-from .executor import FinishedGame, GameRequest, InfrastructureError, LocalExecutor
+from .executor import (
+    FinishedGame,
+    GameRequest,
+    InfrastructureError,
+    LocalExecutor,
+    name_of,
+)
 from .models import (
     DuplicateSet,
     FaultRow,
@@ -312,8 +318,9 @@ class Host:
             f0 = canary[0]
             log.error("validation game %s: reference bot %s (seat %d) faulted: %s %s; "
                       "version %d waits (check the [[reference]] bots)", game_id,
-                      seats[f0.seat].name, f0.seat, f0.reason, f0.detail, version_id)
-            await self.write(self._void_game, game_id, f"reference bot faulted: {f0.reason}")
+                      seats[f0.seat].name, f0.seat, name_of(f0.reason), f0.detail, version_id)
+            await self.write(self._void_game, game_id,
+                             f"reference bot faulted: {name_of(f0.reason)}")
             await self.write(self._set_status, version_id, "pending")
             await asyncio.sleep(30)
             return
@@ -457,7 +464,7 @@ class Host:
                             fg.request.game_id, g.status if g else "unknown")
                 return
             g.status = "finished"
-            g.termination, g.winner = res.termination, res.winner
+            g.termination, g.winner = name_of(res.termination), res.winner
             g.scores, g.places = list(res.scores), list(res.places)
             g.hands, g.wall_ms, g.think_ms = res.hands_played, fg.wall_ms, fg.think_ms
             g.record_path = str(fg.record_path) if fg.record_path else None
@@ -469,7 +476,7 @@ class Host:
             by_seat = {x.seat: x.version_id for x in g.seats}
             for f in fg.faults:
                 g.faults.append(FaultRow(seat=f.seat, version_id=by_seat.get(f.seat),
-                                         reason=f.reason, detail=f.detail[:2000],
+                                         reason=name_of(f.reason), detail=f.detail[:2000],
                                          forfeit=f.forfeit))
             if g.kind != "rated":
                 return
@@ -487,8 +494,9 @@ class Host:
                     last = next(f for f in fg.faults if f.forfeit and by_seat[f.seat] == vid)
                     v.status = "disabled"
                     v.reason = (f"disabled after {v.forfeits_in_row} forfeits in a row "
-                                f"(forfeit_limit = {limit}); the last: {last.reason} in game "
-                                f"{g.id}" + (f" ({last.detail})" if last.detail else "")
+                                f"(forfeit_limit = {limit}); the last: "
+                                f"{name_of(last.reason)} in game {g.id}"
+                                + (f" ({last.detail})" if last.detail else "")
                                 + "; submit a new version to play again")
                     if v.bot.active_version_id == v.id:
                         v.bot.active_version_id = None
