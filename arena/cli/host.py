@@ -81,6 +81,23 @@ def run(folder: Path, database: str | None, address: str) -> None:
 
 
 @host.command()
+@click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--database", envvar="MOON_DATABASE", default=None,
+              help="The database URL the host runs with (default: FOLDER/host.sqlite).")
+def rerate(folder: Path, database: str | None) -> None:
+    """Recompute every version's ratings from all results (the host must be stopped)."""
+    from ..host.run import open_host
+
+    try:
+        host_, _ = open_host(folder, database, recover=False)
+        n = host_.rerate()
+        host_.batch_now()
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"rerated from {n} games: live (OpenSkill) and batch ratings recomputed")
+
+
+@host.command()
 @click.argument("url")
 def status(url: str) -> None:
     """Print the status of a running host."""

@@ -27,10 +27,11 @@ def parse_address(address: str) -> tuple[str, int]:
     return hostname.strip("[]"), int(port)
 
 
-def open_host(folder: Path, database: str | None = None) -> tuple[Host, dict[str, int]]:
+def open_host(folder: Path, database: str | None = None, *, recover: bool = True
+              ) -> tuple[Host, dict[str, int]]:
     """Read the competition in ``folder``, migrate its database, make sure the organiser
-    has an account, and recover from the last stop. Returns the host and what recovery did
-    (``voided`` games, ``rebuilt`` versions).
+    has an account, and (with ``recover``) recover from the last stop. Returns the host
+    and what recovery did (``voided`` games, ``rebuilt`` versions).
 
     Raises:
         ConfigError: a bad setting, an unreachable database, a missing admin token.
@@ -40,7 +41,7 @@ def open_host(folder: Path, database: str | None = None) -> tuple[Host, dict[str
     migrate(engine)
     host = Host(folder, settings, engine)
     host.ensure_admin()
-    return host, host.recover()
+    return host, host.recover() if recover else {"voided": 0, "rebuilt": 0}
 
 
 def serve(host: Host, address: str, on_ready: Callable[[str], None] | None = None) -> None:

@@ -503,6 +503,28 @@ class Host:
             live_update(s, g)
             g.rated = True
 
+    def rerate(self) -> int:
+        """Recompute every version's live rating and game count from all finished rated
+        games, in result order (``seq``), in one transaction; returns how many games. Run
+        it on a stopped host (``moon host rerate``): the result is what the live updates
+        gave, or the repair of it."""
+        with self.Session.begin() as s:
+            for v in s.scalars(select(Version)):
+                v.mu, v.sigma, v.games = 25.0, 25.0 / 3, 0
+            s.flush()
+            games = s.scalars(select(Game).where(Game.status == "finished",
+                                                 Game.kind == "rated")
+                              .order_by(Game.seq).options(selectinload(Game.seats))).all()
+            for g in games:
+                for vid in {x.version_id for x in g.seats if x.version_id is not None}:
+                    v = s.get(Version, vid)
+                    assert v is not None
+                    v.games += 1
+                live_update(s, g)
+                s.flush()
+                g.rated = True
+        return len(games)
+
     # -- batch ratings, retention ---------------------------------------------------------
     def batch_now(self, pool: ProcessPoolExecutor | None = None) -> int:
         """Recompute the batch ratings of every version from every finished rated game;

@@ -7,8 +7,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from click.testing import CliRunner
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 from openskill.models import PlackettLuce
+from sqlalchemy import select
+
+from arena.cli import main
+from arena.host.models import Version
+from arena.host.run import open_host
 
 
 def all_games(host: HostProcess) -> list[dict]:
@@ -103,5 +109,16 @@ def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
                     mu, sigma = expected[v["id"]]
                     assert abs(v["mu"] - mu) < 1e-3 and abs(v["sigma"] - sigma) < 1e-3
         assert all(not any(s["version_id"] is None for s in g["seats"]) for g in done)
+        seen = {v["id"]: v for bot in host.ok("GET", "/api/bots") for v in bot["versions"]}
     finally:
         host.stop()
+    # `moon host rerate` recomputes the same ratings from all results
+    argv = ["host", "rerate", str(folder)] + (["--database", database] if database else [])
+    r = CliRunner().invoke(main, argv)
+    assert r.exit_code == 0 and f"from {len(done)} games" in r.output, r.output
+    again, _ = open_host(folder, database, recover=False)
+    with again.Session() as s:
+        for v in s.scalars(select(Version)):
+            assert v.games == seen[v.id]["games"]
+            assert abs(v.mu - seen[v.id]["mu"]) < 1e-3
+            assert abs(v.sigma - seen[v.id]["sigma"]) < 1e-3
