@@ -41,7 +41,8 @@ def init(folder: Path, name: str, open_registration: bool, trust_local: bool,
         raise click.ClickException(str(e)) from None
     click.echo(f"wrote {folder}/competition.toml (edit it), {folder}/reference/random and "
                f"{folder}/admin.token (the organiser's token: {token[:9]}…, keep it secret)")
-    click.echo(f"serve it: moon host run {folder}")
+    click.echo(f"serve it: moon host run {folder}; invite participants with "
+               f"`moon host invite URL --folder {folder}`")
 
 
 @host.command()
@@ -112,6 +113,27 @@ def status(url: str) -> None:
     t.add_row("versions", escape(clean_line(", ".join(
         f"{k} {v}" for k, v in sorted(st["versions"].items())) or "none")))
     Console().print(t)
+
+
+@host.command()
+@click.argument("url")
+@click.option("--admin-token", "token", envvar="MOON_ADMIN_TOKEN", default=None,
+              help="The organiser's token (env MOON_ADMIN_TOKEN); or --folder.")
+@click.option("--folder", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=None, help="The competition folder: its admin.token is used.")
+def invite(url: str, token: str | None, folder: Path | None) -> None:
+    """Print a new invite code (the organiser's): good for one registration."""
+    from ..host.settings import ADMIN_TOKEN_FILE
+
+    if token is None and folder is not None:
+        token = (folder / ADMIN_TOKEN_FILE).read_text().strip()
+    if not token:
+        raise click.ClickException("the organiser's token is needed: --admin-token, "
+                                   "MOON_ADMIN_TOKEN or --folder COMPETITION")
+    try:
+        click.echo(api("POST", url, "/api/invites", token)["code"])
+    except ClientError as e:
+        raise click.ClickException(str(e)) from None
 
 
 @host.command()

@@ -43,7 +43,11 @@ def test_forfeits_in_a_row_disable_a_version(tmp_path: Path, monkeypatch,
         monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
         monkeypatch.delenv("MOON_TOKEN", raising=False)
         cli = CliRunner()
-        invite = host.ok("POST", "/api/invites", host.admin)["code"]
+        r = cli.invoke(main, ["host", "invite", host.url, "--folder", str(folder)])
+        assert r.exit_code == 0, r.output
+        invite = r.output.strip()
+        r = cli.invoke(main, ["host", "invite", host.url, "--admin-token", "moon_forged"])
+        assert r.exit_code == 1 and "unknown token" in r.output
         r = cli.invoke(main, ["host", "register", host.url, "alice", "--invite", invite])
         assert r.exit_code == 0, r.output
         alice = r.stdout.strip().splitlines()[0]
