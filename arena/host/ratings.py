@@ -4,8 +4,9 @@
   transaction that records a finished game, in game order, by the one writer — so a game is
   rated once and only once, whatever happens to the process;
 - batch: the Bradley–Terry / Plackett–Luce fit with 95% bootstrap intervals over whole
-  duplicate sets (:func:`batch_fit`), recomputed periodically from every finished rated
-  game, exactly as `moon ladder show` computes it for the same games.
+  boards (:func:`batch_fit`; a host's board is one duplicate set), recomputed periodically
+  from every finished rated game, exactly as `moon ladder show` computes it for the same
+  games.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from .models import Game, Version
 
 
 def game_row(game: Game) -> GameRow:
-    """A finished rated game as the ladder's ratings read it (bots are version ids)."""
+    """A finished rated game as the ladder's ratings read it (bots are version ids; the
+    board, the bootstrap's unit, is the game's duplicate set: each set has a deal of its
+    own)."""
     seats = [str(s.version_id) for s in game.seats]
-    return GameRow(game.id, 0, f"set{game.dset_id}", len(seats), game.termination or "",
-                   game.winner, list(game.scores or []), list(game.places or []), seats,
+    return GameRow(game.id, game.dset_id or 0, f"set{game.dset_id}", len(seats),
+                   game.termination or "", game.winner, list(game.scores or []),
+                   list(game.places or []), seats,
                    game.hands or 0, game.wall_ms or 0, game.think_ms or 0)
 
 
