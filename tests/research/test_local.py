@@ -172,3 +172,27 @@ def test_moon_replay_reads_a_local_record(tmp_path):
     assert "ok" in subprocess.run([MOON, "replay", "verify", str(path)], capture_output=True,
                                   text=True, timeout=60).stdout
     assert (tmp_path / "g.html").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("ruleset", RULESETS, ids=lambda r: repr(r)[8:60])
+def test_hands_described_from_the_played_game_are_the_replayed_ones(ruleset):
+    """The runner describes the hands from the game it played (no re-simulation); that is
+    exactly what re-simulating the actions gives, think times included."""
+    from moon_sdk.records import hands_from_actions, hands_from_state
+
+    rng = random.Random(7)
+    for seed in range(6):
+        s = GameState(ruleset, seed)
+        while not s.is_terminal() and len(s.hand_records) < 25:
+            s.apply(rng.choice(s.legal_actions()))
+        ms = [rng.randrange(50) for _ in s.history]
+        replayed, _ = hands_from_actions(ruleset, seed, s.history, ms)
+        if not s.is_terminal():
+            replayed = replayed[:len(s.hand_records)]  # the next deal: no action yet
+        assert hands_from_state(s, ms) == replayed
+        assert list(map(list, (h.keys() for h in hands_from_state(s, ms)))) == \
+            list(map(list, (h.keys() for h in replayed)))
+    # stopped inside a hand: no description (the caller re-simulates)
+    s = GameState(ruleset, 1)
+    s.apply(s.legal_actions()[0])
+    assert hands_from_state(s) is None

@@ -58,10 +58,12 @@ from .rules import (
     HandSummary,
     IllegalActionError,
     Observation,
+    Phase,
     Ruleset,
     action_kind,
     bid_value,
 )
+from .rules.actions import NUM_ACTIONS
 
 DEFAULT_TIME_CONTROL: dict[str, int] = {"max_hands": 200, "illegal_retries": 2}
 """The limits a local game enforces, as the arena's defaults: a game that has not ended
@@ -81,14 +83,6 @@ _FAULT = {"illegal_action": pb.FAULT_REASON_ILLEGAL_ACTION, "crash": pb.FAULT_RE
 _PUBLIC_ILLEGAL = "an illegal action (the reason went to the seat alone)"
 _new_object = object.__new__
 _set_attribute = object.__setattr__
-
-
-class _Crash(Exception):
-    """A bot raised (``on_error="forfeit"``): the seat forfeits as a crashed process."""
-
-    def __init__(self, seat: int, error: BaseException) -> None:
-        super().__init__(f"the bot raised {type(error).__name__}: {error}")
-        self.seat = seat
 
 
 def _preset_name(ruleset: Ruleset) -> str:
@@ -169,6 +163,8 @@ class _Table:
         self.loud = [seat for seat, b in enumerate(bots) if not b.quiet()]
         self.sequence = 0
         self.crashed: set[int] = set()
+        self.calling = -1
+        """The seat whose ``on_event`` is running, else -1."""
 
     def emit(self, **kind: Any) -> None:
         self.sequence += 1
@@ -176,7 +172,9 @@ class _Table:
             ev = pb.Event(sequence=self.sequence, **kind)
             for seat in self.loud:
                 if seat not in self.crashed:
+                    self.calling = seat
                     self.bots[seat].on_event(ev)
+            self.calling = -1
 
     def after(self, s: GameState, seat: int, action: int, hands_before: int,
               tricks_before: int, widow_before: bool, max_hands: int) -> None:
@@ -311,17 +309,10 @@ def play_local(bots: Sequence[BotFactory], ruleset: Ruleset | str = "moon3", *,
     return record
 
 
-def _call(table: _Table, seat: int, on_error: str, game_id: str, f: Callable[..., Any],
-          *args: Any) -> Any:
-    try:
-        return f(*args)
-    except Exception as e:
-        if on_error == "forfeit":
-            raise _Crash(seat, e) from e
-        if hasattr(e, "add_note"):  # Python 3.11+
-            e.add_note(f"(moon_sdk.local: game {game_id}, seat {seat}, "
-                       f"{type(table.bots[seat]).__name__})")
-        raise
+def _note(e: Exception, table: _Table, seat: int, game_id: str) -> None:
+    if hasattr(e, "add_note"):  # Python 3.11+
+        e.add_note(f"(moon_sdk.local: game {game_id}, seat {seat}, "
+                   f"{type(table.bots[seat]).__name__})")
 
 
 def _referee(table: _Table, rules: Ruleset, preset: str, seed: int, tc: dict[str, int],
@@ -339,25 +330,32 @@ def _referee(table: _Table, rules: Ruleset, preset: str, seed: int, tc: dict[str
     request = 0
     result: dict[str, Any] | None = None
     perf = time.perf_counter
+    hand_records = s.hand_records
+    calling = -1  # the seat whose hook is running (a bot's exception is that seat's)
     try:
         for seat, b in enumerate(bots):
-            _call(table, seat, on_error, game_id, b.on_welcome, bpb.Welcome(
+            calling = seat
+            b.on_welcome(bpb.Welcome(
                 match_id=game_id, seat=seat, ruleset=ruleset_pb, time_control=time_pb,
                 protocol_version=PROTOCOL_VERSION, seat_names=names, resumed=False))
+        calling = -1
         table.emit(hand_started=pb.HandStarted(hand_number=0, dealer=s.dealer))
-        while not s.is_terminal() and len(s.hand_records) < max_hands:
+        while s.phase != Phase.GAME_OVER and len(hand_records) < max_hands:
             seat = s.current
             bot = bots[seat]
             request += 1
             obs = observer(s, seat, s.legal_actions())
+            calling = seat
             t0 = perf()
-            action = _call(table, seat, on_error, game_id, bot.act, obs)
+            action = bot.act(obs)
             ms = int((perf() - t0) * 1000)
-            action = _call(table, seat, on_error, game_id, checked_action, bot, action)
-            if not 0 <= action < 72:
-                _call(table, seat, on_error, game_id, action_to_pb, action)  # its error
+            if action.__class__ is not int:
+                checked_action(bot, action)  # raises, as over gRPC
+            if not 0 <= action < NUM_ACTIONS:
+                action_to_pb(action)  # raises, as over gRPC
+            calling = -1
             hands_before, tricks_before, widow_before = (
-                len(s.hand_records), len(s.tricks), s.widow_taken)
+                len(hand_records), len(s.tricks), s.widow_taken)
             try:
                 s.apply(action)
             except IllegalActionError as e:
@@ -370,15 +368,27 @@ def _referee(table: _Table, rules: Ruleset, preset: str, seed: int, tc: dict[str
                     result = _forfeit_result(rules, s, fault)
                     break
                 retries[seat] = left - 1
-                _call(table, seat, on_error, game_id, bot.on_rejected, bpb.Rejected(
-                    request_id=request, reason=str(e), retries_left=left - 1))
+                calling = seat
+                bot.on_rejected(bpb.Rejected(request_id=request, reason=str(e),
+                                             retries_left=left - 1))
+                calling = -1
                 continue
             action_ms.append(ms)
-            table.after(s, seat, action, hands_before, tricks_before, widow_before, max_hands)
-    except _Crash as crash:
-        fault = {"seat": crash.seat, "reason": "crash", "detail": str(crash), "forfeit": True}
+            table.after(s, seat, action, hands_before, tricks_before, widow_before,
+                        max_hands)
+    except Exception as e:
+        culprit = calling if calling >= 0 else table.calling
+        if culprit < 0:
+            raise  # not a bot's: ours
+        if on_error != "forfeit":
+            _note(e, table, culprit, game_id)
+            raise
+        # as a crashed bot process: a fault that forfeits (docs/protocol.md, faults)
+        table.calling = -1
+        fault = {"seat": culprit, "reason": "crash", "forfeit": True,
+                 "detail": f"the bot raised {type(e).__name__}: {e}"}
         faults.append(fault)
-        table.crashed.add(crash.seat)
+        table.crashed.add(culprit)
         table.fault(fault)
         result = _forfeit_result(rules, s, fault)
     if result is None:
@@ -390,16 +400,18 @@ def _referee(table: _Table, rules: Ruleset, preset: str, seed: int, tc: dict[str
         if seat in table.crashed:
             continue
         try:
-            _call(table, seat, on_error, game_id, b.on_event, ended)
-            _call(table, seat, on_error, game_id, b.on_game_over, end)
-        except _Crash:
-            pass  # the game is over: nothing left to forfeit
+            b.on_event(ended)
+            b.on_game_over(end)
+        except Exception as e:
+            if on_error != "forfeit":  # (else ignored: the game is over, nothing to forfeit)
+                _note(e, table, seat, game_id)
+                raise
     return game_record(
         match_id=game_id, ruleset=rules, preset=preset, seed=seed,
         seats=[{"seat": i, "name": b.name, "version": b.version, "reported_name": b.name,
                 "reported_version": b.version} for i, b in enumerate(bots)],
         actions=s.history, action_ms=action_ms, result=result, faults=faults,
-        time_control=tc)
+        time_control=tc, state=s)
 
 
 def save_record(record: Mapping[str, Any], path: str | Path) -> Path:

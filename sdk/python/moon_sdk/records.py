@@ -116,6 +116,48 @@ def hands_from_actions(ruleset: Ruleset, seed: int, actions: Sequence[int],
     return hands, s
 
 
+def hands_from_state(state: GameState, ms: Sequence[int] | None = None
+                     ) -> list[dict[str, Any]] | None:
+    """The ``hands`` of a record from a game already played (what :func:`hands_from_actions`
+    gives for ``state.history``, without re-simulating it), or None when the game stopped
+    inside a hand (then re-simulate).
+
+    Args:
+        state: the game after its last action.
+        ms: milliseconds each action of ``state.history`` took, or None.
+    """
+    hands: list[dict[str, Any]] = []
+    i = 0
+    for rec in state.hand_records:
+        h: dict[str, Any] = {
+            "number": rec.number, "dealer": rec.dealer,
+            "dealt": [_tiles(m) for m in rec.dealt], "widow": _tiles(rec.widow),
+            "bids": [], "bidder": None, "bid": 0, "discard": None, "trump": None,
+            "plays": [], "tricks": [], "tricks_taken": None, "made": None,
+            "deltas": None, "scores": None, "finished": False}
+        for seat, value in rec.bids:
+            h["bids"].append({"seat": seat, "bid": value, "ms": ms[i] if ms else None})
+            i += 1
+        named = ["trump", "discard"] if state.ruleset.trump_before_widow else ["discard", "trump"]
+        for key in named:
+            if key == "discard" and rec.discard >= 0:
+                h["discard"] = tile_name(rec.discard)
+                h["discard_ms"] = ms[i] if ms else None
+                i += 1
+            elif key == "trump" and rec.trump >= 0:
+                h["trump_ms"] = ms[i] if ms else None
+                i += 1
+        for t in rec.tricks:
+            for seat, x in t.plays:
+                h["plays"].append({"seat": seat, "tile": tile_name(x), "ms": ms[i] if ms else None})
+                i += 1
+        _finish_hand(h, rec)
+        hands.append(h)
+    if i != len(state.history):
+        return None
+    return hands
+
+
 def game_record(*, match_id: str, ruleset: Ruleset, preset: str, seed: int,
                 seats: Sequence[Mapping[str, Any]], actions: Sequence[int],
                 action_ms: Sequence[int] | None, result: Mapping[str, Any],
@@ -123,7 +165,8 @@ def game_record(*, match_id: str, ruleset: Ruleset, preset: str, seed: int,
                 time_control: Mapping[str, Any] | None = None,
                 created_at: str = "", finished_at: str = "",
                 bank_ms_left: Sequence[int] | None = None,
-                logs: Mapping[int | str, str] | None = None) -> dict[str, Any]:
+                logs: Mapping[int | str, str] | None = None,
+                state: GameState | None = None) -> dict[str, Any]:
     """The record of one game, as the JSON-ready dict `moon replay` reads.
 
     Args:
@@ -137,11 +180,19 @@ def game_record(*, match_id: str, ruleset: Ruleset, preset: str, seed: int,
         time_control: the limits the game was played under (``max_hands`` is checked by
             `moon replay verify`); None when there were none.
         logs: the end of each seat's output, by seat.
+        state: the game after ``actions``, if at hand: its hands are described from it
+            instead of re-simulating the actions (the same result, faster).
 
     Raises:
         IllegalActionError: ``actions`` is not a legal game from ``seed``.
     """
-    hands, state = hands_from_actions(ruleset, seed, actions, action_ms)
+    described = None
+    if state is not None and (state.is_terminal() or result.get("termination") == "hand_limit") \
+            and state.history == list(actions):
+        described = hands_from_state(state, action_ms)
+    if described is None:
+        described, state = hands_from_actions(ruleset, seed, actions, action_ms)
+    hands = described
     if result.get("termination") == "hand_limit":  # the next deal was never played
         hands = hands[:len(state.hand_records)]
     return {
@@ -160,4 +211,4 @@ def game_record(*, match_id: str, ruleset: Ruleset, preset: str, seed: int,
     }
 
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "game_record", "hands_from_actions"]
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "game_record", "hands_from_actions", "hands_from_state"]
