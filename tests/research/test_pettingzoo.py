@@ -60,10 +60,14 @@ def test_an_episode_is_the_arena_game_of_its_seed(preset):
     for agent in e.agent_iter():
         obs, reward, terminated, truncated, _ = e.last()
         totals[agent] += reward
+        seat = int(agent.split("_")[1])
         if terminated or truncated:
+            final = observe(raw.game, seat)
+            assert (final.outcome is not None) == terminated
+            assert obs["observation"].tolist() == pytest.approx(observation_features(final))
+            assert not obs["action_mask"].any()
             e.step(None)
             continue
-        seat = int(agent.split("_")[1])
         assert seat == raw.game.current_player
         want = observe(raw.game, seat)
         assert raw.moon_observation(agent) == want

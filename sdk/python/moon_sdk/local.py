@@ -123,10 +123,14 @@ def _time_control(time_control: Mapping[str, int] | None) -> dict[str, int]:
     return tc
 
 
-class _Observer:
-    """Each turn's :class:`Observation`, equal to ``observe(state, seat)`` (and so to what
-    a bot decodes from the referee's Turn), built without re-summarising every finished hand
-    on every turn: the hand summaries are kept as the game goes."""
+class Observer:
+    """``observe(state, seat)`` for one game followed from start to end, without
+    re-summarising every finished hand on every call (the summaries are kept as the game
+    goes): the :class:`Observation` equals :func:`moon_sdk.rules.observe`'s, which is what
+    a bot decodes from the referee's Turn message (the tests check both at every turn).
+
+    Call it as ``observer(state, seat, legal)`` with ``legal`` the seat's legal actions if
+    it is to act, else empty; always with the same game."""
 
     __slots__ = ("summaries",)
 
@@ -141,17 +145,19 @@ class _Observer:
                             h.tricks_taken, h.made, h.deltas, h.scores)
                 for h in records[len(self.summaries):])
         is_bidder = seat == s.bidder
+        over = s.phase == Phase.GAME_OVER
         o = _new_object(Observation)
         # the fields of a frozen dataclass at once (its __init__ sets them one by one)
         _set_attribute(o, "__dict__", {
             "seat": seat, "ruleset": s.ruleset, "phase": s.phase,
-            "hand_number": s.hand_number, "dealer": s.dealer, "current_player": s.current,
+            "hand_number": s.hand_number, "dealer": s.dealer,
+            "current_player": -1 if over else s.current,
             "hand": s.hands[seat], "widow": s.widow if is_bidder and s.widow_taken else 0,
             "discard": s.discard if is_bidder else -1, "bids": tuple(s.bids),
             "bidder": s.bidder, "bid": s.high_bid, "trump": s.trump, "tricks": tuple(s.tricks),
             "trick": tuple(s.trick), "tricks_taken": tuple(s.tricks_taken),
             "scores": tuple(s.scores), "hands": self.summaries,
-            "legal_actions": tuple(legal), "outcome": None})
+            "legal_actions": tuple(legal), "outcome": s.outcome})
         return o
 
 
@@ -326,7 +332,7 @@ def _referee(table: _Table, rules: Ruleset, preset: str, seed: int, tc: dict[str
     names = [b.name for b in bots]
     faults: list[dict[str, Any]] = []
     action_ms: list[int] = []
-    observer = _Observer()
+    observer = Observer()
     request = 0
     result: dict[str, Any] | None = None
     perf = time.perf_counter
@@ -497,5 +503,5 @@ def play_games(bots: Sequence[BotFactory], seeds: Iterable[int],
         yield from pool.map(_play_in_worker, jobs, chunksize=chunksize)
 
 
-__all__ = ["DEFAULT_TIME_CONTROL", "BotFactory", "play_games", "play_local",
+__all__ = ["DEFAULT_TIME_CONTROL", "BotFactory", "Observer", "play_games", "play_local",
            "resolve_ruleset", "save_record"]

@@ -52,7 +52,7 @@ from .features import (
     information_state_features,
     observation_features,
 )
-from .local import resolve_ruleset
+from .local import Observer, resolve_ruleset
 from .rules import GameState, Observation, Ruleset, observe
 from .rules.actions import NUM_ACTIONS
 from .text import table_text
@@ -123,6 +123,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
         self.game_seed = 0
         """The seed of the game in play (its deals are `moon play --seed` ones)."""
         self._game: GameState | None = None
+        self._observer = Observer()
 
     # -- spaces ----------------------------------------------------------------------------
     def observation_space(self, agent: str) -> gymnasium.Space[Any]:
@@ -160,6 +161,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
         else:
             self.game_seed = self._seeds.getrandbits(63)
         self._game = GameState(self.ruleset, self.game_seed)
+        self._observer = Observer()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -169,13 +171,17 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
         self.agent_selection = self.possible_agents[self._game.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": features, "action_mask": legal actions}`` of ``agent``'s seat."""
+        """``{"observation": features, "action_mask": legal actions}`` of ``agent``'s seat
+        (no legal action once its episode is over: after a truncation the features show
+        the game as it would go on, the next hand dealt)."""
         seat = self._seat[agent]
         s = self.game
         mask = np.zeros(NUM_ACTIONS, np.int8)
-        if s.current_player == seat:
-            mask[s.legal_actions()] = 1
-        return {"observation": np.asarray(self._features(observe(s, seat)), np.float32),
+        done = self.terminations.get(agent, True) or self.truncations.get(agent, True)
+        legal = s.legal_actions() if s.current_player == seat and not done else []
+        mask[legal] = 1
+        view = self._observer(s, seat, legal)  # = observe(s, seat), kept up as the game goes
+        return {"observation": np.asarray(self._features(view), np.float32),
                 "action_mask": mask}
 
     def step(self, action: Any) -> None:
