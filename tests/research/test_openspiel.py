@@ -116,7 +116,8 @@ def _random_decisions(game, seed, limit=400):
 
 
 @pytest.mark.parametrize("spec", ["python_moon(max_hands=4)", "python_moon(players=4)",
-                                  "python_moon(trump_before_widow=true,max_hands=3)"])
+                                  "python_moon(trump_before_widow=true,max_hands=3)",
+                                  "python_moon(remove_double_blank=true,max_hands=2)"])
 def test_resampling_keeps_what_the_player_knows_and_deals_the_rest(spec):
     game = pyspiel.load_game(spec)
     sampler = pyspiel.UniformProbabilitySampler(0.0, 1.0)

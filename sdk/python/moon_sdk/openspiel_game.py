@@ -470,9 +470,6 @@ pyspiel.register_game(_GAME_TYPE, MoonGame)
 
 
 # -- OpenSpiel bots in the arena ----------------------------------------------------------
-Policy = Callable[[MoonState], int]
-
-
 class OpenSpielBot(Bot):
     """An OpenSpiel bot (a ``pyspiel.Bot``, or a function of a ``python_moon`` state that
     returns an action) as an arena :class:`~moon_sdk.Bot`.
@@ -483,8 +480,8 @@ class OpenSpielBot(Bot):
     play as a one-hand game (``max_hands=1``, scores 0, no earlier hands: the game that
     policies trained with ``max_hands=1`` and searches of one hand know);
     ``scope="game"`` presents the whole game (scores and earlier hands, to
-    ``max_hands``). The bot is made by ``make(game, seat)`` once the ruleset is known
-    (from the referee's welcome, or at the first turn).
+    ``max_hands``). The bot is made by ``make(game, seat)`` at the first turn (and again
+    if a later turn is of another ruleset).
 
         from open_spiel.python.algorithms import ismcts, mcts
         def make(game, seat):
@@ -509,17 +506,17 @@ class OpenSpielBot(Bot):
         self.max_hands = max_hands
         self.returns = returns
         self.rng = random.Random(seed)
-        self.game: MoonGame | None = None
+        self.game: Any = None
+        """The ``python_moon`` game the bot plays in (made at its first turn)."""
         self.player: Any = None
+        """What ``make`` returned."""
 
     def _ensure(self, ruleset: Ruleset, seat: int) -> MoonGame:
         if self.game is None or self.game.ruleset != ruleset:
-            game = load_game(ruleset, max_hands=1 if self.scope == "hand" else self.max_hands,
-                             returns=self.returns)
-            self.game = game  # type: ignore[assignment]
-            self.player = self.make(game, seat)
-        assert self.game is not None
-        return self.game
+            self.game = load_game(ruleset, returns=self.returns,
+                                  max_hands=1 if self.scope == "hand" else self.max_hands)
+            self.player = self.make(self.game, seat)
+        return self.game  # type: ignore[no-any-return]
 
     def act(self, obs: Observation) -> int:
         """The OpenSpiel bot's action in a state rebuilt from ``obs``."""
