@@ -196,3 +196,16 @@ def test_hands_described_from_the_played_game_are_the_replayed_ones(ruleset):
     s = GameState(ruleset, 1)
     s.apply(s.legal_actions()[0])
     assert hands_from_state(s) is None
+
+
+def test_play_games_takes_endless_seeds_and_stops_when_told():
+    import itertools
+
+    games = play_games([Passer] * 3, itertools.count(), processes=2, chunksize=2,
+                       time_control={"max_hands": 1})
+    first = list(itertools.islice(games, 7))
+    games.close()
+    assert [r["seed"] for r in first] == list(range(7))
+    assert all(r["result"]["termination"] == "hand_limit" for r in first)
+    with pytest.raises(ValueError, match="processes must be at least 1"):
+        play_games([Passer] * 3, range(3), processes=0)

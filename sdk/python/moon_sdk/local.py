@@ -27,11 +27,13 @@ the default) or forfeits like a crashed bot process (``on_error="forfeit"``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import secrets
 import tempfile
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -446,8 +448,8 @@ def _init_worker(options: dict[str, Any]) -> None:
     _worker_options.update(options)
 
 
-def _play_in_worker(job: tuple[int, int]) -> dict[str, Any]:
-    return _play_job(_worker_options, job)
+def _play_chunk(jobs: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    return [_play_job(_worker_options, job) for job in jobs]
 
 
 def _play_job(o: Mapping[str, Any], job: tuple[int, int]) -> dict[str, Any]:
@@ -478,10 +480,15 @@ def play_games(bots: Sequence[BotFactory], seeds: Iterable[int],
             the bots must pickle (module-level classes do).
         record_dir: also write each record to ``<record_dir>/<game id>.json``; the game
             ids are ``<prefix><index>`` (index in ``seeds``, six digits).
-        chunksize: seeds handed to a worker at a time.
+        chunksize: seeds handed to a worker at a time (a few such chunks per worker are
+            in flight at once, so ``seeds`` may be endless).
+
+    Returns:
+        An iterator of records; stopping early stops the workers.
 
     Raises:
-        ValueError: ``processes`` below 1, or as :func:`play_local`.
+        ValueError: ``processes`` below 1, or as :func:`play_local` (at once, before any
+            game).
     """
     rules, preset_name = resolve_ruleset(ruleset, preset)
     if processes < 1:
@@ -493,14 +500,31 @@ def play_games(bots: Sequence[BotFactory], seeds: Iterable[int],
                "time_control": dict(time_control or {}), "on_error": on_error,
                "record_dir": None if record_dir is None else str(record_dir),
                "prefix": prefix}
-    jobs = enumerate(seeds)
+    return _games(options, enumerate(seeds), processes, chunksize)
+
+
+def _games(options: dict[str, Any], jobs: Iterator[tuple[int, int]], processes: int,
+           chunksize: int) -> Iterator[dict[str, Any]]:
     if processes == 1:
         for job in jobs:
             yield _play_job(options, job)
         return
-    with ProcessPoolExecutor(max_workers=processes, initializer=_init_worker,
-                             initargs=(options,)) as pool:
-        yield from pool.map(_play_in_worker, jobs, chunksize=chunksize)
+    # A few chunks in flight per worker, no more: the seeds may be millions, and records
+    # wait here only until they are taken.
+    chunks = iter(lambda: list(itertools.islice(jobs, chunksize)), [])
+    pool = ProcessPoolExecutor(max_workers=processes, initializer=_init_worker,
+                               initargs=(options,))
+    try:
+        pending = deque(pool.submit(_play_chunk, c)
+                        for c in itertools.islice(chunks, 2 * processes))
+        while pending:
+            done = pending.popleft().result()
+            more = next(chunks, None)
+            if more is not None:
+                pending.append(pool.submit(_play_chunk, more))
+            yield from done
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 __all__ = ["DEFAULT_TIME_CONTROL", "BotFactory", "Observer", "play_games", "play_local",
