@@ -110,8 +110,8 @@ def test_an_illegal_action_is_rejected_then_retried_then_forfeits():
 
 
 def test_a_game_that_never_ends_is_adjudicated_at_max_hands():
-    """Always passing: every hand is a redeal (RULES: all pass), so the game stops after
-    max_hands deals with every score 0, all sharing first place and no winner."""
+    """Always passing: every hand is a redeal (docs/rules.md, "Bidding"), so the game stops
+    after max_hands deals with every score 0, all sharing first place and no winner."""
     record = play_local([Passer()] * 3, "moon3", seed=2, time_control={"max_hands": 3})
     assert record["result"] == {"termination": "hand_limit", "winner": None,
                                 "scores": [0, 0, 0], "places": [1, 1, 1], "forfeit": None,
@@ -209,3 +209,35 @@ def test_play_games_takes_endless_seeds_and_stops_when_told():
     assert all(r["result"]["termination"] == "hand_limit" for r in first)
     with pytest.raises(ValueError, match="processes must be at least 1"):
         play_games([Passer] * 3, range(3), processes=0)
+
+
+class Sloppy(Bot):
+    """Answers with a numpy integer (fine), then, on its first play, with text (no action
+    at all: rejected as an illegal action, as over gRPC), then plays its first legal tile."""
+
+    name = "sloppy"
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.np = np
+        self.rejected: list = []
+
+    def act(self, obs):
+        if obs.phase == Phase.PLAY and not self.rejected:
+            return "play 6-4"
+        return self.np.int64(obs.legal_actions[0])
+
+    def on_rejected(self, rejected):
+        self.rejected.append(rejected.reason)
+
+
+def test_what_act_may_return_is_what_the_sdk_sends_over_grpc():
+    sloppy = Sloppy()
+    record = play_local([sloppy, Passer(), Passer()], Ruleset(all_pass="force_dealer"), seed=2,
+                        time_control={"max_hands": 3})
+    assert verify_record(record) == []
+    assert len(sloppy.rejected) == 1
+    [fault] = record["faults"]
+    assert fault["seat"] == 0 and fault["reason"] == "illegal_action" and not fault["forfeit"]
+    assert all(isinstance(a, int) for a in record["actions"])

@@ -11,9 +11,10 @@
 the same :class:`~moon_sdk.rules.Observation` each turn (what the referee's ``observe``
 gives, after the same protocol round trip a bot makes over gRPC: the test suite checks
 that the two are equal at every turn), the same hooks in the same order (``on_welcome``,
-``on_event`` for a bot that listens, ``on_rejected``, ``on_game_over``), the same illegal
-action rule (a fault, then a retry; one more than the time control's ``illegal_retries``
-forfeits), the same ``max_hands`` adjudication, and the same record
+``on_event`` for a bot that listens, ``on_rejected``, ``on_game_over``), what ``act``
+returns taken as the SDK takes it over gRPC (:func:`moon_sdk.bot.checked_action`), the
+same illegal action rule (a fault, then a retry; one more than the time control's
+``illegal_retries`` forfeits), the same ``max_hands`` adjudication, and the same record
 (:func:`moon_sdk.records.game_record`), which `moon replay show|verify|html` read. With
 deterministic bots and the same seed, a game played here and in the arena (`moon play`,
 `moon ladder`) has the same actions, hands and result. What differs: nothing is timed
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import secrets
 import tempfile
@@ -45,7 +47,6 @@ from moon_sdk.v1 import game_pb2 as pb
 from .bot import Bot, checked_action
 from .convert import (
     PROTOCOL_VERSION,
-    action_to_pb,
     hand_summary_to_pb,
     ruleset_to_pb,
     tile_to_pb,
@@ -66,6 +67,8 @@ from .rules import (
     bid_value,
 )
 from .rules.actions import NUM_ACTIONS
+
+log = logging.getLogger("moon_sdk")
 
 DEFAULT_TIME_CONTROL: dict[str, int] = {"max_hands": 200, "illegal_retries": 2}
 """The limits a local game enforces, as the arena's defaults: a game that has not ended
@@ -357,11 +360,13 @@ def _referee(table: _Table, rules: Ruleset, preset: str, seed: int, tc: dict[str
             t0 = perf()
             action = bot.act(obs)
             ms = int((perf() - t0) * 1000)
-            if action.__class__ is not int:
-                checked_action(bot, action)  # raises, as over gRPC
-            if not 0 <= action < NUM_ACTIONS:
-                action_to_pb(action)  # raises, as over gRPC
             calling = -1
+            if action.__class__ is not int or not 0 <= action < NUM_ACTIONS:
+                # as over gRPC: an integral value is its int, no action at all is logged
+                # and replaced by a surely illegal one (rejected, then retried)
+                action, why = checked_action(action, obs)
+                if why:
+                    log.error("%s.%s", type(bot).__name__, why)
             hands_before, tricks_before, widow_before = (
                 len(hand_records), len(s.tricks), s.widow_taken)
             try:
