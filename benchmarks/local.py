@@ -88,8 +88,8 @@ def local(games: int, processes: int) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--boards", type=int, default=2,
-                    help="ladder boards (x6 seatings) [default: 2]")
+    ap.add_argument("--boards", type=int, default=4,
+                    help="ladder boards (x6 seatings) [default: 4]")
     ap.add_argument("--games", type=int, default=400,
                     help="in-process games [default: 400]")
     ap.add_argument("--processes", type=int, default=2,
