@@ -18,10 +18,11 @@ BUF_BASELINE := tools/protocol-v1.binpb
 
 all: test
 
+# The SDK with its research extra (PettingZoo, OpenSpiel: tests/research), the arena with [dev].
 $(STAMP): pyproject.toml sdk/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e sdk/python -e '.[dev]'
+	$(PY) -m pip install --quiet -e 'sdk/python[research]' -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)

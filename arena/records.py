@@ -7,6 +7,9 @@ milliseconds, each trick's winner, the hand's scores), the engine's action list,
 result and its termination reason, and every fault. The
 seed plus the actions are the whole game; the rest is there for people and tools, and
 `verify` checks that it agrees with a re-simulation.
+
+The record itself is built by :mod:`moon_sdk.records` (the referee and the SDK's in-process
+runner share it); this module reads, checks and writes records.
 """
 
 from __future__ import annotations
@@ -14,107 +17,15 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from moon_sdk.rules import (
-    DEAL_VERSION,
-    ActionKind,
-    GameState,
-    HandRecord,
-    IllegalActionError,
-    Ruleset,
-    RulesetError,
-    action_kind,
-    action_tile,
-    action_trump,
-    bid_value,
-    tile_name,
-    tiles_of,
-    trump_name,
-)
-
-SCHEMA = "moon-arena.game-record"
-SCHEMA_VERSION = 1
+from moon_sdk.records import SCHEMA, SCHEMA_VERSION, hands_from_actions  # noqa: F401 (re-exported)
+from moon_sdk.rules import DEAL_VERSION, GameState, IllegalActionError, Ruleset, RulesetError
 
 
 class RecordError(ValueError):
     """A record that cannot be read: not JSON, another schema, a missing field."""
-
-
-def _tiles(mask: int) -> list[str]:
-    return [tile_name(t) for t in reversed(tiles_of(mask))]
-
-
-def _new_hand(s: GameState) -> dict[str, Any]:
-    return {
-        "number": s.hand_number, "dealer": s.dealer,
-        "dealt": [_tiles(m) for m in s.dealt], "widow": _tiles(s.widow),
-        "bids": [], "bidder": None, "bid": 0, "discard": None, "trump": None,
-        "plays": [], "tricks": [], "tricks_taken": None, "made": None,
-        "deltas": None, "scores": None, "finished": False,
-    }
-
-
-def _finish_hand(h: dict[str, Any], rec: HandRecord) -> None:
-    h.update(
-        bidder=rec.bidder if rec.bidder >= 0 else None, bid=rec.bid,
-        trump=trump_name(rec.trump) if rec.trump >= 0 else None,
-        tricks=[{"leader": t.leader, "plays": [{"seat": s, "tile": tile_name(x)}
-                                               for s, x in t.plays], "winner": t.winner}
-                for t in rec.tricks],
-        tricks_taken=list(rec.tricks_taken), made=rec.made, deltas=list(rec.deltas),
-        scores=list(rec.scores), finished=True,
-    )
-
-
-def hands_from_actions(ruleset: Ruleset, seed: int, actions: Sequence[int],
-                       ms: Sequence[int] | None = None) -> tuple[list[dict[str, Any]], GameState]:
-    """Re-simulate a game and describe it hand by hand (the ``hands`` of a record).
-
-    Args:
-        actions: the engine's action list.
-        ms: milliseconds each action took (same length), or None.
-
-    Raises:
-        IllegalActionError: an action is illegal where it stands.
-    """
-    s = GameState(ruleset, seed)
-    hands: list[dict[str, Any]] = []
-    cur = _new_hand(s)
-    for i, a in enumerate(actions):
-        seat = s.current
-        t = ms[i] if ms is not None else None
-        try:
-            s.apply(a)
-        except IllegalActionError as e:
-            raise IllegalActionError(f"action {i}: {e}") from None
-        kind = action_kind(a)
-        if kind is ActionKind.BID:
-            cur["bids"].append({"seat": seat, "bid": bid_value(a), "ms": t})
-        elif kind is ActionKind.DISCARD:
-            cur["discard"] = tile_name(action_tile(a))
-            cur["discard_ms"] = t
-        elif kind is ActionKind.TRUMP:
-            cur["trump"] = trump_name(action_trump(a))
-            cur["trump_ms"] = t
-        else:
-            cur["plays"].append({"seat": seat, "tile": tile_name(a), "ms": t})
-        if len(s.hand_records) > len(hands):
-            _finish_hand(cur, s.hand_records[-1])
-            hands.append(cur)
-            if not s.is_terminal():
-                cur = _new_hand(s)
-    if not s.is_terminal():
-        cur["bidder"] = s.bidder if s.bidder >= 0 else None
-        cur["bid"] = s.high_bid
-        cur["tricks"] = [
-            {"leader": t.leader, "plays": [{"seat": p, "tile": tile_name(x)} for p, x in t.plays],
-             "winner": t.winner} for t in s.tricks]
-        cur["tricks_taken"] = list(s.tricks_taken)
-        hands.append(cur)
-    return hands, s
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:

@@ -34,8 +34,8 @@ from moon_sdk.convert import (
     trick_to_pb,
     trump_to_pb,
 )
+from moon_sdk.records import game_record
 from moon_sdk.rules import (
-    DEAL_VERSION,
     ActionKind,
     GameState,
     IllegalActionError,
@@ -49,7 +49,7 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 from moon_sdk.v1 import match_pb2 as mpb
 
-from .records import SCHEMA, SCHEMA_VERSION, hands_from_actions, write_json_atomic
+from .records import write_json_atomic
 from .timecontrol import ConfigError, TimeControl
 
 log = logging.getLogger("arena.referee")
@@ -563,38 +563,28 @@ class Match:
         return m
 
     def record(self) -> dict[str, Any]:
-        """The game record (see :mod:`arena.records`)."""
-        hands, _ = hands_from_actions(self.ruleset, self.seed, self.state.history,
-                                      self.action_ms)
+        """The game record (built by :func:`moon_sdk.records.game_record`)."""
         res = self.result or pb.GameResult()
-        if res.termination == pb.TERMINATION_HAND_LIMIT:  # not the next deal, never played
-            hands = hands[:len(self.state.hand_records)]
         forfeit = None
         if res.HasField("forfeit"):
             forfeit = _fault_dict(res.forfeit)
-        return {
-            "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
-            "match_id": self.match_id, "created_at": self.created_at,
-            "finished_at": self.finished_at, "preset": self.preset,
-            "ruleset": self.ruleset.to_dict(), "seed": self.seed,
-            "deal_version": DEAL_VERSION,
-            "time_control": self.tc.__dict__.copy(),
-            "seats": [{"seat": i, "name": n, "version": v,
-                       "reported_name": self.joined_as[i][0],
-                       "reported_version": self.joined_as[i][1]}
-                      for i, (n, v) in enumerate(self.seats)],
-            "hands": hands,
-            "actions": list(self.state.history),
-            "result": {
+        return game_record(
+            match_id=self.match_id, created_at=self.created_at, finished_at=self.finished_at,
+            preset=self.preset, ruleset=self.ruleset, seed=self.seed,
+            time_control=self.tc.__dict__.copy(),
+            seats=[{"seat": i, "name": n, "version": v,
+                    "reported_name": self.joined_as[i][0],
+                    "reported_version": self.joined_as[i][1]}
+                   for i, (n, v) in enumerate(self.seats)],
+            actions=self.state.history, action_ms=self.action_ms,
+            result={
                 "termination": TERMINATION_NAMES.get(res.termination, "unknown"),
                 "winner": res.winner if res.HasField("winner") else None,
                 "scores": list(res.scores), "places": list(res.places),
                 "forfeit": forfeit, "hands_played": res.hands_played,
             },
-            "faults": [_fault_dict(f) for f in self.faults],
-            "bank_ms_left": list(self.bank_ms),
-            "logs": {str(k): v for k, v in self.logs.items()},
-        }
+            faults=[_fault_dict(f) for f in self.faults],
+            bank_ms_left=self.bank_ms, logs=self.logs)
 
     async def watch(self) -> Any:
         """Every public event from the start, then live ones until the game ends."""

@@ -1,0 +1,156 @@
+"""The PettingZoo environment: PettingZoo's own API and seed tests for 3 and 4 players and
+every rules option, and games that are the arena's games."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from moon_sdk import Bot
+from moon_sdk.features import OBSERVATION_PIECES, observation_features
+from moon_sdk.local import play_local
+from moon_sdk.pettingzoo_env import env, raw_env
+from moon_sdk.rules import PASS, GameState, Ruleset, observe, tiles_of
+from pettingzoo.test import api_test, seed_test
+
+CONFIGS = [
+    ("moon3", {}), ("moon4", {}), ("moon3-21", {}), ("moon3-marks", {}),
+    ("moon3-pagat", {}), ("moon4-force", {}),
+    ("moon3", {"min_bid": 3, "allow_doubles_trump": False, "allow_no_trump": False}),
+    ("moon3", {"moon_wins_game": False, "all_pass": "force_dealer", "min_bid": 5}),
+    ("moon4", {"team_made_scores": "bid", "scoring": "marks", "target_marks": 3}),
+    ("moon3", {"target_score": 7, "trump_before_widow": True}),
+]
+
+
+@pytest.mark.parametrize("preset,options", CONFIGS, ids=lambda c: str(c))
+def test_pettingzoo_api_and_seed_tests_pass(preset, options):
+    api_test(env(preset, render_mode="ansi", **options), num_cycles=300)
+    seed_test(lambda: env(preset, **options), num_cycles=200)
+    # the information-state features pass too
+    api_test(env(preset, features="information_state", reward="game", **options),
+             num_cycles=100)
+
+
+class SeededRandom(Bot):
+    name = "seeded-random"
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def act(self, obs):
+        return self.rng.choice(obs.legal_actions)
+
+
+@pytest.mark.parametrize("preset", ["moon3", "moon4"])
+def test_an_episode_is_the_arena_game_of_its_seed(preset):
+    """Reset with a seed, step the actions of a local game of that seed: each agent sees
+    what the arena showed its seat, the rewards add up to the final scores, and the
+    episode ends when the game does."""
+    n = 4 if preset == "moon4" else 3
+    record = play_local([SeededRandom(i) for i in range(n)], preset, seed=21,
+                        time_control={"max_hands": 40})
+    e = env(preset, max_hands=40)
+    e.reset(seed=21)
+    raw = e.unwrapped
+    totals = dict.fromkeys(raw.possible_agents, 0.0)
+    actions = iter(record["actions"])
+    steps = 0
+    for agent in e.agent_iter():
+        obs, reward, terminated, truncated, _ = e.last()
+        totals[agent] += reward
+        seat = int(agent.split("_")[1])
+        if terminated or truncated:
+            final = observe(raw.game, seat)
+            assert (final.outcome is not None) == terminated
+            assert obs["observation"].tolist() == pytest.approx(observation_features(final))
+            assert not obs["action_mask"].any()
+            e.step(None)
+            continue
+        assert seat == raw.game.current_player
+        want = observe(raw.game, seat)
+        assert raw.moon_observation(agent) == want
+        assert obs["observation"].tolist() == pytest.approx(observation_features(want))
+        assert np.flatnonzero(obs["action_mask"]).tolist() == list(want.legal_actions)
+        e.step(next(actions))
+        steps += 1
+    assert steps == len(record["actions"])
+    ruleset = Ruleset.preset(preset)
+    scores = record["result"]["scores"]
+    assert [totals[f"seat_{s}"] for s in range(n)] == [scores[ruleset.side_of(s)]
+                                                         for s in range(n)]
+    assert raw.game.history == record["actions"]
+
+
+def test_observation_features_by_hand():
+    """Seat 1's first view of seed 3 (3 players): its seven tiles in the hand piece, the
+    dealer's slot relative to seat 1, nobody's bid yet, every score 0."""
+    s = GameState(Ruleset(), 3)
+    f = observation_features(observe(s, 1))
+    at = {}
+    i = 0
+    for name, size in OBSERVATION_PIECES:
+        at[name] = (i, i + size)
+        i += size
+    lo, hi = at["hand"]
+    assert [t for t in range(28) if f[lo + t]] == tiles_of(s.hands[1])
+    lo, hi = at["dealer"]
+    assert f[lo:hi] == [1.0 if k == (s.dealer - 1) % 3 else 0.0 for k in range(4)]
+    lo, hi = at["bids"]
+    assert [f[lo + 8 * k] for k in range(4)] == [1.0, 1.0, 1.0, 0.0]  # "not yet" x 3 seats
+    lo, hi = at["players"]
+    assert f[lo:hi] == [1.0, 0.0]
+    lo, hi = at["scores"]
+    assert f[lo:hi] == [0.0, 0.0, 0.0]
+    assert max(f) <= 2 and min(f) >= -2
+
+
+class Passer(Bot):
+    name = "passer"
+
+    def act(self, obs):
+        return PASS
+
+
+def test_max_hands_truncates_and_game_rewards():
+    """Everyone passes: every hand is a redeal, so the episode is truncated after
+    max_hands deals with no reward (no side leads)."""
+    e = env("moon3", max_hands=2, reward="game")
+    e.reset(seed=1)
+    seen = []
+    for agent in e.agent_iter():
+        obs, reward, terminated, truncated, _ = e.last()
+        if terminated or truncated:
+            seen.append((agent, reward, terminated, truncated))
+            e.step(None)
+        else:
+            e.step(PASS)
+    assert sorted(seen) == [(f"seat_{i}", 0.0, False, True) for i in range(3)]
+
+
+def test_an_illegal_action_ends_the_game_for_the_wrapped_env():
+    e = env("moon3")
+    e.reset(seed=4)
+    offender = e.agent_selection
+    e.step(0)  # a play while bidding
+    rewards = {}
+    for agent in e.agent_iter():
+        _, reward, terminated, truncated, _ = e.last()
+        assert terminated or truncated
+        rewards[agent] = reward
+        e.step(None)
+    assert rewards[offender] == -1 and sum(rewards.values()) == -1
+
+
+def test_render_ansi_shows_the_table():
+    e = raw_env("moon4", render_mode="ansi")
+    e.reset(seed=8)
+    text = e.render()
+    for seat in range(4):
+        assert f"seat {seat}:" in text
+    silent = raw_env("moon3")  # no render mode: a warning, no text
+    silent.reset(seed=8)
+    assert silent.render() is None
+    with pytest.raises(ValueError, match="render_mode"):
+        raw_env("moon3", render_mode="human")
