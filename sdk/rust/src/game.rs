@@ -212,6 +212,19 @@ impl Game {
         g
     }
 
+    /// Replace the first hand's deal (right after `new`): `from_deal`.
+    pub fn set_deal(&mut self, dealer: u8, hands: [u32; 4], widow: u32, scores: Option<[i64; 3]>) {
+        self.first_dealer = dealer;
+        self.dealer = dealer;
+        self.current = (dealer + 1) % self.cfg.players;
+        self.hands = hands;
+        self.dealt = hands;
+        self.widow = widow;
+        if let Some(s) = scores {
+            self.scores = s;
+        }
+    }
+
     #[inline]
     pub fn n(&self) -> u8 {
         self.cfg.players

@@ -11,6 +11,8 @@
 //! perfect-information playout policy and quick count
 //! (`example_bots/search/moon_search/playout.py` is their specification).
 
+#![allow(clippy::needless_range_loop, clippy::collapsible_if)]
+
 mod deal;
 mod game;
 mod playout;
@@ -385,6 +387,19 @@ impl GameState {
         Err(illegal(py, format!("not an action: {}", action.repr()?)))
     }
 
+    /// Whether the current seat may take `action` now (exactly the actions
+    /// `legal_actions` lists; False for anything that is not an int).
+    fn is_legal(&self, action: &Bound<'_, PyAny>) -> bool {
+        action.is_exact_instance_of::<PyInt>() && action.extract::<i64>().is_ok_and(|a| self.g.is_legal(a))
+    }
+
+    /// Apply an action `legal_actions` gave, for searches: the pure engine skips the check
+    /// here; the compiled core checks anyway (it costs next to nothing) and so raises
+    /// `IllegalActionError`, state unchanged, where the pure engine's state would be corrupt.
+    fn apply_unchecked(&mut self, action: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.apply(action)
+    }
+
     /// An independent copy.
     fn clone(&self, py: Python<'_>) -> GameState {
         GameState {
@@ -394,6 +409,78 @@ impl GameState {
             records_py: self.records_py.iter().map(|r| r.clone_ref(py)).collect(),
             outcome_py: self.outcome_py.as_ref().map(|o| o.clone_ref(py)),
         }
+    }
+
+    /// A game whose first hand is this deal, checked, as `moon_sdk.rules.GameState.from_deal`
+    /// (the same arguments, state and ValueError messages): `hands` each seat's 7 tiles as
+    /// masks, `widow` the widow's tile (0 without one), `dealer` the seat that dealt,
+    /// `seed` deals the later hands, `scores` each side's score before this hand.
+    #[classmethod]
+    #[pyo3(signature = (ruleset, hands, widow = 0, *, dealer, seed = None, scores = None))]
+    fn from_deal<'py>(
+        cls: &Bound<'py, PyType>, ruleset: &Bound<'py, PyAny>, hands: &Bound<'py, PyAny>, widow: u64,
+        dealer: i64, seed: Option<&Bound<'py, PyAny>>, scores: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = cls.py();
+        let cfg = config(ruleset)?;
+        let n = cfg.players as usize;
+        let bad = |msg: String| Err(PyValueError::new_err(msg));
+        let masks: Vec<u64> = hands.extract()?;
+        if masks.len() != n {
+            return bad(format!("{} hands for {n} players", masks.len()));
+        }
+        if !(0..n as i64).contains(&dealer) {
+            return bad(format!("dealer {dealer} is not a seat (0..{})", n - 1));
+        }
+        let tile_set = cfg.tile_set as u64;
+        let names = |m: u64| tables::format_tiles((m & 0x0FFF_FFFF) as u32);
+        let mut seen = 0u64;
+        for (seat, &h) in masks.iter().enumerate() {
+            if h.count_ones() != 7 {
+                return bad(format!("seat {seat} has {} tiles; a hand has 7", h.count_ones()));
+            }
+            if h & seen != 0 {
+                return bad(format!("{} dealt twice (seat {seat})", names(h & seen)));
+            }
+            seen |= h;
+        }
+        let want = tile_set.count_ones() as usize - 7 * n;
+        if widow.count_ones() as usize != want {
+            return bad(format!("the widow has {} tiles; this ruleset's has {want}", widow.count_ones()));
+        }
+        if widow & seen != 0 {
+            return bad(format!("{} in a hand and in the widow", names(widow & seen)));
+        }
+        seen |= widow;
+        if seen >> 28 != 0 {
+            return bad(format!("{:#x} is not a set of tiles (a 28-bit mask)", seen >> 28 << 28));
+        }
+        if seen != tile_set {
+            return bad(format!("{} not in this ruleset's tile set", names(seen & !tile_set)));
+        }
+        let mut start = [0i64; 3];
+        if let Some(sc) = scores {
+            let v: Vec<i64> = sc.extract()?;
+            if v.len() != cfg.sides as usize {
+                return bad(format!("{} scores for {} sides", v.len(), cfg.sides));
+            }
+            start[..v.len()].copy_from_slice(&v);
+        }
+        let seed = match seed {
+            Some(s) => s.clone(),
+            None => 0i64.into_pyobject(py)?.into_any(),
+        };
+        let obj = cls.call1((ruleset, seed))?;
+        {
+            let state = obj.cast::<GameState>()?;
+            let mut s = state.borrow_mut();
+            let mut hs = [0u32; 4];
+            for (i, &h) in masks.iter().enumerate() {
+                hs[i] = h as u32;
+            }
+            s.g.set_deal(dealer as u8, hs, widow as u32, scores.is_some().then_some(start));
+        }
+        Ok(obj)
     }
 
     /// The state after applying `actions` to a new game with `seed`; raises
