@@ -32,7 +32,7 @@ setup: $(STAMP) engine
 CARGO ?= cargo
 ENGINE_STAMP := $(VENV)/.engine-installed
 ENGINE_SOURCES := $(wildcard sdk/rust/src/*.rs) sdk/rust/Cargo.toml sdk/rust/Cargo.lock \
-	sdk/rust/pyproject.toml
+	sdk/rust/pyproject.toml sdk/rust/moon_engine.pyi
 
 .PHONY: engine
 engine: $(STAMP)

@@ -8,6 +8,7 @@ The differential games (``differential.py``) need the compiled core and skip wit
 
 from __future__ import annotations
 
+import copy
 import os
 import random
 import subprocess
@@ -132,6 +133,18 @@ def test_the_compiled_state_is_read_only() -> None:
     hands = s.hands
     hands[0] = 0  # a copy: the state does not change
     assert s.hands[0] != 0
+
+
+@needs_core
+def test_copies_are_independent() -> None:
+    s = moon_engine.GameState(PRESETS["moon4"], 9)
+    for _ in range(12):
+        s.apply(s.legal_actions()[-1])
+    for twin in (copy.copy(s), copy.deepcopy(s), s.clone()):
+        assert [getattr(twin, k) for k in differential.EVERYTHING] == \
+            [getattr(s, k) for k in differential.EVERYTHING]
+        twin.apply(twin.legal_actions()[0])
+        assert len(twin.history) == len(s.history) + 1 == 13
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:

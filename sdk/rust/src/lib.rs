@@ -411,6 +411,14 @@ impl GameState {
         }
     }
 
+    fn __copy__(&self, py: Python<'_>) -> GameState {
+        self.clone(py)
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> GameState {
+        self.clone(py)
+    }
+
     /// A game whose first hand is this deal, checked, as `moon_sdk.rules.GameState.from_deal`
     /// (the same arguments, state and ValueError messages): `hands` each seat's 7 tiles as
     /// masks, `widow` the widow's tile (0 without one), `dealer` the seat that dealt,
