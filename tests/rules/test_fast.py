@@ -2,7 +2,8 @@
 ``moon_sdk.rules.fast``'s choice between them.
 
 The differential games (``differential.py``) need the compiled core and skip without it
-(``make setup`` builds it where cargo is installed); the 100,000-game run is
+(``make setup`` builds it where cargo is installed; with ``MOON_REQUIRE_ENGINE_CORE=1``, as
+CI sets it where cargo is, its absence fails); the 100,000-game run is
 ``python -m tests.rules.differential``. The fallback tests run everywhere.
 """
 
@@ -37,9 +38,19 @@ try:
 except ImportError:
     moon_engine = None
 
-needs_core = pytest.mark.skipif(
-    moon_engine is None, reason="the compiled core (moon_engine) is not installed: "
-    "`make setup` builds it when cargo is on PATH (sdk/rust)")
+MISSING = ("the compiled core (moon_engine) is not installed: `make setup` builds it when "
+           "cargo is on PATH (sdk/rust)")
+needs_core = pytest.mark.skipif(moon_engine is None, reason=MISSING)
+
+
+def test_the_compiled_core_is_installed_where_required() -> None:
+    """CI sets MOON_REQUIRE_ENGINE_CORE=1 where cargo is installed: then a missing core
+    fails here instead of skipping the differential tests."""
+    if moon_engine is None:
+        if os.environ.get("MOON_REQUIRE_ENGINE_CORE") == "1":
+            pytest.fail("MOON_REQUIRE_ENGINE_CORE=1 but " + MISSING)
+        pytest.skip(MISSING)
+    assert moon_engine.GameState.__module__ == "moon_engine"
 
 BOUNDED_GAMES = 3 * len(differential.COMBINATIONS)
 """Games in the bounded differential run: every option combination three times."""
