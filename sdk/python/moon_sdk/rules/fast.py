@@ -4,9 +4,10 @@
 :class:`GameState` exactly as :mod:`.state` does: the same deals (deal version 2), legal
 actions, transitions, scores, hand records, outcomes and refusal messages, as the same
 types (``Phase``, ``Trick``, ``HandRecord``, ``Outcome``, ``IllegalActionError``), and so
-the same observations through :func:`~moon_sdk.rules.observe`; several times faster. The
-pure engine stays the specification and the fallback, and this module's :data:`GameState`
-is whichever is available, so code written against it runs everywhere::
+the same observations through :func:`~moon_sdk.rules.observe`; only faster
+(``benchmarks/engine.py``). The pure engine stays the specification and the fallback, and
+this module's :data:`GameState` is whichever is available, so code written against it runs
+everywhere::
 
     from moon_sdk.rules.fast import GameState   # compiled when installed, else pure
     state = GameState(Ruleset.preset("moon3"), seed=7)
