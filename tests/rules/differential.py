@@ -11,7 +11,9 @@ hands: uniformly random games drift for hundreds of hands) and applied to both. 
   every trick, made/set, score changes) and every seat's observation (``observe``; after
   the 40th hand, every 25th hand);
 - now and then: observations in mid-hand, refused actions (out of range, held by nobody,
-  against the rules, or not an int: the same IllegalActionError message, state unchanged),
+  against the rules, or not an int: the same IllegalActionError message, state unchanged,
+  and ``is_legal`` False; in one game in three every action goes through
+  ``apply_unchecked`` after ``is_legal``),
   a clone (independent of its original), ``replay`` (the same state again; an illegal
   action in the list gives the same message);
 - at the end: the outcome, the history, every hand record and the ``repr``.
@@ -133,6 +135,10 @@ def play_pair(fast_class: type, ruleset: Ruleset, seed: int, policy_seed: int) -
                 f"step {step}")
 
     clone_at = rng.randrange(200)
+    # is_legal and apply_unchecked, where the pure engine has them (the core branch adds
+    # them): in one game in three the actions go through apply_unchecked
+    checks_legality = hasattr(pure, "is_legal")
+    unchecked = checks_legality and policy_seed % 3 == 1
     records = 0
     while True:
         legal = pure.legal_actions()
@@ -158,6 +164,8 @@ def play_pair(fast_class: type, ruleset: Ruleset, seed: int, policy_seed: int) -
         if rng.random() < 0.05:  # a refused action: same message, state unchanged
             odd = [a for a in range(72) if a not in legal] + list(ODD_ACTIONS)
             bad = rng.choice(odd)
+            if checks_legality:
+                _same(f"is_legal({bad!r})", False, fast.is_legal(bad), where)
             _same(f"refusal of {bad!r}", _refusal(pure, bad), _refusal(fast, bad), where)
             _same("legal actions after a refusal", legal, fast.legal_actions(), where)
             _same("history after a refusal", len(pure.history), len(fast.history), where)
@@ -178,8 +186,13 @@ def play_pair(fast_class: type, ruleset: Ruleset, seed: int, policy_seed: int) -
             twin.apply(legal[-1])
             _same("clone's history", len(pure.history) + 1, len(twin.history), where)
             tally["clones"] += 1
-        pure.apply(action)
-        fast.apply(action)
+        if unchecked:  # as a search applies the actions legal_actions gave
+            _same(f"is_legal({action})", True, fast.is_legal(action), where)
+            pure.apply_unchecked(action)
+            fast.apply_unchecked(action)
+        else:
+            pure.apply(action)
+            fast.apply(action)
         step += 1
         tally["actions"] += 1
         if pure.phase == Phase.PLAY and not pure.trick:

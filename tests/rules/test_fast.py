@@ -25,7 +25,9 @@ from moon_sdk.rules import (
     Ruleset,
     deal,
     first_dealer,
+    mask_of,
     parse_action,
+    tiles_of,
 )
 
 from . import differential
@@ -188,3 +190,71 @@ def test_without_the_compiled_core_the_pure_engine_is_used() -> None:
     assert required.returncode != 0
     assert "MOON_ENGINE=compiled but the compiled core (moon_engine) is not installed" \
         in required.stderr
+
+
+def _fingerprint(s: object) -> list[object]:
+    return [getattr(s, k) for k in differential.EVERYTHING]
+
+
+has_from_deal = pytest.mark.skipif(
+    not hasattr(GameState, "from_deal"),
+    reason="the pure engine has no GameState.from_deal yet (the core branch adds it)")
+
+
+@needs_core
+@has_from_deal
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_from_deal_is_the_same_game(preset: str) -> None:
+    """GameState.from_deal on both engines: the same position and the same game after it,
+    applied with apply_unchecked, is_legal agreeing on legal and illegal actions."""
+    r = PRESETS[preset]
+    rng = random.Random(preset)
+    tiles = tiles_of(r.tile_set)
+    for _ in range(60):
+        rng.shuffle(tiles)
+        hands = [mask_of(tiles[7 * i:7 * i + 7]) for i in range(r.players)]
+        widow = mask_of(tiles[7 * r.players:])
+        kw: dict[str, object] = {"dealer": rng.randrange(r.players)}
+        if rng.random() < 0.5:
+            kw["seed"] = rng.randrange(-(2**70), 2**70)
+        if rng.random() < 0.5:
+            kw["scores"] = [rng.randrange(-30, 30) for _ in range(r.num_sides)]
+        pure = GameState.from_deal(r, hands, widow, **kw)
+        fast = moon_engine.GameState.from_deal(r, hands, widow, **kw)
+        assert fast.hands == hands and fast.dealer == kw["dealer"]
+        assert _fingerprint(pure) == _fingerprint(fast)
+        while not pure.is_terminal() and pure.hand_number < 3:
+            legal = pure.legal_actions()
+            for a in [rng.randrange(-1, 73), 58.0, True, *legal[:2]]:
+                assert pure.is_legal(a) == fast.is_legal(a) == (a in legal and type(a) is int)
+            a = sensible_action(pure, rng, legal)
+            pure.apply_unchecked(a)
+            fast.apply_unchecked(a)
+            assert _fingerprint(pure) == _fingerprint(fast)
+
+
+@needs_core
+@has_from_deal
+def test_from_deal_refuses_the_same_deals_with_the_same_words() -> None:
+    r = PRESETS["moon3"]
+    tiles = tiles_of(r.tile_set)
+    hands = [mask_of(tiles[7 * i:7 * i + 7]) for i in range(3)]
+    widow = mask_of(tiles[21:])
+    cases = [
+        (hands[:2], widow, 0, None, "2 hands for 3 players"),
+        (hands, widow, 3, None, "dealer 3 is not a seat (0..2)"),
+        ([hands[0] | hands[1], hands[1], hands[2]], widow, 0, None,
+         "seat 0 has 14 tiles; a hand has 7"),
+        ([hands[1], hands[1], hands[2]], widow, 0, None, "dealt twice (seat 1)"),
+        (hands, 0, 0, None, "the widow has 0 tiles; this ruleset's has 1"),
+        (hands, 1 << 1, 0, None, "1-0 not in this ruleset's tile set"),
+        (hands, widow, 0, [1, 2], "2 scores for 3 sides"),
+    ]
+    for h, w, dealer, scores, words in cases:
+        messages = []
+        for cls in (GameState, moon_engine.GameState):
+            with pytest.raises(ValueError) as e:
+                cls.from_deal(r, h, w, dealer=dealer, scores=scores)
+            messages.append(str(e.value))
+        assert messages[0] == messages[1]
+        assert words in messages[1]
