@@ -25,7 +25,25 @@ $(STAMP): pyproject.toml sdk/python/pyproject.toml
 	$(PY) -m pip install --quiet -e 'sdk/python[research]' -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) engine
+
+# The compiled core of the rules engine (sdk/rust: Rust with PyO3, built by maturin through
+# pip) into the venv, rebuilt when its sources change. Optional: without cargo the SDK runs
+# the pure-Python engine and tests/rules/test_fast.py skips; with cargo a failed build fails.
+CARGO ?= cargo
+ENGINE_STAMP := $(VENV)/.engine-installed
+ENGINE_SOURCES := $(wildcard sdk/rust/src/*.rs) sdk/rust/Cargo.toml sdk/rust/Cargo.lock \
+	sdk/rust/pyproject.toml sdk/rust/moon_engine.pyi
+
+.PHONY: engine
+engine: $(STAMP)
+	@if command -v $(CARGO) >/dev/null 2>&1; then $(MAKE) --no-print-directory $(ENGINE_STAMP); \
+	else echo "engine: skipped (no cargo: the rules engine runs pure Python;" \
+		"tests/rules/test_fast.py skips)"; fi
+
+$(ENGINE_STAMP): $(STAMP) $(ENGINE_SOURCES)
+	$(PY) -m pip install --quiet ./sdk/rust
+	touch $@
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -102,7 +120,7 @@ host-demo: setup
 	$(PY) scripts/host_demo.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache sdk/rust/target
 
 # Bots and tools in other languages. Their toolchains (go, node/npm, cargo) are on CI; where
 # one is missing, its bots and tests are skipped with the reason instead of failing.

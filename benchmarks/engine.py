@@ -1,13 +1,16 @@
 """How fast is the rules engine? Random hands and decisions per second, 3 and 4 players,
-beside a deliberately naive implementation of the play phase alone.
+for the pure-Python engine and its compiled core side by side, beside a deliberately naive
+implementation of the play phase alone.
 
     .venv/bin/python benchmarks/engine.py [--seconds 1] [--runs 5] [--seed 1]
 
-The engine runs whole games of a preset with a uniformly random policy over
+Each engine runs whole games of a preset with a uniformly random policy over
 ``legal_actions()``: every hand goes from the seeded deal through the auction, the widow,
 trumps and 7 validated tricks to the scoring and the hand's record (passed-out hands are
 redealt and timed, but not counted as hands). "Decisions" are all the actions applied, bids
-included.
+included. The pure engine is ``moon_sdk.rules.GameState``; the compiled one
+``moon_engine.GameState`` (sdk/rust, the same game action for action: tests/rules/test_fast.py),
+skipped with the reason when it is not installed.
 
 The naive reference does less per hand: a shuffle, a random contract, and 7 tricks. It
 offers a bot the engine's contract (int actions, sorted legal actions, a validating
@@ -16,11 +19,11 @@ action is a tile's position in the list of all tiles (found with ``list.index``)
 and trick winners worked out afresh from the rules' definitions, no tables. Its decisions
 are the plays only. Before timing, it is checked against the engine on 20,000 random
 tricks. The same random policy (a uniform pick over the legal actions, see ``picker``)
-drives both.
+drives all three.
 
 Times are CPU time of this process (``time.process_time``), so other work on the machine
-disturbs the figures less; engine and naive runs alternate, and the best of each is kept.
-Nothing here is asserted in the tests; the figures depend on the machine.
+disturbs the figures less; the runs alternate (pure, compiled, naive), and the best of each
+is kept. Nothing here is asserted in the tests; the figures depend on the machine.
 """
 
 from __future__ import annotations
@@ -66,8 +69,10 @@ def picker(seed: int) -> Callable[[list[int]], int]:
 
 # -- the engine -----------------------------------------------------------------------------
 
-def engine_run(preset: str, seconds: float, seed: int) -> tuple[int, int, float]:
-    """Play random games of ``preset`` for about ``seconds``: (hands, decisions, elapsed)."""
+def engine_run(preset: str, seconds: float, seed: int,
+               state_class: type[GameState] = GameState) -> tuple[int, int, float]:
+    """Play random games of ``preset`` with ``state_class`` (the pure engine's GameState or
+    the compiled one) for about ``seconds``: (hands, decisions, elapsed)."""
     ruleset = PRESETS[preset]
     choice = picker(seed)
     hands = decisions = 0
@@ -75,7 +80,7 @@ def engine_run(preset: str, seconds: float, seed: int) -> tuple[int, int, float]
     start = time.process_time()
     deadline = start + seconds
     while time.process_time() < deadline:
-        state = GameState(ruleset, game_seed)
+        state = state_class(ruleset, game_seed)
         game_seed += 1
         apply, legal_actions, is_terminal = state.apply, state.legal_actions, state.is_terminal
         for _ in range(2000):  # check the clock now and then, not at every decision
@@ -224,6 +229,15 @@ def rates(run: tuple[int, int, float]) -> tuple[float, float]:
     return hands / elapsed, decisions / elapsed
 
 
+def compiled_engine() -> tuple[type[GameState] | None, str]:
+    """The compiled core's GameState, or None and why."""
+    try:
+        import moon_engine  # type: ignore[import-not-found]
+    except ImportError as e:
+        return None, f"not installed ({e}); `make setup` builds it where cargo is installed"
+    return moon_engine.GameState, f"moon_engine {moon_engine.__version__}"
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=1.0, help="CPU time per run (1)")
@@ -231,24 +245,36 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
     check_naive_agrees()
+    compiled, about = compiled_engine()
     print(f"Moon rules engine benchmark: Python {platform.python_version()} "
           f"({platform.python_implementation()}), {platform.machine()}, "
-          f"best of {args.runs} x {args.seconds:g} s")
-    header = (f"{'players':>7} | {'engine hands/s':>14} {'decisions/s':>12} | "
-              f"{'naive hands/s':>13} {'plays/s':>10} | {'engine/naive: hands':>19} "
-              f"{'decisions':>9}")
+          f"best of {args.runs} x {args.seconds:g} s; compiled core: {about}")
+    header = (f"{'players':>7} | {'naive hands/s':>13} {'plays/s':>9} | "
+              f"{'pure hands/s':>12} {'decisions/s':>11} {'x naive':>7} | "
+              f"{'compiled hands/s':>16} {'decisions/s':>11} {'x naive':>7} {'x pure':>6}")
     print(header)
     print("-" * len(header))
     for players, preset in ((3, "moon3"), (4, "moon4")):
-        engine: list[tuple[float, float]] = []
+        pure: list[tuple[float, float]] = []
+        fast: list[tuple[float, float]] = []
         naive: list[tuple[float, float]] = []
-        for _ in range(args.runs):  # interleaved, so both see the same machine
-            engine.append(rates(engine_run(preset, args.seconds, args.seed)))
+        for _ in range(args.runs):  # interleaved, so all see the same machine
+            pure.append(rates(engine_run(preset, args.seconds, args.seed)))
+            if compiled is not None:
+                fast.append(rates(engine_run(preset, args.seconds, args.seed, compiled)))
             naive.append(rates(naive_run(players, args.seconds, args.seed)))
-        e_hands, e_dec = max(engine)
+        p_hands, p_dec = max(pure)
         n_hands, n_dec = max(naive)
-        print(f"{players:>7} | {e_hands:>14,.0f} {e_dec:>12,.0f} | {n_hands:>13,.0f} "
-              f"{n_dec:>10,.0f} | {e_hands / n_hands:>18.2f}x {e_dec / n_dec:>8.2f}x")
+        line = (f"{players:>7} | {n_hands:>13,.0f} {n_dec:>9,.0f} | {p_hands:>12,.0f} "
+                f"{p_dec:>11,.0f} {p_hands / n_hands:>6.2f}x | ")
+        if fast:
+            f_hands, f_dec = max(fast)
+            line += (f"{f_hands:>16,.0f} {f_dec:>11,.0f} {f_hands / n_hands:>6.2f}x "
+                     f"{f_hands / p_hands:>5.2f}x")
+        else:
+            line += f"{'(not installed)':>16}"
+        print(line)
+    print("x naive: hands per second over the naive reference's; x pure: compiled over pure.")
 
 
 if __name__ == "__main__":

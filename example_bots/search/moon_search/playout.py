@@ -7,6 +7,12 @@ and the tricks taken. The rules come from the engine's own tables (``FOLLOW_MASK
 ``LED_SUIT``, ``RANK``, ``TRUMP_MASK``); ``tests/bots_search`` checks the playout against
 ``GameState`` move for move.
 
+The rules engine's compiled core (``moon_engine``, through ``moon_sdk.rules.fast``) carries
+the same playout and quick count, move for move and bit for bit; when it is installed,
+:func:`playout` and :func:`strength` are those (about ten times faster), and the Python
+functions here, :func:`python_playout` and :func:`python_strength`, are their
+specification and the fallback (``MOON_ENGINE=pure`` forces them).
+
 The playout policy sees every hand (the deal is a determinization): lead a tile nobody can
 beat (the bidding side pulls trumps with its top trump first), else the cheapest tile;
 follow with the cheapest tile that wins the trick against everyone still to play, else the
@@ -24,6 +30,7 @@ from moon_sdk.rules import (
     RANK,
     TRUMP_MASK,
     Ruleset,
+    fast,
     is_double,
     tile_pips,
 )
@@ -334,3 +341,12 @@ def strength(hand: int, trump: int) -> float:
             if (hand & FOL[trump][s]).bit_count() >= 3:
                 score += 0.4  # a long suit under its double
     return score
+
+
+python_playout = playout
+python_strength = strength
+COMPILED = fast.core is not None
+"""True when :func:`playout` and :func:`strength` are the compiled core's."""
+if fast.core is not None:
+    playout = fast.core.playout  # noqa: F811 (the same function, compiled)
+    strength = fast.core.quick_count  # noqa: F811
