@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .bots import BotSpec, build_bot, load_bot
-from .timecontrol import ConfigError
+from .errors import ArenaError
 
 STAMP = ".build-stamp"
 LOCK = ".build-lock"
@@ -74,7 +74,7 @@ def ensure_built(spec: BotSpec, force: bool = False, timeout_s: float = 900.0) -
     """Build the bot if it is stale (or ``force``); True if it was built now.
 
     Raises:
-        ConfigError: the build failed or timed out.
+        BotError: the build failed or timed out.
     """
     if not spec.build:
         return False
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{spec.name}: building ({spec.build})", flush=True)
             built = ensure_built(spec, force=args.force)
             print(f"{spec.name}: {'built' if built else 'up to date'}", flush=True)
-        except ConfigError as e:
+        except ArenaError as e:  # a bad bot.toml, a failed build
             print(f"{folder}: {e}", file=sys.stderr)
             failed += 1
     return 1 if failed else 0

@@ -53,9 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from .containment import Containment, kill_marked
+from .errors import BotError, ConfigError
 from .names import check_name, toml_key_line
 from .text import clean
-from .timecontrol import ConfigError
 
 MANIFEST = "bot.toml"
 STDIO = "stdio"
@@ -234,7 +234,7 @@ def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
     """Run the bot's build command (if any) in its folder; returns the build log.
 
     Raises:
-        ConfigError: the build failed or timed out (the message ends with the log's tail).
+        BotError: the build failed or timed out (the message ends with the log's tail).
     """
     if not spec.build:
         return ""
@@ -242,11 +242,11 @@ def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
         proc = subprocess.run(spec.build, shell=True, cwd=spec.folder, capture_output=True,
                               text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        raise ConfigError(f"bot {spec.name}: build timed out after {timeout_s:.0f} s") from None
+        raise BotError(f"bot {spec.name}: build timed out after {timeout_s:.0f} s") from None
     out = proc.stdout + proc.stderr
     if proc.returncode != 0:
-        raise ConfigError(f"bot {spec.name}: build failed (exit {proc.returncode}):\n"
-                          f"{clean(out[-2000:])}")
+        raise BotError(f"bot {spec.name}: build failed (exit {proc.returncode}):\n"
+                       f"{clean(out[-2000:])}")
     return out
 
 
@@ -402,7 +402,7 @@ class LocalProcess:
         """Start the process.
 
         Raises:
-            ConfigError: the run command cannot be started (not found, not executable).
+            BotError: the run command cannot be started (not found, not executable).
         """
         env = dict(os.environ)
         env.update(self.env)
@@ -414,7 +414,7 @@ class LocalProcess:
         argv = self.spec.command()
         problem = missing_command(self.spec)
         if problem:
-            raise ConfigError(problem)
+            raise BotError(problem)
         preexec = None
         prlimit = shutil.which("prlimit")
         if prlimit:  # util-linux: limits without a preexec_fn, so the spawn can use vfork
@@ -443,8 +443,8 @@ class LocalProcess:
             log.close()
             os.close(read_fd)
             self.containment.release()
-            raise ConfigError(f"bot {self.spec.name}: cannot run {self.spec.run!r} in "
-                              f"{self.spec.folder}: {e.strerror}") from None
+            raise BotError(f"bot {self.spec.name}: cannot run {self.spec.run!r} in "
+                           f"{self.spec.folder}: {e.strerror}") from None
         finally:
             os.close(write_fd)
         self.containment.started(self.proc.pid)

@@ -21,10 +21,11 @@ from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
 from .bots import BotSpec, Limits
+from .errors import ArenaError, ConfigError, InfrastructureError
 from .referee import Match, Referee
-from .sandbox import BotProcess, exit_detail, is_infrastructure_error, make_process
+from .sandbox import BotProcess, exit_detail, make_process
 from .server import create_server, set_serving
-from .timecontrol import ConfigError, TimeControl
+from .timecontrol import TimeControl
 
 if TYPE_CHECKING:
     from .sandbox.docker import DockerLimits
@@ -135,11 +136,10 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     async def start(seat: int, p: BotProcess) -> None:
         try:
             await loop.run_in_executor(_STARTER, p.start)
-        except ConfigError as e:
-            if is_infrastructure_error(e):
-                match.stop(pb.TERMINATION_ABORTED, f"sandbox failure: {e}")
-            else:
-                match.note_exit(seat, 127, str(e))
+        except InfrastructureError as e:  # no Docker engine...: never the bot's fault
+            match.stop(pb.TERMINATION_ABORTED, f"sandbox failure: {e}")
+        except ArenaError as e:  # the bot's own: its program or image cannot start
+            match.note_exit(seat, 127, str(e))
 
     try:
         await asyncio.gather(*(start(seat, p) for seat, p in enumerate(procs)))

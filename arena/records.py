@@ -23,9 +23,7 @@ from typing import Any
 from moon_sdk.records import SCHEMA, SCHEMA_VERSION, hands_from_actions  # noqa: F401 (re-exported)
 from moon_sdk.rules import DEAL_VERSION, GameState, IllegalActionError, Ruleset, RulesetError
 
-
-class RecordError(ValueError):
-    """A record that cannot be read: not JSON, another schema, a missing field."""
+from .errors import RecordError
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:

@@ -49,8 +49,9 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 from moon_sdk.v1 import match_pb2 as mpb
 
+from .errors import ConfigError
 from .records import write_json_atomic
-from .timecontrol import ConfigError, TimeControl
+from .timecontrol import TimeControl
 
 log = logging.getLogger("arena.referee")
 

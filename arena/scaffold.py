@@ -27,9 +27,9 @@ import shutil
 import tomllib
 from pathlib import Path
 
+from .errors import ConfigError
 from .names import name_problem
 from .resources import resource_dir
-from .timecontrol import ConfigError
 
 LANGUAGES = ("python", "node", "go", "stdio", "java", "typescript", "cpp")
 PROTO_FOLDER = {"node": "proto", "typescript": "proto", "java": "src/main/proto"}

@@ -23,8 +23,9 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import match_pb2 as mpb
 from moon_sdk.v1 import match_pb2_grpc
 
+from .errors import ConfigError
 from .referee import MAX_MESSAGE_BYTES, Match, Referee, Refusal
-from .timecontrol import ConfigError, TimeControl
+from .timecontrol import TimeControl
 
 log = logging.getLogger("arena.server")
 
@@ -210,7 +211,8 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
         ``(server, port)``: the TCP port bound (0 when there is no TCP listener).
 
     Raises:
-        RuntimeError: the address cannot be bound.
+        ConfigError: the address or socket cannot be listened on (in use, not this
+            machine's, a folder that does not exist).
     """
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
@@ -237,12 +239,17 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
     )
     reflection.enable_server_reflection(names, server)
     port = 0
-    if address:
-        port = server.add_insecure_port(address)
-        if port == 0:
-            raise RuntimeError(f"cannot listen on {address}")
-    if unix_socket:
-        server.add_insecure_port(f"unix:{unix_socket}")
+    try:
+        if address:
+            port = server.add_insecure_port(address)
+            if port == 0:
+                raise RuntimeError("the port cannot be bound")
+        if unix_socket:
+            server.add_insecure_port(f"unix:{unix_socket}")
+    except RuntimeError:  # grpc's own, or the one above (grpc logs the details)
+        where = address if port == 0 and address else f"unix:{unix_socket}"
+        raise ConfigError(f"cannot listen on {where}: it is in use, or not an address of "
+                          "this machine; give another") from None
     server._moon_health = health_servicer  # type: ignore[attr-defined]
     return server, port
 

@@ -8,10 +8,7 @@ from typing import Any
 
 from moon_sdk.v1 import game_pb2 as pb
 
-
-class ConfigError(ValueError):
-    """A bad setting (time control, ladder file, manifest); the message names it."""
-
+from .errors import ConfigError
 
 _COUNTS = ("illegal_retries", "max_hands")
 """The fields that count something; the others are milliseconds."""

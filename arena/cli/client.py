@@ -14,8 +14,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 
 class ClientError(Exception):
     """A request that failed; the message is one line for the user."""
@@ -74,6 +72,8 @@ def api(method: str, url: str, path: str, token: str | None = None, *,
         ClientError: the host cannot be reached, or answered with an error (its
             ``detail`` is the message).
     """
+    import httpx  # here, not at the top: `moon` loads without it (see arena/cli/__init__.py)
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         r = httpx.request(method, _key(url) + path, headers=headers, timeout=timeout, **kw)

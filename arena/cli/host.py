@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..errors import ConfigError
 from ..text import clean_line
-from ..timecontrol import ConfigError
 from .client import ClientError, api, save_token
 
 

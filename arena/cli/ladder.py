@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console, Group
@@ -22,14 +22,13 @@ from rich.table import Table
 
 from ..containment import cleanup_stale_once
 from ..ladder.config import LadderConfig, concurrency_warning, ladder_from_dict, load_ladder
-from ..ladder.ratings import LiveRatings
-from ..ladder.report import build_report, export, print_report
-from ..ladder.runner import RunSummary, open_store, run_ladder
 from ..ladder.store import GameRow, ResultsStore
 from ..text import clean, clean_line
-from ..timecontrol import ConfigError
 from .options import parse_options, time_options
 from .play import resolve_bot
+
+if TYPE_CHECKING:  # imported where used: scipy and openskill only when a command needs them
+    from ..ladder.ratings import LiveRatings
 
 
 @click.group()
@@ -38,17 +37,20 @@ def ladder() -> None:
 
 
 def _config(file: Path | None, bots: tuple[str, ...], overrides: dict[str, Any]) -> LadderConfig:
-    try:
-        if file is not None:
-            return load_ladder(file, overrides)
-        if len(bots) < 2:
-            raise click.UsageError("give a ladder file, or at least two --bot folders")
-        specs = [resolve_bot(b) for b in bots]  # folders, or example bot names
-        data = {"ladder": {"name": "-".join(s.name for s in specs)[:64]},
-                "bots": [{"path": str(s.folder)} for s in specs]}
-        return ladder_from_dict(data, Path("--bot"), overrides=overrides)
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    """The ladder from its file, or from ``--bot`` folders.
+
+    Raises:
+        ConfigError: a bad ladder file or flag value (the message names it).
+        click.UsageError: neither a file nor two bots.
+    """
+    if file is not None:
+        return load_ladder(file, overrides)
+    if len(bots) < 2:
+        raise click.UsageError("give a ladder file, or at least two --bot folders")
+    specs = [resolve_bot(b) for b in bots]  # folders, or example bot names
+    data = {"ladder": {"name": "-".join(s.name for s in specs)[:64]},
+            "bots": [{"path": str(s.folder)} for s in specs]}
+    return ladder_from_dict(data, Path("--bot"), overrides=overrides)
 
 
 def _live_table(live: LiveRatings) -> Table:
@@ -103,15 +105,16 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
                                or None})
     if results is None:
         results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
+    from ..ladder.ratings import LiveRatings
+    from ..ladder.report import build_report, print_report
+    from ..ladder.runner import RunSummary, open_store, run_ladder
+
     console = Console()
     crowded = concurrency_warning(cfg)
     if crowded:
         console.print(f"[yellow]warning[/]: {escape(crowded)}")
     cleanup_stale_once()  # bots and cgroups a killed earlier run left behind
-    try:
-        store = open_store(cfg, results)
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    store = open_store(cfg, results)
     live = LiveRatings([b.name for b in cfg.bots])
     for g in store.games():
         live.update(g)
@@ -188,10 +191,9 @@ def show(results: Path, fmt: str, bootstrap: int, reveal_seed: bool) -> None:
         raise click.ClickException(f"{results} is a ladder file; `moon ladder show` reads its "
                                    "results (runs/<ladder name>.sqlite, or the file its "
                                    "`results =` names)")
-    try:
-        store = ResultsStore(results)
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    from ..ladder.report import build_report, export, print_report
+
+    store = ResultsStore(results)
     rep = build_report(store, bootstrap=bootstrap, reveal_seed=reveal_seed)
     if fmt == "table":
         print_report(Console(), rep)

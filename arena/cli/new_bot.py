@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from ..scaffold import LANGUAGES, next_steps, scaffold, shown
-from ..timecontrol import ConfigError
 
 
 @click.command("new-bot")
@@ -27,10 +26,7 @@ def new_bot(name: str, lang: str, directory: Path) -> None:
               cd mybot && go build -o bot . && cd ..
               moon play ./mybot random heuristic
     """
-    try:
-        target = scaffold(name, lang, directory)
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    target = scaffold(name, lang, directory)
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
     top = [f for f in files if "/" not in f]
     folders = sorted({f.split("/")[0] + "/" for f in files if "/" in f})

@@ -12,12 +12,10 @@ from rich.markup import escape
 
 from ..bots import BotSpec, load_bot, missing_command
 from ..containment import cleanup_stale_once
-from ..game import MANUAL, play_game, serving
-from ..referee import Match, Referee
+from ..errors import BotError, ConfigError
 from ..report import print_game
 from ..resources import example_bot_names, resource_dir
 from ..text import clean, clean_line
-from ..timecontrol import ConfigError
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
 EXAMPLES = resource_dir("example_bots")
@@ -55,22 +53,19 @@ def build_local_bots(specs: list[BotSpec]) -> None:
     command can start.
 
     Raises:
-        click.ClickException: a build failed, or a program is not found.
+        BotError: a build failed, its tool is missing, or a program is not found.
     """
     from ..botbuild import ensure_built, missing_tool
 
     for spec in {s.folder: s for s in specs if s.runner == "local"}.values():
-        try:
-            if spec.build:
-                why = missing_tool(spec)
-                if why:
-                    raise click.ClickException(f"cannot build {spec.name}: {why}")
-                ensure_built(spec)
-        except ConfigError as e:
-            raise click.ClickException(str(e)) from None
+        if spec.build:
+            why = missing_tool(spec)
+            if why:
+                raise BotError(f"cannot build {spec.name}: {why}")
+            ensure_built(spec)
         problem = missing_command(spec)
         if problem:
-            raise click.ClickException(problem)
+            raise BotError(problem)
 
 
 def prepare_docker_bots(specs: list[BotSpec]) -> None:
@@ -78,7 +73,8 @@ def prepare_docker_bots(specs: list[BotSpec]) -> None:
     every ``runner = "docker"`` bot.
 
     Raises:
-        click.ClickException: no Docker engine, or a bot's image cannot be built.
+        InfrastructureError: no Docker engine (:class:`~arena.sandbox.SandboxError`).
+        BotError: a bot's image cannot be built.
     """
     docker_bots = {s.folder: s for s in specs if s.runner == "docker"}
     if not docker_bots:
@@ -87,10 +83,7 @@ def prepare_docker_bots(specs: list[BotSpec]) -> None:
 
     cleanup_stale()
     for spec in docker_bots.values():
-        try:
-            build(spec)
-        except ConfigError as e:
-            raise click.ClickException(str(e)) from None
+        build(spec)
 
 
 @click.command()
@@ -119,6 +112,9 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
               moon play --preset moon4 heuristic random heuristic random
               moon play manual random heuristic
     """
+    from ..game import MANUAL, play_game, serving
+    from ..referee import Match, Referee
+
     ruleset = make_ruleset(preset, options)
     if len(bots) != ruleset.players:
         hint = " (use --preset moon4 for 4 players)" if len(bots) == 4 else ""

@@ -11,8 +11,6 @@ import click
 from rich.console import Console
 
 from ..containment import cleanup_stale_once
-from ..game import serving
-from ..referee import Referee
 from .options import TIME_FIELDS, make_time_control, time_options
 
 
@@ -38,6 +36,9 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
     Create matches with MatchService.CreateMatch (e.g. grpcurl), hand each bot its token.
     When bots you do not trust can reach the address, set --admin-token.
     """
+    from ..game import serving
+    from ..referee import Referee
+
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console(stderr=True)
     cleanup_stale_once()  # local bots and cgroups a killed arena left behind
@@ -48,20 +49,17 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        try:
-            async with serving(referee, address or None, unix_socket, grace_s=grace,
-                               match_service=True, admin_token=admin_token) as ep:
-                if not admin_token:
-                    console.print("[yellow]note[/]: MatchService is open to anyone who reaches "
-                                  "this address; use --admin-token if untrusted bots can reach it")
-                where = [f"{address.rsplit(':', 1)[0]}:{ep.port}"] if address else []
-                where += [f"unix://{unix_socket}"] if unix_socket else []
-                console.print(f"[bold]moon referee[/] serving on {' and '.join(where)}; "
-                              f"records in {records}")
-                await stop.wait()
-                console.print("shutting down: running games get "
-                              f"{grace:.0f} s, then are aborted")
-        except RuntimeError as e:
-            raise click.ClickException(str(e)) from None
+        async with serving(referee, address or None, unix_socket, grace_s=grace,
+                           match_service=True, admin_token=admin_token) as ep:
+            if not admin_token:
+                console.print("[yellow]note[/]: MatchService is open to anyone who reaches "
+                              "this address; use --admin-token if untrusted bots can reach it")
+            where = [f"{address.rsplit(':', 1)[0]}:{ep.port}"] if address else []
+            where += [f"unix://{unix_socket}"] if unix_socket else []
+            console.print(f"[bold]moon referee[/] serving on {' and '.join(where)}; "
+                          f"records in {records}")
+            await stop.wait()
+            console.print("shutting down: running games get "
+                          f"{grace:.0f} s, then are aborted")
 
     asyncio.run(run())

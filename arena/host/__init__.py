@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..timecontrol import ConfigError
+from ..errors import ConfigError
 from .settings import ADMIN_TOKEN_FILE, SETTINGS_FILE, TEMPLATE, load_settings
 
 REFERENCE = "reference-random"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import sandbox
 from ..bots import BotSpec
-from ..timecontrol import ConfigError
+from ..errors import ConfigError
 from .executor import FinishedGame, name_of
 
 LOG_LIMIT = 256 * 1024

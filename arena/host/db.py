@@ -11,7 +11,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from ..timecontrol import ConfigError
+from ..errors import ConfigError
 
 MIGRATIONS = Path(__file__).resolve().parent / "alembic"
 

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from ..timecontrol import ConfigError
+from ..errors import ConfigError
 from .db import database_url, make_engine, migrate
 from .service import Host
 from .settings import load_settings

@@ -34,8 +34,8 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 from .. import sandbox
 from ..bots import BotSpec, load_bot
 from ..containment import cleanup_stale_once
+from ..errors import ConfigError
 from ..ladder.schedule import board_seed, check_seed
-from ..timecontrol import ConfigError
 from . import matchmaking
 from .builds import build_version, validation_verdict
 from .executor import (

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from moon_sdk.rules import PRESETS, Ruleset, RulesetError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..timecontrol import ConfigError, TimeControl
+from ..errors import ConfigError
+from ..timecontrol import TimeControl
 
 SETTINGS_FILE = "competition.toml"
 ADMIN_TOKEN_FILE = "admin.token"

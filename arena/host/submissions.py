@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from ..bots import MANIFEST, BotSpec, load_bot
-from ..timecontrol import ConfigError
+from ..errors import ConfigError
 from ..versions import bot_version, version_files
 
 

@@ -38,7 +38,8 @@ from ..names import check_name
 
 if TYPE_CHECKING:
     from ..sandbox.docker import DockerLimits
-from ..timecontrol import ConfigError, TimeControl
+from ..errors import ConfigError
+from ..timecontrol import TimeControl
 
 LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results",
                "gauntlet", "check", "max_forfeits"}

@@ -17,9 +17,9 @@ from moon_sdk.v1 import game_pb2 as pb
 
 from .. import sandbox
 from ..bots import BotSpec
+from ..errors import ConfigError
 from ..game import Endpoint, play_game, serving
 from ..referee import FAULT_NAMES, TERMINATION_NAMES, Match, Referee
-from ..timecontrol import ConfigError
 from .config import LadderConfig
 from .schedule import ScheduledGame, check_seed, make_schedule
 from .store import GameRow, ResultsStore

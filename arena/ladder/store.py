@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..timecontrol import ConfigError
+from ..errors import ConfigError
 
 SCHEMA_VERSION = 1
 

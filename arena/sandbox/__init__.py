@@ -5,8 +5,10 @@
   ``start``/``poll``/``kill``/``log_tail`` (:class:`BotProcess`).
 - :func:`build` is the build stage, once per bot before its games: the manifest's ``build``
   command for a local bot, the image (Dockerfile build, pull, or the base image) for a
-  Docker bot. It raises :class:`~arena.timecontrol.ConfigError` (for a Docker build,
-  :class:`BuildError`, which carries the log) when the bot cannot be built: leave it out.
+  Docker bot. It raises :class:`~arena.errors.BotError` (for a Docker build,
+  :class:`BuildError`, which carries the log) when the bot cannot be built: leave it out;
+  :class:`SandboxError` (an :class:`~arena.errors.InfrastructureError`) when no Docker
+  engine answers.
 - :func:`cleanup_stale` removes what a killed runner left behind: containers, and local
   bots' cgroups and processes (:func:`arena.containment.cleanup_stale`).
 
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..bots import BotSpec, Limits, LocalProcess, build_bot
-from ..timecontrol import ConfigError
+from ..errors import BotError, ConfigError, InfrastructureError
 
 if TYPE_CHECKING:
     from .docker import DockerLimits
@@ -76,10 +78,9 @@ def exit_detail(proc: BotProcess) -> str:
 
 def is_infrastructure_error(e: BaseException) -> bool:
     """True for a failure of the sandbox itself (no Docker engine...), which must never be
-    scored against a bot."""
-    from .docker import SandboxError
-
-    return isinstance(e, SandboxError)
+    scored against a bot (:class:`~arena.errors.InfrastructureError`, of which
+    :class:`SandboxError` is one)."""
+    return isinstance(e, InfrastructureError)
 
 
 def build(spec: BotSpec, *, docker_limits: DockerLimits | None = None,
@@ -93,9 +94,11 @@ def build(spec: BotSpec, *, docker_limits: DockerLimits | None = None,
     an untrusted bot builds in its Dockerfile.
 
     Raises:
-        ConfigError: the bot cannot be built (for Docker: :class:`BuildError`, with
-            ``.log``); leave it out. For Docker, :class:`SandboxError` (a subclass too)
-            when no engine answers.
+        ConfigError: an unknown runner.
+        BotError: the bot cannot be built (for Docker: :class:`BuildError`, with ``.log``);
+            leave it out.
+        SandboxError: (Docker) no engine answers; an
+            :class:`~arena.errors.InfrastructureError`, not the bot's fault.
     """
     out = ""
     if check_runner(spec) == "docker":
@@ -117,7 +120,7 @@ def build(spec: BotSpec, *, docker_limits: DockerLimits | None = None,
 def _host_build(spec: BotSpec, timeout_s: float, log_path: Path | None) -> str:
     try:
         out = build_bot(spec, timeout_s)
-    except ConfigError as e:
+    except BotError as e:
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text(str(e))

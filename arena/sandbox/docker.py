@@ -58,8 +58,8 @@ import docker.utils
 from docker.types import LogConfig, Ulimit
 
 from ..bots import LOG_TAIL_BYTES, BotSpec
+from ..errors import BotError, ConfigError, InfrastructureError
 from ..text import clean
-from ..timecontrol import ConfigError
 
 log = logging.getLogger("arena.sandbox")
 
@@ -79,12 +79,12 @@ MANIFEST_KEYS = ("image", "dockerfile", "host_runtime")
 """The keys of ``bot.toml`` that this module reads (from ``BotSpec.extra``)."""
 
 
-class SandboxError(ConfigError):
+class SandboxError(InfrastructureError):
     """The sandbox itself failed (no engine, an engine error): an infrastructure fault,
     never the bot's. A game that hits it is aborted, not scored."""
 
 
-class BuildError(ConfigError):
+class BuildError(BotError):
     """A bot's image could not be built or found; the bot is left out. ``log`` is the
     build's output (also in the message's tail)."""
 
@@ -612,7 +612,7 @@ class DockerProcess:
         """Create and start the container.
 
         Raises:
-            ConfigError: the bot's image is missing or cannot run (the bot's fault).
+            BotError: the bot's image is missing or cannot run (the bot's fault).
             SandboxError: the engine failed (not the bot's fault: abort the game).
         """
         cfg = container_config(self.spec, self.address, self.token, self.limits,
@@ -624,14 +624,14 @@ class DockerProcess:
             try:
                 c.images.get(cfg["image"])
             except docker.errors.ImageNotFound:
-                raise ConfigError(f"bot {self.spec.name}: no image {cfg['image']} on the "
+                raise BotError(f"bot {self.spec.name}: no image {cfg['image']} on the "
                                   "engine: build it first (arena.sandbox.build)") from None
         share_socket(self.address[len("unix://"):])
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             container = c.containers.create(**{k: v for k, v in cfg.items() if k != "detach"})
         except docker.errors.ImageNotFound as e:
-            raise ConfigError(f"bot {self.spec.name}: {e}") from None
+            raise BotError(f"bot {self.spec.name}: {e}") from None
         except docker.errors.DockerException as e:
             raise SandboxError(f"bot {self.spec.name}: cannot create its container: {e}"
                                ) from None
@@ -646,8 +646,8 @@ class DockerProcess:
             if (e.status_code or 500) < 500 or any(
                     s in why.lower() for s in ("executable file not found", "no such file",
                                                "permission denied")):
-                raise ConfigError(f"bot {self.spec.name}: cannot run {self.spec.run!r} in "
-                                  f"its container: {why}") from None
+                raise BotError(f"bot {self.spec.name}: cannot run {self.spec.run!r} in "
+                               f"its container: {why}") from None
             raise SandboxError(f"bot {self.spec.name}: cannot start its container: {why}"
                                ) from None
         except docker.errors.DockerException as e:

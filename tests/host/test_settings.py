@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
+from arena.errors import ConfigError
 from arena.host.settings import load_settings
-from arena.timecontrol import ConfigError
 
 
 def init(tmp_path: Path, *flags: str) -> Path:

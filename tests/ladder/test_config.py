@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.errors import ConfigError
 from arena.ladder.config import load_ladder
-from arena.timecontrol import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = f"""[ladder]

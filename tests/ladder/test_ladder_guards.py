@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.errors import ConfigError
 from arena.ladder.config import concurrency_warning, load_ladder
 from arena.ladder.schedule import make_schedule
-from arena.timecontrol import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 8675309123

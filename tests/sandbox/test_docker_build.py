@@ -27,6 +27,7 @@ from sandbox_support import (
 )
 
 from arena.bots import BotSpec, load_bot
+from arena.errors import ConfigError
 from arena.sandbox import build, cleanup_stale
 from arena.sandbox.docker import (
     BASE_IMAGE,
@@ -36,7 +37,7 @@ from arena.sandbox.docker import (
     _owner,
     image_tag,
 )
-from arena.timecontrol import ConfigError, TimeControl
+from arena.timecontrol import TimeControl
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
 

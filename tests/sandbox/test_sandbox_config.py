@@ -14,6 +14,7 @@ from moon_sdk.v1 import game_pb2 as pb
 from sandbox_support import BOTS, ROOT, example, sandbox_bot
 
 from arena.bots import BotSpec, LocalProcess
+from arena.errors import ConfigError
 from arena.game import play_game, serving
 from arena.referee import Referee
 from arena.sandbox import docker as sd
@@ -27,7 +28,7 @@ from arena.sandbox.docker import (
     host_runtime_mounts,
     image_tag,
 )
-from arena.timecontrol import ConfigError, TimeControl
+from arena.timecontrol import TimeControl
 
 
 def spec(**extra) -> BotSpec:

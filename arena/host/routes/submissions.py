@@ -9,7 +9,7 @@ from fastapi import APIRouter, File, HTTPException, Response, UploadFile
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from ...timecontrol import ConfigError
+from ...errors import ConfigError
 from ..deps import HostDep, SessionDep, User
 from ..models import Bot, Version
 from ..schemas import VersionOut

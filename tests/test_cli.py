@@ -1,0 +1,97 @@
+"""The `moon` command's frame: every command registered whatever is installed, and errors
+as one line (an ArenaError from anywhere below, a missing package), never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import ArenaGroup, main
+from arena.errors import (
+    ArenaError,
+    BotError,
+    ConfigError,
+    InfrastructureError,
+    ProtocolError,
+    RecordError,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def blocked(*modules: str, args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """`moon ARGS` in a fresh interpreter where importing ``modules`` fails as if they were
+    not installed (``sys.modules[name] = None`` makes ``import name`` raise
+    ModuleNotFoundError)."""
+    code = ("import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in modules)
+            + "from arena.cli import main\nmain(prog_name='moon')\n")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_every_command_is_registered():
+    assert set(main.commands) == {"serve", "play", "replay", "ladder", "new-bot", "host",
+                                  "submit"}
+
+
+def test_a_missing_package_keeps_the_command_and_says_what_it_needs(tmp_path):
+    # scipy (the batch ratings) unimportable: `moon ladder` is still listed, and running it
+    # names the package in one line instead of the command vanishing or a traceback
+    listed = blocked("scipy", args=["--help"])
+    assert listed.returncode == 0 and "ladder" in listed.stdout
+    res = tmp_path / "r.sqlite"
+    res.write_bytes(b"")  # click checks that RESULTS exists
+    out = blocked("scipy", args=["ladder", "show", str(res)], cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "Error: moon ladder needs the Python package 'scipy', which is not installed here: "
+        "install it (pip install scipy), or reinstall moon-arena with its dependencies"]
+    # other commands do not need it
+    ok = blocked("scipy", args=["replay", "--help"])
+    assert ok.returncode == 0 and "Traceback" not in ok.stderr
+
+
+def test_a_missing_module_of_our_own_is_a_bug_and_not_hidden():
+    grp = ArenaGroup(name="t")
+
+    @grp.command()
+    def boom() -> None:
+        import arena.no_such_module  # noqa: F401
+
+    out = CliRunner().invoke(grp, ["boom"])
+    assert isinstance(out.exception, ModuleNotFoundError)
+
+
+@pytest.mark.parametrize("error", [ConfigError("bad setting x=1: use 2"),
+                                   BotError("bot b: build failed"),
+                                   ProtocolError("bot b: sent garbage"),
+                                   InfrastructureError("no Docker engine"),
+                                   RecordError("r.json is not JSON")])
+def test_any_arena_error_is_one_line_exit_1(error):
+    grp = ArenaGroup(name="t")
+    sub = click.Group(name="sub")  # nested, as `moon ladder run` is
+    grp.add_command(sub)
+
+    @sub.command()
+    def fail() -> None:
+        raise error
+
+    out = CliRunner().invoke(grp, ["sub", "fail"])
+    assert isinstance(error, ArenaError)
+    assert out.exit_code == 1
+    assert out.output == f"Error: {error}\n"
+
+
+def test_a_real_command_reports_a_bad_file_in_one_line(tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("not a database")
+    out = CliRunner().invoke(main, ["ladder", "show", str(bad)])
+    assert out.exit_code == 1
+    assert out.output.startswith(f"Error: {bad} is not a usable results file")
+    assert len(out.output.strip().splitlines()) == 1
