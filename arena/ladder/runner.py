@@ -17,7 +17,7 @@ from moon_sdk.v1 import game_pb2 as pb
 
 from .. import sandbox
 from ..bots import BotSpec
-from ..errors import ConfigError
+from ..errors import ArenaError
 from ..game import Endpoint, play_game, serving
 from ..referee import FAULT_NAMES, TERMINATION_NAMES, Match, Referee
 from .config import LadderConfig
@@ -118,7 +118,7 @@ def build_all(cfg: LadderConfig, log_dir: Path) -> dict[str, str]:
         log = log_dir / f"build-{b.name}.log"
         try:
             sandbox.build(b, docker_limits=cfg.docker_limits, log_path=log)
-        except ConfigError as e:
+        except ArenaError as e:  # BotError, SandboxError (no engine), ConfigError
             log.write_text(str(e) + "\n" + str(getattr(e, "log", "")))
             lines = [x for x in str(e).splitlines() if x.strip()]
             failed[b.name] = " / ".join(lines[:1] + lines[1:][-3:]) + f" (the whole log: {log})"
