@@ -18,12 +18,54 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from moon_sdk.records import SCHEMA, SCHEMA_VERSION, hands_from_actions  # noqa: F401 (re-exported)
+from moon_sdk.records import game_record as record_document
 from moon_sdk.rules import DEAL_VERSION, GameState, IllegalActionError, Ruleset, RulesetError
 
 from .errors import RecordError
+from .results import Fault, GameResult
+
+if TYPE_CHECKING:
+    from .referee import Match
+
+
+def fault_dict(f: Fault) -> dict[str, Any]:
+    """A fault as a record holds it: ``{"seat", "reason" (its key), "detail", "forfeit"}``."""
+    return {"seat": f.seat, "reason": f.reason.key, "detail": f.detail, "forfeit": f.forfeit}
+
+
+def result_dict(r: GameResult | None) -> dict[str, Any]:
+    """A result as a record holds it (``termination`` by its key; "unknown" if none)."""
+    if r is None:
+        return {"termination": "unknown", "winner": None, "scores": [], "places": [],
+                "forfeit": None, "hands_played": 0}
+    return {"termination": r.termination.key, "winner": r.winner, "scores": list(r.scores),
+            "places": list(r.places),
+            "forfeit": None if r.forfeit is None else fault_dict(r.forfeit),
+            "hands_played": r.hands_played}
+
+
+def game_record(match: Match) -> dict[str, Any]:
+    """The record of a match (finished, or as far as it went), as the JSON document
+    described above, built by :func:`moon_sdk.records.game_record` (which the SDK's
+    in-process runner shares) from the match's own types.
+
+    Raises:
+        IllegalActionError: never for a refereed match (its actions were all applied).
+    """
+    return record_document(
+        match_id=match.match_id, created_at=match.created_at,
+        finished_at=match.finished_at, preset=match.preset, ruleset=match.ruleset,
+        seed=match.seed, time_control=match.tc.__dict__.copy(),
+        seats=[{"seat": i, "name": n, "version": v,
+                "reported_name": match.joined_as[i][0],
+                "reported_version": match.joined_as[i][1]}
+               for i, (n, v) in enumerate(match.seats)],
+        actions=match.state.history, action_ms=match.action_ms,
+        result=result_dict(match.result), faults=[fault_dict(f) for f in match.faults],
+        bank_ms_left=list(match.bank_ms), logs=match.logs, state=match.state)
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:

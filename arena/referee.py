@@ -28,13 +28,11 @@ from moon_sdk.convert import (
     action_to_pb,
     hand_summary_to_pb,
     observation_to_pb,
-    outcome_to_pb,
     ruleset_to_pb,
     tile_to_pb,
     trick_to_pb,
     trump_to_pb,
 )
-from moon_sdk.records import game_record
 from moon_sdk.rules import (
     ActionKind,
     GameState,
@@ -49,8 +47,10 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 from moon_sdk.v1 import match_pb2 as mpb
 
+from .convert import fault_to_pb, result_to_pb, time_control_to_pb
 from .errors import ConfigError
-from .records import write_json_atomic
+from .records import game_record, write_json_atomic
+from .results import Fault, FaultReason, GameResult, Termination
 from .timecontrol import TimeControl
 
 log = logging.getLogger("arena.referee")
@@ -60,17 +60,6 @@ EXIT_REFUSED = 3
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a larger one is a protocol error."""
 
-FAULT_NAMES = {
-    pb.FAULT_REASON_STARTUP_STALL: "startup_stall", pb.FAULT_REASON_TIMEOUT: "timeout",
-    pb.FAULT_REASON_DISCONNECT: "disconnect", pb.FAULT_REASON_PROTOCOL_ERROR: "protocol_error",
-    pb.FAULT_REASON_ILLEGAL_ACTION: "illegal_action", pb.FAULT_REASON_CRASH: "crash",
-    pb.FAULT_REASON_OUT_OF_MEMORY: "out_of_memory",
-}
-TERMINATION_NAMES = {
-    pb.TERMINATION_TARGET: "target", pb.TERMINATION_MOON: "moon",
-    pb.TERMINATION_FORFEIT: "forfeit", pb.TERMINATION_CANCELLED: "cancelled",
-    pb.TERMINATION_ABORTED: "aborted", pb.TERMINATION_HAND_LIMIT: "hand_limit",
-}
 
 
 class Refusal(Exception):
@@ -82,7 +71,7 @@ class Refusal(Exception):
 
 
 class _Forfeit(Exception):
-    def __init__(self, faults: list[pb.Fault]) -> None:
+    def __init__(self, faults: list[Fault]) -> None:
         super().__init__(faults[0].detail)
         self.faults = faults
 
@@ -93,17 +82,6 @@ class Status(enum.IntEnum):
     WAITING = mpb.MATCH_STATUS_WAITING
     RUNNING = mpb.MATCH_STATUS_RUNNING
     FINISHED = mpb.MATCH_STATUS_FINISHED
-
-
-def hand_limit_result(scores: list[int], hands: int) -> pb.GameResult:
-    """The adjudication of a game stopped at ``max_hands`` (TimeControl): each side placed
-    by its score (equal scores share a place), a winner only if alone on top."""
-    places = [1 + sum(1 for o in scores if o > s) for s in scores]
-    res = pb.GameResult(termination=pb.TERMINATION_HAND_LIMIT, scores=list(scores),
-                        places=places, hands_played=hands)
-    if places.count(1) == 1:
-        res.winner = places.index(1)
-    return res
 
 
 class SeatLink:
@@ -172,19 +150,21 @@ class Match:
         self.exit_detail = [""] * self.n
         self.bank_ms = [tc.bank_ms] * self.n
         self.retries_left = [tc.illegal_retries] * self.n
-        self.faults: list[pb.Fault] = []
+        self.faults: list[Fault] = []
         self.action_ms: list[int] = []
         self.turn_seconds = 0.0
         """Every answered turn's time from sending it to the answer, summed (seconds): the
         precise total of what :attr:`action_ms` holds in whole milliseconds."""
-        self.result: pb.GameResult | None = None
+        self.result: GameResult | None = None
+        self.stop_reason = ""
+        """Why a stopped (CANCELLED or ABORTED) match was stopped."""
         self.record_path = ""
         self.logs: dict[int, str] = {}
         self.inbox: asyncio.Queue[_Item] = asyncio.Queue()
         self.done = asyncio.Event()
         self._next_request = 0
         self._pending: tuple[int, int, bpb.Turn] | None = None
-        self._stop: tuple[int, str] | None = None
+        self._stop: tuple[Termination, str] | None = None
         self._task: asyncio.Task[None] | None = None
         self.on_finish: list[Callable[[Match], None]] = []
         self._double_join_noted: set[int] = set()
@@ -201,7 +181,7 @@ class Match:
         if self.links[seat] is not None:
             if seat not in self._double_join_noted:  # once: a fault per attempt is a flood
                 self._double_join_noted.add(seat)
-                self.fault(seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+                self.fault(seat, FaultReason.PROTOCOL_ERROR,
                            f"a second stream tried to join seat {seat}, which is held; refused",
                            forfeit=False)
             raise Refusal("FAILED_PRECONDITION",
@@ -215,7 +195,7 @@ class Match:
         self.disconnected_at[seat] = None
         link.send(bpb.PlayResponse(welcome=bpb.Welcome(
             match_id=self.match_id, seat=seat, ruleset=ruleset_to_pb(self.ruleset, self.preset),
-            time_control=self.tc.to_pb(), protocol_version=PROTOCOL_VERSION,
+            time_control=time_control_to_pb(self.tc), protocol_version=PROTOCOL_VERSION,
             seat_names=[name for name, _ in self.seats], resumed=resumed)))
         if resumed and not link.quiet:
             for ev in self.events:
@@ -262,20 +242,16 @@ class Match:
         for q in self.watchers:
             q.put_nowait(ev)
 
-    def fault(self, seat: int, reason: int, detail: str, forfeit: bool) -> pb.Fault:
-        """Record (and broadcast) a fault of ``seat``."""
-        f = pb.Fault(seat=seat, reason=reason, detail=detail, forfeit=forfeit)  # type: ignore[arg-type]
+    def fault(self, seat: int, reason: FaultReason, detail: str, forfeit: bool) -> Fault:
+        """Record a fault of ``seat`` and broadcast it (an illegal action's reason to
+        nobody: :meth:`Fault.public`)."""
+        f = Fault(seat, reason, detail, forfeit)
         self.faults.append(f)
-        public = f
-        if reason == pb.FAULT_REASON_ILLEGAL_ACTION:
-            public = pb.Fault(seat=seat, reason=reason, forfeit=forfeit,  # type: ignore[arg-type]
-                              detail="an illegal action (the reason went to the seat alone)")
-        self._emit(fault=public)
-        log.info("match %s seat %d fault %s: %s", self.match_id, seat,
-                 FAULT_NAMES.get(reason, reason), detail)
+        self._emit(fault=fault_to_pb(f.public()))
+        log.info("match %s seat %d fault %s: %s", self.match_id, seat, reason.key, detail)
         return f
 
-    def _forfeit(self, seat: int, reason: int, detail: str) -> _Forfeit:
+    def _forfeit(self, seat: int, reason: FaultReason, detail: str) -> _Forfeit:
         return _Forfeit([self.fault(seat, reason, detail, forfeit=True)])
 
     # -- the game ------------------------------------------------------------------------
@@ -284,14 +260,16 @@ class Match:
         self._task = asyncio.get_running_loop().create_task(self._run(),
                                                             name=f"match-{self.match_id}")
 
-    def stop(self, termination: int, reason: str) -> None:
-        """Cancel the match: it ends as ``termination`` (CANCELLED or ABORTED)."""
+    def stop(self, termination: Termination | int, reason: str) -> None:
+        """Cancel the match: it ends as ``termination`` (CANCELLED or ABORTED; a
+        :class:`Termination` or its wire number)."""
         if self.status != Status.FINISHED and self._task is not None and self._stop is None:
-            self._stop = (termination, reason)
+            self._stop = (Termination(termination), reason)
             self._task.cancel()
 
     async def _run(self) -> None:
-        result: pb.GameResult
+        result: GameResult
+        hands = self.state.hand_records
         try:
             await self._wait_for_seats()
             self.status = Status.RUNNING
@@ -301,49 +279,28 @@ class Match:
                     break
                 await self._turn(self.state.current)
             if self.state.outcome is not None:
-                result = outcome_to_pb(self.state.outcome, len(self.state.hand_records))
+                result = GameResult.of_outcome(self.state.outcome, len(hands))
             else:
-                result = hand_limit_result(self.state.scores, len(self.state.hand_records))
-        except _Forfeit as f:
-            result = self._forfeit_result(f.faults)
+                result = GameResult.hand_limit(self.state.scores, len(hands))
+        except _Forfeit as f:  # a hand cut short by it counts as played
+            result = GameResult.forfeited(self.ruleset, self.state.scores, f.faults,
+                                          len(hands) + (self.status == Status.RUNNING))
         except asyncio.CancelledError:
-            term, why = self._stop or (pb.TERMINATION_ABORTED, "cancelled")
-            result = pb.GameResult(termination=term,  # type: ignore[arg-type]
-                                   scores=list(self.state.scores),
-                                   hands_played=len(self.state.hand_records))
-            log.info("match %s stopped: %s", self.match_id, why)
-        except Exception:  # an infrastructure fault: never scored against a bot
+            term, self.stop_reason = self._stop or (Termination.ABORTED, "cancelled")
+            result = GameResult.stopped(term, self.state.scores, len(hands))
+            log.info("match %s stopped: %s", self.match_id, self.stop_reason)
+        except Exception as e:  # an infrastructure fault: never scored against a bot
             log.exception("match %s: internal error", self.match_id)
-            result = pb.GameResult(termination=pb.TERMINATION_ABORTED,
-                                   scores=list(self.state.scores),
-                                   hands_played=len(self.state.hand_records))
+            self.stop_reason = f"internal error of the referee: {e!r}"
+            result = GameResult.stopped(Termination.ABORTED, self.state.scores, len(hands))
         self._finish(result)
 
-    def _forfeit_result(self, faults: list[pb.Fault]) -> pb.GameResult:
-        r = self.ruleset
-        offenders = {r.side_of(f.seat) for f in faults}
-        scores = list(self.state.scores)
-        others = [s for s in range(r.num_sides) if s not in offenders]
-        places = [0] * r.num_sides
-        for s in others:
-            places[s] = 1 + sum(1 for o in others if scores[o] > scores[s])
-        for s in offenders:
-            places[s] = len(others) + 1
-        res = pb.GameResult(termination=pb.TERMINATION_FORFEIT, scores=scores, places=places,
-                            forfeit=faults[0],
-                            hands_played=len(self.state.hand_records)
-                            + (self.status == Status.RUNNING))
-        best = [s for s in others if places[s] == 1]
-        if len(best) == 1:
-            res.winner = best[0]
-        return res
-
-    def _finish(self, result: pb.GameResult) -> None:
+    def _finish(self, result: GameResult) -> None:
         self.result = result
         self.status = Status.FINISHED
         self.finished_at = _now_iso()
         self._pending = None
-        self._emit(game_ended=result)
+        self._emit(game_ended=result_to_pb(result))
         self.write_record()
         for link in self.links:
             if link is not None:
@@ -372,13 +329,13 @@ class Match:
         """Handle an inbox item that is not the awaited seat's reply; raise on a fault."""
         s = item.seat
         if item.kind == "bad":
-            raise self._forfeit(s, pb.FAULT_REASON_PROTOCOL_ERROR, item.payload)
+            raise self._forfeit(s, FaultReason.PROTOCOL_ERROR, item.payload)
         if item.kind == "reply":
             what = item.payload.WhichOneof("kind") or "an empty message"
             if what == "join":
-                raise self._forfeit(s, pb.FAULT_REASON_PROTOCOL_ERROR,
+                raise self._forfeit(s, FaultReason.PROTOCOL_ERROR,
                                     "sent a second join on its stream")
-            raise self._forfeit(s, pb.FAULT_REASON_PROTOCOL_ERROR,
+            raise self._forfeit(s, FaultReason.PROTOCOL_ERROR,
                                 f"sent {what} out of turn (seat {waiting_for} is to act)"
                                 if waiting_for >= 0 else f"sent {what} before the game began")
         if item.kind == "exit":
@@ -390,13 +347,13 @@ class Match:
         """The fault for a bot process that ended (crash, out of memory, refused)."""
         rc, detail = self.exited[seat], self.exit_detail[seat]
         if detail == "out_of_memory":
-            return self._forfeit(seat, pb.FAULT_REASON_OUT_OF_MEMORY,
+            return self._forfeit(seat, FaultReason.OUT_OF_MEMORY,
                                  f"the bot was killed for using too much memory {when}")
         if rc == EXIT_REFUSED and not self.joined[seat]:
-            return self._forfeit(seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+            return self._forfeit(seat, FaultReason.PROTOCOL_ERROR,
                                  "the bot exited with code 3 (refused by the referee: a bad "
                                  "token or protocol version) before joining")
-        return self._forfeit(seat, pb.FAULT_REASON_CRASH,
+        return self._forfeit(seat, FaultReason.CRASH,
                              f"the bot process exited (code {rc}) {when}"
                              + (f": {detail}" if detail else ""))
 
@@ -407,7 +364,7 @@ class Match:
             if item is None:
                 missing = [s for s in range(self.n) if not self.joined[s]]
                 raise _Forfeit([
-                    self.fault(s, pb.FAULT_REASON_STARTUP_STALL,
+                    self.fault(s, FaultReason.STARTUP_STALL,
                                f"seat {s} did not join within {self.tc.startup_ms} ms",
                                forfeit=True) for s in missing])
             if item.kind == "exit" and not self.joined[item.seat]:
@@ -445,12 +402,12 @@ class Match:
                 if item is None:
                     if self.links[seat] is None and deadline < turn_deadline:
                         raise self._forfeit(
-                            seat, pb.FAULT_REASON_DISCONNECT,
+                            seat, FaultReason.DISCONNECT,
                             f"the stream dropped and did not come back within "
                             f"{self.tc.reconnect_ms} ms")
                     self.bank_ms[seat] = 0
                     raise self._forfeit(
-                        seat, pb.FAULT_REASON_TIMEOUT,
+                        seat, FaultReason.TIMEOUT,
                         f"no answer within {self.tc.decision_ms} ms plus the "
                         f"{self.tc.bank_ms} ms bank")
                 if item.kind == "join" and item.seat == seat:
@@ -474,12 +431,12 @@ class Match:
                     self._common(item, seat)
                 if msg.action.request_id != rid:
                     raise self._forfeit(
-                        seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+                        seat, FaultReason.PROTOCOL_ERROR,
                         f"answered request {msg.action.request_id}, but the open request is "
                         f"{rid}")
                 if item.at < sent:
                     raise self._forfeit(
-                        seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+                        seat, FaultReason.PROTOCOL_ERROR,
                         f"answered request {rid} before it was sent")
                 self.turn_seconds += item.at - sent
                 ms = int((item.at - sent) * 1000)
@@ -489,14 +446,14 @@ class Match:
                 try:
                     action = action_from_pb(msg.action.action)
                 except ProtocolError as e:
-                    raise self._forfeit(seat, pb.FAULT_REASON_PROTOCOL_ERROR,
+                    raise self._forfeit(seat, FaultReason.PROTOCOL_ERROR,
                                         f"sent a malformed action: {e}") from None
                 try:
                     self._apply(seat, action, ms)
                     return
                 except IllegalActionError as e:
                     left = self.retries_left[seat]
-                    self.fault(seat, pb.FAULT_REASON_ILLEGAL_ACTION, str(e), forfeit=left == 0)
+                    self.fault(seat, FaultReason.ILLEGAL_ACTION, str(e), forfeit=left == 0)
                     if left == 0:
                         raise _Forfeit([self.faults[-1]]) from None
                     self.retries_left[seat] = left - 1
@@ -542,51 +499,12 @@ class Match:
             return
         try:
             path = self.record_dir / f"{self.match_id}.json"
-            write_json_atomic(path, self.record())
+            write_json_atomic(path, game_record(self))
             self.record_path = str(path)
         except OSError:
             log.exception("match %s: cannot write the record", self.match_id)
 
     # -- views ---------------------------------------------------------------------------
-    def info(self) -> mpb.MatchInfo:
-        """The match as a ``MatchInfo`` message."""
-        m = mpb.MatchInfo(
-            match_id=self.match_id, status=self.status.value,  # type: ignore[arg-type]
-            ruleset=ruleset_to_pb(self.ruleset, self.preset),
-            seed=self.seed if self.status == Status.FINISHED else 0,
-            seats=[mpb.SeatInfo(seat=i, name=n, version=v, connected=self.links[i] is not None)
-                   for i, (n, v) in enumerate(self.seats)],
-            time_control=self.tc.to_pb(), scores=list(self.state.scores),
-            hands_played=len(self.state.hand_records), record_path=self.record_path,
-            faults=self.faults)
-        if self.result is not None:
-            m.result.CopyFrom(self.result)
-        return m
-
-    def record(self) -> dict[str, Any]:
-        """The game record (built by :func:`moon_sdk.records.game_record`)."""
-        res = self.result or pb.GameResult()
-        forfeit = None
-        if res.HasField("forfeit"):
-            forfeit = _fault_dict(res.forfeit)
-        return game_record(
-            match_id=self.match_id, created_at=self.created_at, finished_at=self.finished_at,
-            preset=self.preset, ruleset=self.ruleset, seed=self.seed,
-            time_control=self.tc.__dict__.copy(),
-            seats=[{"seat": i, "name": n, "version": v,
-                    "reported_name": self.joined_as[i][0],
-                    "reported_version": self.joined_as[i][1]}
-                   for i, (n, v) in enumerate(self.seats)],
-            actions=self.state.history, action_ms=self.action_ms,
-            result={
-                "termination": TERMINATION_NAMES.get(res.termination, "unknown"),
-                "winner": res.winner if res.HasField("winner") else None,
-                "scores": list(res.scores), "places": list(res.places),
-                "forfeit": forfeit, "hands_played": res.hands_played,
-            },
-            faults=[_fault_dict(f) for f in self.faults],
-            bank_ms_left=self.bank_ms, logs=self.logs)
-
     async def watch(self) -> Any:
         """Every public event from the start, then live ones until the game ends."""
         q: asyncio.Queue[pb.Event | None] = asyncio.Queue()
@@ -602,11 +520,6 @@ class Match:
         finally:
             if q in self.watchers:
                 self.watchers.remove(q)
-
-
-def _fault_dict(f: pb.Fault) -> dict[str, Any]:
-    return {"seat": f.seat, "reason": FAULT_NAMES.get(f.reason, "unknown"),
-            "detail": f.detail, "forfeit": f.forfeit}
 
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -690,7 +603,7 @@ class Referee:
             await asyncio.wait([asyncio.create_task(m.done.wait()) for m in running],
                                timeout=grace_s)
         for m in running:
-            m.stop(pb.TERMINATION_ABORTED, "the referee is shutting down")
+            m.stop(Termination.ABORTED, "the referee is shutting down")
         for m in running:
             await m.done.wait()
 
@@ -700,5 +613,5 @@ def default_record_dir() -> Path:
     return Path("runs") / "records"
 
 
-__all__ = ["Match", "Referee", "Refusal", "SeatLink", "Status", "ConfigError",
-           "MAX_MESSAGE_BYTES", "FAULT_NAMES", "TERMINATION_NAMES", "default_record_dir"]
+__all__ = ["Match", "Referee", "Refusal", "SeatLink", "Status", "MAX_MESSAGE_BYTES",
+           "default_record_dir"]

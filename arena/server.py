@@ -17,15 +17,16 @@ from typing import Any, TypeVar
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from moon_sdk.convert import ruleset_from_pb
+from moon_sdk.convert import ruleset_from_pb, ruleset_to_pb
 from moon_sdk.rules import RulesetError
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import match_pb2 as mpb
 from moon_sdk.v1 import match_pb2_grpc
 
+from .convert import fault_to_pb, result_to_pb, time_control_from_pb, time_control_to_pb
 from .errors import ConfigError
-from .referee import MAX_MESSAGE_BYTES, Match, Referee, Refusal
-from .timecontrol import TimeControl
+from .referee import MAX_MESSAGE_BYTES, Match, Referee, Refusal, Status
+from .results import Termination
 
 log = logging.getLogger("arena.server")
 
@@ -45,6 +46,22 @@ _CODES = {name: getattr(grpc.StatusCode, name) for name in (
     "ALREADY_EXISTS", "DEADLINE_EXCEEDED")}
 
 T = TypeVar("T")
+
+
+def match_info(m: Match) -> mpb.MatchInfo:
+    """A match as a ``MatchInfo`` message (its seed only once it is over)."""
+    info = mpb.MatchInfo(
+        match_id=m.match_id, status=m.status.value,  # type: ignore[arg-type]
+        ruleset=ruleset_to_pb(m.ruleset, m.preset),
+        seed=m.seed if m.status == Status.FINISHED else 0,
+        seats=[mpb.SeatInfo(seat=i, name=n, version=v, connected=m.links[i] is not None)
+               for i, (n, v) in enumerate(m.seats)],
+        time_control=time_control_to_pb(m.tc), scores=list(m.state.scores),
+        hands_played=len(m.state.hand_records), record_path=m.record_path,
+        faults=[fault_to_pb(f) for f in m.faults])
+    if m.result is not None:
+        info.result.CopyFrom(result_to_pb(m.result))
+    return info
 
 
 def _status(e: Exception) -> tuple[grpc.StatusCode, str]:
@@ -151,28 +168,28 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                 raise Refusal("ALREADY_EXISTS", f"match id {request.match_id!r} was recorded "
                               "already")
             ruleset = ruleset_from_pb(request.ruleset)
-            tc = TimeControl.from_pb(request.time_control, self.referee.default_tc)
+            tc = time_control_from_pb(request.time_control, self.referee.default_tc)
             m = self.referee.create_match(
                 ruleset, [(s.name or f"seat{i}", s.version) for i, s in enumerate(request.seats)],
                 preset=request.ruleset.preset or "moon3",
                 seed=request.seed if request.HasField("seed") else None, tc=tc,
                 match_id=request.match_id)
             return mpb.CreateMatchResponse(
-                match=m.info(),
+                match=match_info(m),
                 tokens=[mpb.SeatToken(seat=i, token=t) for i, t in enumerate(m.tokens)])
         return await self._guard(context, go)
 
     async def GetMatch(self, request: mpb.GetMatchRequest,  # noqa: N802
                        context: grpc.aio.ServicerContext[Any, Any]) -> mpb.GetMatchResponse:
         async def go() -> mpb.GetMatchResponse:
-            return mpb.GetMatchResponse(match=self.referee.get(request.match_id).info())
+            return mpb.GetMatchResponse(match=match_info(self.referee.get(request.match_id)))
         return await self._guard(context, go)
 
     async def ListMatches(self, request: mpb.ListMatchesRequest,  # noqa: N802
                           context: grpc.aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
         async def go() -> mpb.ListMatchesResponse:
             return mpb.ListMatchesResponse(
-                matches=[m.info() for m in self.referee.matches.values()])
+                matches=[match_info(m) for m in self.referee.matches.values()])
         return await self._guard(context, go)
 
     async def WatchMatch(self, request: mpb.WatchMatchRequest,  # noqa: N802
@@ -187,11 +204,10 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     async def CancelMatch(self, request: mpb.CancelMatchRequest,  # noqa: N802
                           context: grpc.aio.ServicerContext[Any, Any]) -> mpb.CancelMatchResponse:
         async def go() -> mpb.CancelMatchResponse:
-            from moon_sdk.v1 import game_pb2 as pb
             m = self.referee.get(request.match_id)
-            m.stop(pb.TERMINATION_CANCELLED, request.reason or "cancelled by an operator")
+            m.stop(Termination.CANCELLED, request.reason or "cancelled by an operator")
             await m.done.wait()
-            return mpb.CancelMatchResponse(match=m.info())
+            return mpb.CancelMatchResponse(match=match_info(m))
         return await self._guard(context, go)
 
 

@@ -6,8 +6,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from moon_sdk.v1 import game_pb2 as pb
-
 from .errors import ConfigError
 
 _COUNTS = ("illegal_retries", "max_hands")
@@ -50,18 +48,6 @@ class TimeControl:
         for name in ("startup_ms", "decision_ms", "max_hands"):
             if getattr(self, name) == 0:
                 raise ConfigError(f"time control {name}=0: must be more than 0")
-
-    def to_pb(self) -> pb.TimeControl:
-        """As a ``TimeControl`` message."""
-        return pb.TimeControl(**dataclasses.asdict(self))
-
-    @classmethod
-    def from_pb(cls, m: pb.TimeControl, base: TimeControl | None = None) -> TimeControl:
-        """From a message; every zero field takes its value from ``base`` (the referee's
-        defaults, e.g. `moon serve --bank-ms`), else from this class's defaults."""
-        base = base or cls()
-        return cls(**{f.name: getattr(m, f.name) or getattr(base, f.name)
-                      for f in dataclasses.fields(cls)})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TimeControl:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +23,15 @@ from rich.table import Table
 
 from ..containment import cleanup_stale_once
 from ..ladder.config import LadderConfig, concurrency_warning, ladder_from_dict, load_ladder
+from ..ladder.runner import Reporter, RunSummary
+from ..ladder.schedule import ScheduledGame
 from ..ladder.store import GameRow, ResultsStore
 from ..text import clean, clean_line
 from .options import parse_options, time_options
 from .play import resolve_bot
 
 if TYPE_CHECKING:  # imported where used: scipy and openskill only when a command needs them
+    from ..executor import FinishedGame
     from ..ladder.ratings import LiveRatings
 
 
@@ -60,6 +64,50 @@ def _live_table(live: LiveRatings) -> Table:
     for b, mu, sigma, cons in live.table():
         t.add_row(escape(clean_line(b)), f"{mu:.1f}", f"{sigma:.1f}", f"{cons:.1f}")
     return t
+
+
+class _LiveReporter(Reporter):
+    """`moon ladder run`'s view of a run: the bots left out as they are, a progress bar
+    over the games this run can play (with games per minute), and the live ratings."""
+
+    def __init__(self, console: Console, live: LiveRatings, results: Path) -> None:
+        self.console = console
+        self.ratings = live
+        self.results = results
+        self.live: Live | None = None
+        self.progress = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                                 TextColumn("ETA"), TimeRemainingColumn(), console=console)
+        self.task = self.progress.add_task("games", total=None, rate="")
+        self.start = 0.0
+        self.played = 0
+
+    def view(self) -> Group:
+        """The progress bar above the live ratings."""
+        return Group(self.progress, _live_table(self.ratings))
+
+    def bot_left_out(self, bot: str, why: str) -> None:
+        self.console.print(f"[red]left out[/] {escape(clean_line(bot))}: {escape(clean(why))}")
+
+    def planned(self, summary: RunSummary) -> None:
+        # the bar counts what this run can play: games with a bot left out are not coming
+        self.progress.update(self.task, total=summary.already_done + summary.to_play,
+                             completed=summary.already_done)
+        self.start = time.monotonic()
+        if summary.already_done:
+            self.console.print(f"resuming {escape(str(self.results))}: "
+                               f"{summary.already_done} of {summary.scheduled} games done")
+
+    def game_finished(self, game: ScheduledGame, finished: FinishedGame, row: GameRow) -> None:
+        self.played += 1
+        self.ratings.update(row)
+        per_min = self.played / max(1e-9, time.monotonic() - self.start) * 60
+        self.progress.update(self.task, advance=1, rate=f"{per_min:.1f}/min")
+        if self.live is not None:
+            self.live.update(self.view())
+
+    def game_skipped(self, game: ScheduledGame, why: str) -> None:
+        self.progress.update(self.task, advance=1)
 
 
 @ladder.command()
@@ -107,7 +155,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
         results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
     from ..ladder.ratings import LiveRatings
     from ..ladder.report import build_report, print_report
-    from ..ladder.runner import RunSummary, open_store, run_ladder
+    from ..ladder.runner import open_store, run_ladder
 
     console = Console()
     crowded = concurrency_warning(cfg)
@@ -118,38 +166,11 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     live = LiveRatings([b.name for b in cfg.bots])
     for g in store.games():
         live.update(g)
-    progress = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-                        TextColumn("ETA"), TimeRemainingColumn(), console=console)
-    task = progress.add_task("games", total=None, rate="")
-    state = {"start": 0.0, "played": 0}
-
-    def on_plan(s: RunSummary) -> None:
-        import time
-        for name, why in s.skipped_bots.items():
-            console.print(f"[red]left out[/] {escape(clean_line(name))}: "
-                          f"{escape(clean(why))}")
-        # the bar counts what this run can play: games with a bot left out are not coming
-        progress.update(task, total=s.already_done + s.to_play, completed=s.already_done)
-        state["start"] = time.monotonic()
-        if s.already_done:
-            console.print(f"resuming {escape(str(results))}: {s.already_done} of {s.scheduled} "
-                          "games done")
-
-    def on_game(row: GameRow) -> None:
-        import time
-        state["played"] += 1
-        live.update(row)
-        per_min = state["played"] / max(1e-9, time.monotonic() - state["start"]) * 60
-        progress.update(task, advance=1, rate=f"{per_min:.1f}/min")
-        view.update(Group(progress, _live_table(live)))
-
+    reporter = _LiveReporter(console, live, results)
     try:
-        with Live(Group(progress, _live_table(live)), console=console, transient=False,
-                  refresh_per_second=4) as view:
-            summary = asyncio.run(run_ladder(
-                cfg, store, results, on_game=on_game, on_plan=on_plan,
-                on_skip=lambda g: progress.update(task, advance=1)))
+        with Live(reporter.view(), console=console, transient=False,
+                  refresh_per_second=4) as reporter.live:
+            summary = asyncio.run(run_ladder(cfg, store, results, reporter))
     except KeyboardInterrupt:
         kept = len(store.done_ids())
         store.close()

@@ -113,6 +113,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
               moon play manual random heuristic
     """
     from ..game import MANUAL, play_game, serving
+    from ..records import game_record
     from ..referee import Match, Referee
 
     ruleset = make_ruleset(preset, options)
@@ -145,7 +146,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
 
             match = await play_game(referee, ep, specs, ruleset, preset=preset, seed=seed,
                                     tc=time_control, on_start=tell)
-        record = match.record()
+        record = game_record(match)
         print_game(console, record)
         console.print(f"record: {escape(match.record_path)}")
         return record

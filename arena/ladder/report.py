@@ -138,29 +138,27 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
                 cross_acc[a][b].append(1.0 if pa < pb else 0.5 if pa == pb else 0.0)
     seat_bot = {(g.game_id, s): b for g in games for s, b in enumerate(g.seats)}
     players = {g.game_id: g.players for g in games}
-    for gid, bidder, bid, made, deltas in store.db.execute(
-            "SELECT game_id, bidder, bid, made, deltas FROM hands WHERE finished = 1"):
-        if gid not in players:  # a game recorded after we listed the games (a live ladder)
+    for h in store.finished_hands():
+        if h.game_id not in players:  # recorded after we listed the games (a live ladder)
             continue
-        n = players[gid]
-        d = json.loads(deltas)
+        n = players[h.game_id]
         for s in range(n):
-            b = seat_bot[(gid, s)]
+            b = seat_bot[(h.game_id, s)]
             stats[b].hands += 1
-            stats[b].points += d[s if n == 3 else s % 2]
-        if bidder is not None:
-            b = seat_bot[(gid, bidder)]
+            stats[b].points += h.deltas[s if n == 3 else s % 2]
+        if h.bidder is not None:
+            b = seat_bot[(h.game_id, h.bidder)]
             stats[b].auctions_won += 1
-            stats[b].contracts_made += int(bool(made))
-            if bid == 21:
+            stats[b].contracts_made += int(bool(h.made))
+            if h.bid == 21:
                 stats[b].moons_tried += 1
-                stats[b].moons_made += int(bool(made))
+                stats[b].moons_made += int(bool(h.made))
     # a bot that sits twice at a table (2-bot ladders) counts each hand once per seat
-    for bot, reason, forfeit in store.db.execute("SELECT bot, reason, forfeit FROM faults"):
-        c = Counter(stats[bot].faults)
-        c[reason] += 1
-        stats[bot].faults = dict(c)
-        stats[bot].forfeits += forfeit
+    for f in store.faults():
+        c = Counter(stats[f.bot].faults)
+        c[f.reason] += 1
+        stats[f.bot].faults = dict(c)
+        stats[f.bot].forfeits += f.forfeit
     cross = {a: {b: (sum(v) / len(v), len(v)) for b, v in row.items()}
              for a, row in cross_acc.items()}
     return LadderReport(meta, ratings, stats, cross, len(games),

@@ -1,25 +1,31 @@
-"""Play a ladder's schedule through an in-process referee, saving each finished game."""
+"""Play a ladder's schedule through a :class:`~arena.executor.GameExecutor`, saving each
+finished game, and tell a :class:`Reporter` what happens.
+
+A run goes through stages, a method each (in the manner of cutechess's tournament):
+:meth:`LadderRun.build` (every bot's build), :meth:`LadderRun.admit` (each bot's
+admission check), :meth:`LadderRun.plan` (what this run will play), then
+:meth:`LadderRun.play_one` for each game, as many at once as the executor's capacity,
+and :meth:`LadderRun.game_finished` for each result. The run owns the ladder's policy
+(which games, replays of voided ones, dropping a bot after ``max_forfeits``); the
+executor owns how games are played.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import datetime as dt
-import json
 import logging
 import re
-import time
-from collections.abc import Callable
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from moon_sdk.v1 import game_pb2 as pb
-
 from .. import sandbox
 from ..bots import BotSpec
-from ..errors import ArenaError
-from ..game import Endpoint, play_game, serving
-from ..referee import FAULT_NAMES, TERMINATION_NAMES, Match, Referee
+from ..errors import ArenaError, InfrastructureError
+from ..executor import FinishedGame, GameExecutor, GameRequest, LocalExecutor
+from ..results import Termination
 from .config import LadderConfig
 from .schedule import ScheduledGame, check_seed, make_schedule
 from .store import GameRow, ResultsStore
@@ -27,20 +33,23 @@ from .store import GameRow, ResultsStore
 log = logging.getLogger("arena.ladder")
 
 VOID_RETRIES = 2
-"""How often a game voided by an infrastructure fault is replayed in one run."""
+"""How often a game voided by an infrastructure fault is played again in one run."""
 
 
 @dataclass
 class RunSummary:
-    """What one ``run`` did."""
+    """What one run did (counts of games, and the bots it left out)."""
 
     scheduled: int
+    """Games of the whole schedule (this ladder's boards and format)."""
     already_done: int
+    """Of them, games the results file held before this run."""
     played: int = 0
     voided: int = 0
+    """Games voided by an infrastructure fault (each replay counts again)."""
     skipped_bots: dict[str, str] = field(default_factory=dict)
-    """Bots left out before the first game (build failed, or failed the admission
-    check), with the reason."""
+    """Bots left out before the first game (build failed, failed the admission check, or
+    had forfeited ``max_forfeits`` games already), with the reason."""
     dropped_bots: dict[str, str] = field(default_factory=dict)
     """Bots left out during the run (``max_forfeits`` reached), with the reason; their
     games not yet played were skipped."""
@@ -48,6 +57,37 @@ class RunSummary:
     """Scheduled games not played because a bot in them was dropped."""
     to_play: int = 0
     """Games this run means to play: not done yet, and no bot in them left out."""
+
+
+class Reporter:
+    """What a ladder run tells its user (a progress bar, live ratings, a log). Every
+    method does nothing here: override the ones you show (fastchess's ``output``)."""
+
+    def bot_left_out(self, bot: str, why: str) -> None:
+        """Before the first game: ``bot`` will not play in this run (its build failed, it
+        failed its admission check, or it had forfeited ``max_forfeits`` games)."""
+
+    def planned(self, summary: RunSummary) -> None:
+        """The plan is made: ``summary.to_play`` games are coming, after
+        ``summary.already_done`` of ``summary.scheduled`` done before."""
+
+    def game_finished(self, game: ScheduledGame, finished: FinishedGame, row: GameRow) -> None:
+        """A game was played and stored (``row``, as the results file holds it)."""
+
+    def game_voided(self, game: ScheduledGame, error: InfrastructureError,
+                    retry: bool) -> None:
+        """A game could not be played through no bot's fault (``error`` says why); it is
+        played again if ``retry``, else left for a later run."""
+
+    def game_skipped(self, game: ScheduledGame, why: str) -> None:
+        """A planned game will not be played in this run (a bot in it was dropped)."""
+
+    def bot_dropped(self, bot: str, why: str) -> None:
+        """During the run: ``bot`` reached ``max_forfeits``; its games not yet started are
+        skipped."""
+
+    def run_finished(self, summary: RunSummary) -> None:
+        """Every game of the plan was played, voided or skipped."""
 
 
 def records_dir(results: Path) -> Path:
@@ -74,40 +114,6 @@ def open_store(cfg: LadderConfig, results: Path) -> ResultsStore:
     return store
 
 
-def _row(g: ScheduledGame, match: Match, wall_ms: int) -> tuple[GameRow, dict[str, object],
-                                                               list[dict[str, object]],
-                                                               list[dict[str, object]],
-                                                               list[dict[str, object]]]:
-    res = match.result or pb.GameResult()
-    players = len(g.seats)
-    term = TERMINATION_NAMES.get(res.termination, "unknown")
-    winner = res.winner if res.HasField("winner") else None
-    scores, places = list(res.scores), list(res.places)
-    think = round(match.turn_seconds * 1000)  # each turn's own ms would round to 0
-    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    game = {"id": g.game_id, "board": g.board, "dset": g.dset, "seed": g.seed,
-            "players": players, "termination": term, "winner": winner,
-            "scores": json.dumps(scores), "places": json.dumps(places),
-            "hands": res.hands_played, "wall_ms": wall_ms, "think_ms": think,
-            "record_path": match.record_path, "finished_at": now}
-    side = (lambda s: s) if players == 3 else (lambda s: s % 2)
-    seats = [{"game_id": g.game_id, "seat": s, "bot": b, "side": side(s),
-              "place": places[side(s)], "score": scores[side(s)]}
-             for s, b in enumerate(g.seats)]
-    hands = [{"game_id": g.game_id, "number": h["number"], "dealer": h["dealer"],
-              "bidder": h["bidder"], "bid": h["bid"], "trump": h["trump"],
-              "made": None if h["made"] is None else int(h["made"]),
-              "tricks": json.dumps(h["tricks_taken"]), "deltas": json.dumps(h["deltas"]),
-              "finished": int(h["finished"])}
-             for h in match.record()["hands"]]
-    faults = [{"game_id": g.game_id, "seat": f.seat, "bot": g.seats[f.seat],
-               "reason": FAULT_NAMES.get(f.reason, "unknown"), "detail": f.detail,
-               "forfeit": int(f.forfeit)} for f in match.faults]
-    row = GameRow(g.game_id, g.board, g.dset, players, term, winner, scores, places,
-                  list(g.seats), res.hands_played, wall_ms, think)
-    return row, game, seats, hands, faults
-
-
 def build_all(cfg: LadderConfig, log_dir: Path) -> dict[str, str]:
     """The build stage (:func:`arena.sandbox.build`: a local bot's build command, a Docker
     bot's image); returns ``{name: reason}`` of the bots whose build failed — they are
@@ -125,149 +131,192 @@ def build_all(cfg: LadderConfig, log_dir: Path) -> dict[str, str]:
     return failed
 
 
-async def check_bot(referee: Referee, ep: Endpoint, spec: BotSpec, cfg: LadderConfig
-                    ) -> str | None:
-    """The admission check of one bot (in the manner of Kaggle's validation episode): it
-    plays one hand against itself, in every seat, under the ladder's rules (except that
-    the dealer may not pass the hand out, ``all_pass=force_dealer``, so that a bot that
-    always passes still bids, takes the widow, names trumps and plays), time control and
-    runner; a forfeit fails it. Returns why it failed, or None.
-
-    The check stops after that first hand, so a slow bot is checked in one hand's time,
-    not a game's. A failure of the runner itself is not the bot's: it passes (logged)."""
-
-    def on_start(match: Match) -> None:
-        async def stop_after_a_hand() -> None:
-            while not match.done.is_set():
-                if match.state.hand_records:
-                    match.stop(pb.TERMINATION_CANCELLED, "admission check: hand played")
-                    return
-                await asyncio.sleep(0.02)
-
-        watchers.add(asyncio.get_running_loop().create_task(stop_after_a_hand()))
-
-    watchers: set[asyncio.Task[None]] = set()
+def check_request(spec: BotSpec, cfg: LadderConfig) -> GameRequest:
+    """The admission check of one bot as a game (in the manner of Kaggle's validation
+    episode): one hand (``max_hands=1``) against itself, in every seat, under the ladder's
+    rules, time control and runner, except that the dealer may not pass the hand out
+    (``all_pass=force_dealer``), so that a bot that always passes still bids, takes the
+    widow, names trumps and plays. Its seed is no board's (:func:`check_seed`)."""
     # unique: the bot's place in the ladder (names may differ only in a '.' that an id
     # cannot hold), then the name for people
     index = [b.name for b in cfg.bots].index(spec.name)
-    match_id = f"check-{index}-" + re.sub(r"[^A-Za-z0-9_-]", "_", spec.name)[:48]
+    ruleset = dataclasses.replace(cfg.ruleset, all_pass="force_dealer")
+    return GameRequest(
+        game_id=f"check-{index}-" + re.sub(r"[^A-Za-z0-9_-]", "_", spec.name)[:48],
+        bots=(spec,) * ruleset.players, ruleset=ruleset, preset="",
+        seed=check_seed(cfg.seed), time_control=dataclasses.replace(cfg.time_control,
+                                                                    max_hands=1),
+        docker_limits=cfg.docker_limits)
+
+
+async def check_bot(executor: GameExecutor, spec: BotSpec, cfg: LadderConfig) -> str | None:
+    """Play the admission check of ``spec`` (:func:`check_request`); returns why it
+    failed (a forfeit: which seat, the reason, the record), or None when it passed. A
+    failure of the executor itself is not the bot's: it passes (logged)."""
     try:
-        ruleset = dataclasses.replace(cfg.ruleset, all_pass="force_dealer")
-        match = await play_game(referee, ep, [spec] * ruleset.players, ruleset,
-                                preset="", seed=check_seed(cfg.seed), tc=cfg.time_control,
-                                docker_limits=cfg.docker_limits, match_id=match_id,
-                                on_start=on_start)
-    except Exception:  # the runner's fault, never the bot's
-        log.exception("admission check of %s: infrastructure failure", spec.name)
+        finished = await executor.play(check_request(spec, cfg))
+    except InfrastructureError as e:
+        log.warning("admission check of %s not played (%s): it passes", spec.name, e)
         return None
-    finally:
-        for w in watchers:
-            w.cancel()
-    res = match.result
-    if res is None or res.termination != pb.TERMINATION_FORFEIT:
+    f = finished.result.forfeit
+    if finished.result.termination is not Termination.FORFEIT or f is None:
         return None
-    f = res.forfeit
     return (f"failed its admission check (one hand against itself): seat {f.seat} "
-            f"{FAULT_NAMES.get(f.reason, 'unknown')}"
-            + (f": {f.detail}" if f.detail else "") + f"; record {match.record_path}")
+            f"{f.reason.key}" + (f": {f.detail}" if f.detail else "")
+            + f"; record {finished.record_path or '(none)'}")
+
+
+class LadderRun:
+    """One run of a ladder over a results file.
+
+    Args:
+        cfg: the ladder.
+        store: its results file (:func:`open_store`); games it holds are not played again.
+        results: the results file's path (records go to :func:`records_dir` of it).
+        executor: plays the games; by default a :class:`~arena.executor.LocalExecutor`
+            with ``cfg.concurrency``. The run enters it (``async with``).
+        reporter: told of every stage and game (default: tells nobody).
+    """
+
+    def __init__(self, cfg: LadderConfig, store: ResultsStore, results: Path,
+                 executor: GameExecutor | None = None,
+                 reporter: Reporter | None = None) -> None:
+        self.cfg = cfg
+        self.store = store
+        self.results = results
+        self.executor: GameExecutor = executor or LocalExecutor(records_dir(results),
+                                                                cfg.concurrency)
+        self.reporter = reporter or Reporter()
+        self.specs = {b.name: b for b in cfg.bots}
+        self.schedule = make_schedule([b.name for b in cfg.bots], cfg.ruleset.players,
+                                      cfg.boards, cfg.seed, cfg.gauntlet)
+        self.done = store.done_ids()
+        self.summary = RunSummary(scheduled=len(self.schedule),
+                                  already_done=sum(1 for g in self.schedule
+                                                   if g.game_id in self.done))
+        self.forfeits = store.forfeits_by_bot()
+        """Games each bot forfeited in this results file (updated as games finish)."""
+        self.todo: deque[ScheduledGame] = deque()
+
+    async def run(self) -> RunSummary:
+        """Every stage in order; returns what the run did."""
+        self.build()
+        async with self.executor:
+            await self.admit()
+            self.plan()
+            await asyncio.gather(*(self._worker() for _ in range(self.executor.capacity)))
+        self.store.set_meta("left_out", {**self.summary.skipped_bots,
+                                         **self.summary.dropped_bots})
+        self.reporter.run_finished(self.summary)
+        return self.summary
+
+    def _leave_out(self, bot: str, why: str) -> None:
+        self.summary.skipped_bots[bot] = why
+        self.reporter.bot_left_out(bot, why)
+
+    def _pending(self) -> list[ScheduledGame]:
+        return [g for g in self.schedule if g.game_id not in self.done]
+
+    # -- the stages ------------------------------------------------------------------------
+    def build(self) -> None:
+        """Build every bot (:func:`build_all`); a bot whose build fails is left out.
+        Containers a crashed earlier run left behind are removed first."""
+        if any(b.runner == "docker" for b in self.cfg.bots):
+            sandbox.cleanup_stale()
+        for name, why in build_all(self.cfg, records_dir(self.results) / "logs").items():
+            self._leave_out(name, why)
+
+    async def admit(self) -> None:
+        """With ``cfg.check``, the admission check (:func:`check_bot`) of every bot that
+        still has a game to play, all through the executor; a bot that fails is left
+        out."""
+        if not self.cfg.check:
+            return
+        pending = self._pending()
+        bots = [b for b in self.cfg.bots if b.name not in self.summary.skipped_bots
+                and any(b.name in g.seats for g in pending)]
+        verdicts = await asyncio.gather(*(check_bot(self.executor, b, self.cfg) for b in bots))
+        for b, why in zip(bots, verdicts, strict=True):
+            if why:
+                self._leave_out(b.name, why)
+
+    def plan(self) -> None:
+        """Leave out the bots that had forfeited ``max_forfeits`` games already, then
+        queue every game not done whose bots all play, in schedule order."""
+        m = self.cfg.max_forfeits
+        if m:
+            for name, n in self.forfeits.items():
+                if n >= m and name not in self.summary.skipped_bots:
+                    self._leave_out(name, f"has forfeited {n} games of this ladder "
+                                          f"(max_forfeits = {m})")
+        out = set(self.summary.skipped_bots)
+        self.todo = deque(g for g in self._pending() if not set(g.seats) & out)
+        self.summary.to_play = len(self.todo)
+        self.reporter.planned(self.summary)
+
+    async def _worker(self) -> None:
+        while self.todo:
+            await self.play_one(self.todo.popleft())
+
+    async def play_one(self, g: ScheduledGame) -> None:
+        """Play game ``g`` unless a bot in it was dropped; a voided game is played again
+        (under the id ``<id>-retry<k>``) up to :data:`VOID_RETRIES` times."""
+        dropped = sorted(set(g.seats) & set(self.summary.dropped_bots))
+        if dropped:
+            self.summary.skipped_games += 1
+            self.reporter.game_skipped(g, f"{', '.join(dropped)} dropped")
+            return
+        for attempt in range(VOID_RETRIES + 1):
+            request = GameRequest(
+                game_id=g.game_id if attempt == 0 else f"{g.game_id}-retry{attempt}",
+                bots=tuple(self.specs[n] for n in g.seats), ruleset=self.cfg.ruleset,
+                preset=self.cfg.preset, seed=g.seed, time_control=self.cfg.time_control,
+                docker_limits=self.cfg.docker_limits)
+            try:
+                finished = await self.executor.play(request)
+            except InfrastructureError as e:
+                self.summary.voided += 1
+                self.store.add_voided(g.game_id, str(e),
+                                      dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+                self.reporter.game_voided(g, e, retry=attempt < VOID_RETRIES)
+                continue
+            self.game_finished(g, finished)
+            return
+
+    def game_finished(self, g: ScheduledGame, finished: FinishedGame) -> None:
+        """Store a played game, count its forfeits, and drop a bot that reached
+        ``max_forfeits``."""
+        row = self.store.add_game(g, finished)
+        self.summary.played += 1
+        m = self.cfg.max_forfeits
+        for f in finished.faults:
+            if not f.forfeit:
+                continue
+            bot = g.seats[f.seat]
+            self.forfeits[bot] = self.forfeits.get(bot, 0) + 1
+            if m and self.forfeits[bot] >= m and bot not in self.summary.dropped_bots:
+                why = (f"dropped after {self.forfeits[bot]} forfeits (max_forfeits = {m}); "
+                       f"last: {f.reason.key} in game {g.game_id}")
+                self.summary.dropped_bots[bot] = why
+                self.reporter.bot_dropped(bot, why)
+        self.reporter.game_finished(g, finished, row)
 
 
 async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
-                     on_game: Callable[[GameRow], None] | None = None,
-                     on_skip: Callable[[ScheduledGame], None] | None = None,
-                     on_plan: Callable[[RunSummary], None] | None = None) -> RunSummary:
-    """Play every scheduled game that ``store`` does not hold yet, ``cfg.concurrency``
-    at a time, each bot in a fresh process per game. Games voided by an infrastructure
-    fault (termination ``aborted``) are noted and replayed, never rated.
+                     reporter: Reporter | None = None,
+                     executor: GameExecutor | None = None) -> RunSummary:
+    """Play every scheduled game that ``store`` does not hold yet (:class:`LadderRun`):
+    each bot in a fresh process per game, ``cfg.concurrency`` games at a time unless an
+    ``executor`` says otherwise. Games voided by an infrastructure fault are noted and
+    played again, never rated.
 
     Before the first game every bot is built (:func:`build_all`) and, with ``cfg.check``,
     checked (:func:`check_bot`); a bot that fails either is left out of this run. With
     ``cfg.max_forfeits``, a bot is dropped once it has forfeited that many games of this
     results file, and its games not yet started are skipped (not voided: a later run
     plays them, for example after the bot is fixed)."""
-    schedule = make_schedule([b.name for b in cfg.bots], cfg.ruleset.players, cfg.boards,
-                             cfg.seed, cfg.gauntlet)
-    done = store.done_ids()
-    rec_dir = records_dir(results)
-    summary = RunSummary(scheduled=len(schedule),
-                         already_done=sum(1 for g in schedule if g.game_id in done))
-    if any(b.runner == "docker" for b in cfg.bots):
-        sandbox.cleanup_stale()  # containers a crashed earlier run left behind
-    summary.skipped_bots = build_all(cfg, rec_dir / "logs")
-    specs = {b.name: b for b in cfg.bots}
-    referee = Referee(record_dir=rec_dir)
-    sem = asyncio.Semaphore(cfg.concurrency)
-    forfeits = store.forfeits_by_bot()
+    return await LadderRun(cfg, store, results, executor, reporter).run()
 
-    async with serving(referee, tcp=None, match_service=False) as ep:
-        if cfg.check:
-            async def check(b: BotSpec) -> None:
-                async with sem:
-                    why = await check_bot(referee, ep, b, cfg)
-                if why:
-                    summary.skipped_bots[b.name] = why
 
-            await asyncio.gather(*(check(b) for b in cfg.bots
-                                   if b.name not in summary.skipped_bots
-                                   and any(b.name in g.seats for g in schedule
-                                           if g.game_id not in done)))
-        if cfg.max_forfeits:
-            for name, n in forfeits.items():
-                if n >= cfg.max_forfeits and name not in summary.skipped_bots:
-                    summary.skipped_bots[name] = (f"has forfeited {n} games of this ladder "
-                                                  f"(max_forfeits = {cfg.max_forfeits})")
-        todo = [g for g in schedule if g.game_id not in done
-                and not set(g.seats) & set(summary.skipped_bots)]
-        summary.to_play = len(todo)
-        if on_plan is not None:
-            on_plan(summary)
-
-        async def one(g: ScheduledGame) -> None:
-            async with sem:
-                if set(g.seats) & set(summary.dropped_bots):
-                    summary.skipped_games += 1
-                    if on_skip is not None:
-                        on_skip(g)
-                    return
-                for attempt in range(VOID_RETRIES + 1):
-                    t0 = time.monotonic()
-                    try:
-                        match = await play_game(
-                            referee, ep, [specs[n] for n in g.seats], cfg.ruleset,
-                            preset=cfg.preset, seed=g.seed, tc=cfg.time_control,
-                            docker_limits=cfg.docker_limits,
-                            match_id=g.game_id if attempt == 0
-                            else f"{g.game_id}-retry{attempt}")
-                    except Exception as e:  # the runner's fault, never a bot's: void it
-                        log.exception("game %s: infrastructure failure", g.game_id)
-                        summary.voided += 1
-                        store.add_voided(g.game_id, f"runner failure: {e}", "")
-                        continue
-                    wall_ms = int((time.monotonic() - t0) * 1000)
-                    assert match.result is not None
-                    if match.result.termination in (pb.TERMINATION_ABORTED,
-                                                    pb.TERMINATION_CANCELLED):
-                        summary.voided += 1
-                        store.add_voided(g.game_id, "aborted by an infrastructure fault",
-                                         match.finished_at)
-                        continue
-                    row, game, seats, hands, faults = _row(g, match, wall_ms)
-                    store.add_game(game, seats, hands, faults)
-                    summary.played += 1
-                    for f in faults:
-                        if not f["forfeit"]:
-                            continue
-                        bot = str(f["bot"])
-                        forfeits[bot] = forfeits.get(bot, 0) + 1
-                        if cfg.max_forfeits and forfeits[bot] >= cfg.max_forfeits:
-                            summary.dropped_bots.setdefault(
-                                bot, f"dropped after {forfeits[bot]} forfeits "
-                                     f"(max_forfeits = {cfg.max_forfeits}); last: "
-                                     f"{f['reason']} in game {g.game_id}")
-                    if on_game is not None:
-                        on_game(row)
-                    return
-
-        await asyncio.gather(*(one(g) for g in todo))
-    store.set_meta("left_out", {**summary.skipped_bots, **summary.dropped_bots})
-    return summary
+__all__ = ["LadderRun", "Reporter", "RunSummary", "VOID_RETRIES", "build_all", "check_bot",
+           "check_request", "open_store", "records_dir", "run_ladder"]

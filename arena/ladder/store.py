@@ -7,14 +7,21 @@ the games already in the file are skipped: none is played twice.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from moon_sdk.rules import trump_name
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..executor import FinishedGame
+    from .schedule import ScheduledGame
 
 SCHEMA_VERSION = 1
 
@@ -67,6 +74,31 @@ class GameRow:
     think_ms: int
 
 
+@dataclass(frozen=True)
+class HandRow:
+    """A finished hand as stored (for the per-bot statistics)."""
+
+    game_id: str
+    bidder: int | None
+    bid: int
+    made: bool | None
+    deltas: list[int]
+    """Change of each side's score."""
+
+
+@dataclass(frozen=True)
+class FaultRow:
+    """A fault as stored."""
+
+    game_id: str
+    seat: int
+    bot: str
+    reason: str
+    """Its key: ``timeout``, ``crash``, ... (:class:`arena.results.FaultReason`)."""
+    detail: str
+    forfeit: bool
+
+
 class ResultsStore:
     """One ladder's results file.
 
@@ -81,10 +113,11 @@ class ResultsStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db.row_factory = sqlite3.Row  # columns by name
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(_DDL)
-            rows = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+            rows = {r["key"]: r["value"] for r in self.db.execute("SELECT key, value FROM meta")}
         except sqlite3.DatabaseError as e:
             raise ConfigError(f"{self.path} is not a usable results file ({e}); "
                               "give another --results path") from None
@@ -123,11 +156,11 @@ class ResultsStore:
     def meta(self) -> dict[str, Any]:
         """The stored ladder description."""
         out: dict[str, Any] = {}
-        for k, v in self.db.execute("SELECT key, value FROM meta"):
+        for r in self.db.execute("SELECT key, value FROM meta"):
             try:
-                out[k] = json.loads(v)
+                out[r["key"]] = json.loads(r["value"])
             except json.JSONDecodeError:
-                out[k] = v
+                out[r["key"]] = r["value"]
         return out
 
     def set_meta(self, key: str, value: Any) -> None:
@@ -137,16 +170,48 @@ class ResultsStore:
 
     def forfeits_by_bot(self) -> dict[str, int]:
         """How many recorded games each bot forfeited."""
-        return dict(self.db.execute(
-            "SELECT bot, COUNT(DISTINCT game_id) FROM faults WHERE forfeit = 1 GROUP BY bot"))
+        return {r["bot"]: r["n"] for r in self.db.execute(
+            "SELECT bot, COUNT(DISTINCT game_id) AS n FROM faults WHERE forfeit = 1 "
+            "GROUP BY bot")}
 
     def done_ids(self) -> set[str]:
         """Ids of the games already recorded."""
-        return {r[0] for r in self.db.execute("SELECT id FROM games")}
+        return {r["id"] for r in self.db.execute("SELECT id FROM games")}
 
-    def add_game(self, game: dict[str, Any], seats: list[dict[str, Any]],
-                 hands: list[dict[str, Any]], faults: list[dict[str, Any]]) -> None:
-        """Record one finished game, all or nothing."""
+    def add_game(self, scheduled: ScheduledGame, finished: FinishedGame) -> GameRow:
+        """Record one finished game of the schedule, all or nothing (the game, its seats,
+        hands and faults); returns it as :meth:`games` will give it back.
+
+        ``scheduled`` gives the id, board, duplicate set, seed and who sat where (even when
+        the game was played again under another id after a void); ``finished`` all the
+        rest. A side is a seat (3 players) or a partnership (seat % 2, 4 players).
+        """
+        gid = scheduled.game_id
+        res = finished.result
+        players = len(scheduled.seats)
+        side = (lambda s: s) if players == 3 else (lambda s: s % 2)
+        scores, places = list(res.scores), list(res.places)
+        game = {"id": gid, "board": scheduled.board, "dset": scheduled.dset,
+                "seed": scheduled.seed, "players": players,
+                "termination": res.termination.key, "winner": res.winner,
+                "scores": json.dumps(scores), "places": json.dumps(places),
+                "hands": res.hands_played, "wall_ms": finished.wall_ms,
+                "think_ms": finished.think_ms,
+                "record_path": str(finished.record_path) if finished.record_path else "",
+                "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+        seats = [{"game_id": gid, "seat": s, "bot": b, "side": side(s),
+                  "place": places[side(s)], "score": scores[side(s)]}
+                 for s, b in enumerate(scheduled.seats)]
+        hands = [{"game_id": gid, "number": h.number, "dealer": h.dealer,
+                  "bidder": h.bidder, "bid": h.bid,
+                  "trump": None if h.trump is None else trump_name(h.trump),
+                  "made": None if h.made is None else int(h.made),
+                  "tricks": json.dumps(list(h.tricks_taken)),
+                  "deltas": json.dumps(None if h.deltas is None else list(h.deltas)),
+                  "finished": int(h.finished)} for h in finished.hands]
+        faults = [{"game_id": gid, "seat": f.seat, "bot": scheduled.seats[f.seat],
+                   "reason": f.reason.key, "detail": f.detail, "forfeit": int(f.forfeit)}
+                  for f in finished.faults]
         with self.tx() as c:
             c.execute(
                 "INSERT INTO games VALUES (:id, :board, :dset, :seed, :players, :termination,"
@@ -158,6 +223,9 @@ class ResultsStore:
                           " :trump, :made, :tricks, :deltas, :finished)", hands)
             c.executemany("INSERT INTO faults VALUES (:game_id, :seat, :bot, :reason, :detail,"
                           " :forfeit)", faults)
+        return GameRow(gid, scheduled.board, scheduled.dset, players, res.termination.key,
+                       res.winner, scores, places, list(scheduled.seats), res.hands_played,
+                       finished.wall_ms, finished.think_ms)
 
     def add_voided(self, game_id: str, reason: str, at: str) -> None:
         """Note a game voided by an infrastructure fault (it will be replayed)."""
@@ -167,14 +235,30 @@ class ResultsStore:
     def games(self) -> Iterator[GameRow]:
         """Every recorded game."""
         seats: dict[str, list[tuple[int, str]]] = {}
-        for gid, seat, bot in self.db.execute("SELECT game_id, seat, bot FROM seats"):
-            seats.setdefault(gid, []).append((seat, bot))
+        for r in self.db.execute("SELECT game_id, seat, bot FROM seats"):
+            seats.setdefault(r["game_id"], []).append((r["seat"], r["bot"]))
         for r in self.db.execute(
                 "SELECT id, board, dset, players, termination, winner, scores, places, hands,"
                 " wall_ms, think_ms FROM games ORDER BY rowid"):
-            yield GameRow(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]),
-                          json.loads(r[7]), [b for _, b in sorted(seats.get(r[0], []))],
-                          r[8], r[9], r[10])
+            yield GameRow(r["id"], r["board"], r["dset"], r["players"], r["termination"],
+                          r["winner"], json.loads(r["scores"]), json.loads(r["places"]),
+                          [b for _, b in sorted(seats.get(r["id"], []))], r["hands"],
+                          r["wall_ms"], r["think_ms"])
+
+    def finished_hands(self) -> Iterator[HandRow]:
+        """Every finished hand of every recorded game (redeals included)."""
+        for r in self.db.execute("SELECT game_id, bidder, bid, made, deltas FROM hands "
+                                 "WHERE finished = 1"):
+            yield HandRow(r["game_id"], r["bidder"], r["bid"],
+                          None if r["made"] is None else bool(r["made"]),
+                          json.loads(r["deltas"]))
+
+    def faults(self) -> Iterator[FaultRow]:
+        """Every recorded fault."""
+        for r in self.db.execute("SELECT game_id, seat, bot, reason, detail, forfeit "
+                                 "FROM faults"):
+            yield FaultRow(r["game_id"], r["seat"], r["bot"], r["reason"], r["detail"],
+                           bool(r["forfeit"]))
 
     def close(self) -> None:
         """Close the file."""

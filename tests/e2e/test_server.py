@@ -21,6 +21,7 @@ from moon_sdk.v1 import bot_pb2_grpc, match_pb2_grpc
 from moon_sdk.v1 import game_pb2 as pb
 from moon_sdk.v1 import match_pb2 as mpb
 
+from arena.convert import result_to_pb
 from arena.game import play_game
 from arena.records import load_record, verify_record
 from arena.timecontrol import TimeControl
@@ -168,13 +169,13 @@ def test_a_game_that_never_ends_is_adjudicated_at_the_hand_limit(tmp_path):
 
 
 def test_hand_limit_places_by_score():
-    from arena.referee import hand_limit_result
+    from arena.results import GameResult
 
-    r = hand_limit_result([5, 9, 5], 200)
+    r = GameResult.hand_limit([5, 9, 5], 200)
     assert list(r.places) == [2, 1, 2] and r.winner == 1
-    r = hand_limit_result([7, 7, 1], 200)
-    assert list(r.places) == [1, 1, 3] and not r.HasField("winner")
-    r = hand_limit_result([-3, 4], 200)  # partnerships
+    r = GameResult.hand_limit([7, 7, 1], 200)
+    assert list(r.places) == [1, 1, 3] and r.winner is None
+    r = GameResult.hand_limit([-3, 4], 200)  # partnerships
     assert list(r.places) == [2, 1] and r.winner == 1
 
 
@@ -316,7 +317,7 @@ def test_spectator_sees_no_hidden_tile_and_services_work(tmp_path):
     assert [e.sequence for e in events] == list(range(1, len(events) + 1))
     assert events[-1].WhichOneof("kind") == "game_ended"
     assert got.match.status == mpb.MATCH_STATUS_FINISHED
-    assert got.match.result == match.result
+    assert got.match.result == result_to_pb(match.result)
     assert "watched" in [m.match_id for m in listed.matches]
     # no event carries a tile before it is played: every tile in an event is a tile
     # already played in the current hand

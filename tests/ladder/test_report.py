@@ -7,25 +7,29 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
+from moon_sdk.rules import Ruleset
 from rich.console import Console
 
+from arena.bots import BotSpec
+from arena.executor import FinishedGame, GameRequest
 from arena.ladder.report import build_report, export, print_report
-from arena.ladder.schedule import make_schedule
+from arena.ladder.schedule import ScheduledGame, make_schedule
 from arena.ladder.store import ResultsStore
+from arena.results import GameResult, Termination
+from arena.timecontrol import TimeControl
 
 
 def add(store: ResultsStore, gid: str, seats: list[str], places: list[int],
         board: int = 0, dset: str | None = None) -> None:
-    players = len(seats)
-    side = (lambda s: s) if players == 3 else (lambda s: s % 2)
-    store.add_game(
-        {"id": gid, "board": board, "dset": dset or gid, "seed": 1, "players": players,
-         "termination": "target", "winner": places.index(1),
-         "scores": json.dumps([0] * len(places)), "places": json.dumps(places), "hands": 1,
-         "wall_ms": 1, "think_ms": 0, "record_path": "", "finished_at": ""},
-        [{"game_id": gid, "seat": s, "bot": b, "side": side(s), "place": places[side(s)],
-          "score": 0} for s, b in enumerate(seats)], [], [])
+    preset = "moon3" if len(seats) == 3 else "moon4"
+    request = GameRequest(gid, tuple(BotSpec(b, Path("."), "") for b in seats),
+                          Ruleset.preset(preset), preset, 1, TimeControl())
+    result = GameResult(Termination.TARGET, places.index(1), (0,) * len(places),
+                        tuple(places), 1)
+    store.add_game(ScheduledGame(gid, board, dset or gid, 1, tuple(seats)),
+                   FinishedGame(request, result, (), (), None, 1, 0))
 
 
 def test_head_to_head_counts_games_not_seats(tmp_path):

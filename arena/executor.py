@@ -1,0 +1,193 @@
+"""The executor seam: every game — a ladder's, `moon match`'s, a hosted competition's —
+is a :class:`GameRequest` handed to a :class:`GameExecutor`, which plays it and returns a
+:class:`FinishedGame` (the arena's own types, no protobuf), or raises
+:class:`~arena.errors.InfrastructureError` when the game could not be played through no
+bot's fault. Callers never see a referee, a server or a bot process; executors own how
+and where games run, and how many at once (:attr:`GameExecutor.capacity`).
+
+:class:`LocalExecutor` is the default: a referee in this process served on a Unix socket,
+each bot a fresh process (or container) on this machine. An executor is used as an async
+context manager (start, play games, stop)::
+
+    async with LocalExecutor(record_dir, concurrency=2) as ex:
+        finished = await ex.play(GameRequest("g1", bots, ruleset, "moon3", 7, TimeControl()))
+
+The rule that keeps ratings honest lives here, once: a game that ended ABORTED or
+CANCELLED (a sandbox failure, a shutdown, an operator) is not a result. ``play`` raises
+:class:`~arena.errors.InfrastructureError` for it; the caller voids the game and plays
+it again, and never rates it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Self
+
+from moon_sdk.rules import Ruleset
+
+from .bots import BotSpec, Limits
+from .errors import ConfigError, InfrastructureError
+from .results import Fault, GameResult, HandResult, hand_results
+from .timecontrol import TimeControl
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from .game import Endpoint
+    from .referee import Referee
+    from .sandbox.docker import DockerLimits
+
+log = logging.getLogger("arena.executor")
+
+
+@dataclass(frozen=True)
+class GameRequest:
+    """One game to play: who, under which rules, on which deal, with which clocks."""
+
+    game_id: str
+    """Unique among the executor's games (1-64 letters, digits, '-', '_'); the record is
+    ``<record_dir>/<game_id>.json``."""
+    bots: tuple[BotSpec, ...]
+    """One per seat, seat 0 first (as many as ``ruleset.players``)."""
+    ruleset: Ruleset
+    preset: str
+    """The preset's name for people and records ("" for a custom ruleset)."""
+    seed: int
+    """The deal: with the ruleset, it fixes the first dealer and every hand."""
+    time_control: TimeControl
+    """The clocks and limits (ms), retries, and ``max_hands``: a game not over after that
+    many deals is adjudicated on the scores (``max_hands=1`` plays exactly one hand)."""
+    docker_limits: DockerLimits | None = None
+    """Limits of the bots run with ``runner = "docker"`` (None: the defaults)."""
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    """A game that was played to a result (never ABORTED or CANCELLED)."""
+
+    request: GameRequest
+    result: GameResult
+    faults: tuple[Fault, ...]
+    """Every fault of the game, in order (the forfeit among them)."""
+    hands: tuple[HandResult, ...]
+    """Each hand in brief; an unfinished last one when a forfeit cut it short."""
+    record_path: Path | None
+    """The game record (:mod:`arena.records`), or None when none was written."""
+    wall_ms: int
+    """From the request to the result, milliseconds (start-up and clean-up included)."""
+    think_ms: int
+    """The bots' turns, from each turn sent to its answer, summed: milliseconds."""
+
+
+class GameExecutor(Protocol):
+    """Plays games. An async context manager: enter to start it, exit to stop it."""
+
+    capacity: int
+    """How many games it plays at once; callers may ask for more, the rest wait."""
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                        tb: TracebackType | None) -> None: ...
+
+    async def play(self, request: GameRequest) -> FinishedGame:
+        """Play one game to its result.
+
+        Raises:
+            InfrastructureError: the game could not be played through no bot's fault (a
+                runner or sandbox failure, a shutdown), or ended ABORTED or CANCELLED:
+                void it and play it again; never rate it.
+            ConfigError: the request itself is wrong (seats for another number of
+                players, a bad or duplicate game id).
+        """
+        ...
+
+
+class LocalExecutor:
+    """The local pool: an in-process referee (:class:`arena.referee.Referee`) served on a
+    Unix socket in a temporary folder (:func:`arena.game.serving`), and a fresh process
+    or container per bot and game on this machine (:func:`arena.game.play_game`), at most
+    ``concurrency`` games at once.
+
+    Args:
+        record_dir: where game records (``<game_id>.json``) and bot logs (``logs/``) go;
+            None: no records.
+        concurrency: games at once (at least 1).
+        limits: limits of the bots run as local processes (None: the defaults).
+    """
+
+    def __init__(self, record_dir: Path | None, concurrency: int = 1,
+                 limits: Limits | None = None) -> None:
+        if concurrency < 1:
+            raise ConfigError(f"concurrency {concurrency}: must be at least 1")
+        self.record_dir = record_dir
+        self.capacity = concurrency
+        self.limits = limits
+        self._slots = asyncio.Semaphore(concurrency)
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._referee: Referee | None = None
+        self._endpoint: Endpoint | None = None
+
+    async def __aenter__(self) -> Self:
+        from .game import serving
+        from .referee import Referee
+
+        self._referee = Referee(record_dir=self.record_dir)
+        async with contextlib.AsyncExitStack() as stack:
+            self._endpoint = await stack.enter_async_context(
+                serving(self._referee, tcp=None, match_service=False))
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def play(self, request: GameRequest) -> FinishedGame:
+        """Play one game (waiting for a free slot first); see :meth:`GameExecutor.play`.
+
+        Raises:
+            InfrastructureError: the game could not be played, or ended ABORTED or
+                CANCELLED (the message says why).
+            ConfigError: a bad request (wrong number of bots, a bad or duplicate id).
+            RuntimeError: the executor was not entered.
+        """
+        if self._referee is None or self._endpoint is None:
+            raise RuntimeError("LocalExecutor.play outside `async with`")
+        from .game import play_game
+
+        async with self._slots:
+            t0 = time.monotonic()
+            try:
+                match = await play_game(
+                    self._referee, self._endpoint, list(request.bots), request.ruleset,
+                    preset=request.preset, seed=request.seed, tc=request.time_control,
+                    match_id=request.game_id, limits=self.limits,
+                    docker_limits=request.docker_limits)
+            except ConfigError:
+                raise
+            except Exception as e:  # the runner's own failure: never a bot's
+                log.exception("game %s: infrastructure failure", request.game_id)
+                raise InfrastructureError(f"game {request.game_id}: runner failure: {e}"
+                                          ) from e
+            wall_ms = int((time.monotonic() - t0) * 1000)
+        result = match.result
+        if result is None or not result.termination.scored:
+            what = result.termination.key if result is not None else "unfinished"
+            raise InfrastructureError(f"game {request.game_id} {what}: "
+                                      f"{match.stop_reason or 'no result'}")
+        return FinishedGame(
+            request=request, result=result, faults=tuple(match.faults),
+            hands=hand_results(match.state, result.termination),
+            record_path=Path(match.record_path) if match.record_path else None,
+            wall_ms=wall_ms, think_ms=round(match.turn_seconds * 1000))
+
+
+__all__ = ["FinishedGame", "GameExecutor", "GameRequest", "LocalExecutor"]
