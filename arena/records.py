@@ -1,15 +1,21 @@
-"""Game records: a versioned JSON document per game, and `verify` that re-simulates one.
+"""Game records: a versioned JSON document per game, read once into a typed record, and
+`verify` that re-simulates one.
 
 A record holds the schema version, the ruleset, the seed and the version of the deal that
 dealt from it, the seats (bot name and version), every hand (dealer, each seat's dealt
 tiles and the widow, the bids, the discard, the trump, every play with its seat and
 milliseconds, each trick's winner, the hand's scores), the engine's action list, the
-result and its termination reason, and every fault. The
-seed plus the actions are the whole game; the rest is there for people and tools, and
-`verify` checks that it agrees with a re-simulation.
+result and its termination reason, and every fault. The seed plus the actions are the
+whole game; the rest is there for people and tools, and `verify` checks that it agrees
+with a re-simulation.
 
-The record itself is built by :mod:`moon_sdk.records` (the referee and the SDK's in-process
-runner share it); this module reads, checks and writes records.
+Writing: :func:`game_record` (a match's document, built by :mod:`moon_sdk.records`, which
+the SDK's in-process runner shares) and :func:`write_json_atomic`. Reading:
+:func:`load_record` checks a file's envelope and gives its JSON document;
+:func:`read_record` gives a :class:`GameRecord`, every field typed, whose
+:attr:`~GameRecord.errors` name each damaged field (in the manner of python-chess's
+``Game.errors``); the viewers (`moon replay show|html`) and :func:`verify_record` read
+that, never the raw document.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,13 +66,13 @@ def game_record(match: Match) -> dict[str, Any]:
         match_id=match.match_id, created_at=match.created_at,
         finished_at=match.finished_at, preset=match.preset, ruleset=match.ruleset,
         seed=match.seed, time_control=match.tc.__dict__.copy(),
-        seats=[{"seat": i, "name": n, "version": v,
-                "reported_name": match.joined_as[i][0],
-                "reported_version": match.joined_as[i][1]}
-               for i, (n, v) in enumerate(match.seats)],
+        seats=[{"seat": s.index, "name": s.name, "version": s.version,
+                "reported_name": s.joined_as[0], "reported_version": s.joined_as[1]}
+               for s in match.seats],
         actions=match.state.history, action_ms=match.action_ms,
         result=result_dict(match.result), faults=[fault_dict(f) for f in match.faults],
-        bank_ms_left=list(match.bank_ms), logs=match.logs, state=match.state)
+        bank_ms_left=[s.clock.bank_ms for s in match.seats], logs=match.logs,
+        state=match.state)
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
@@ -82,7 +89,9 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
 
 
 def load_record(path: Path) -> dict[str, Any]:
-    """Read and check a record's envelope.
+    """Read a record's JSON document and check its envelope (the schema, its version, and
+    the top-level fields a record cannot do without); :func:`read_record` reads it into a
+    typed :class:`GameRecord`.
 
     Raises:
         RecordError: unreadable, not JSON, not a game record, or a newer schema version.
@@ -129,127 +138,496 @@ _KIND_NAMES: dict[type | tuple[type, ...], str] = {
     dict: "an object", list: "a list", (int, str): "an int (or its digits)"}
 
 
-def verify_record(data: dict[str, Any]) -> list[str]:
-    """Re-simulate a record with the engine; every disagreement as a sentence (empty: the
-    record is consistent).
+# -- reading: a record loaded once into typed parts that collect what is wrong ------------
+class _Fields:
+    """Reads the fields of one JSON object into typed values; each one missing or of the
+    wrong type becomes an entry in ``errors`` ("hand 2 bidder: 'x' is not an int") and the
+    field's default (in the manner of python-chess's ``Game.errors``)."""
 
-    Checks the hands (deals, widow, bids, discard, trump, plays, tricks, winners, scores),
-    for a game that ended by the rules the result (termination, winner, scores, places),
-    for one stopped at the hand limit its length and adjudication, and for a forfeit that
-    it stands in the faults, on an unfinished game, ranked last.
+    def __init__(self, data: object, where: str, errors: list[str]) -> None:
+        self.where = where
+        self.errors = errors
+        self.broken = not isinstance(data, dict)
+        """Not an object at all: said once, its fields are not each called missing."""
+        if self.broken:
+            errors.append(f"{where}: {_short(data)} is not an object")
+        self.data: dict[str, Any] = data if isinstance(data, dict) else {}
+
+    def _bad(self, key: str, v: object, what: str) -> None:
+        self.errors.append(f"{self.where}{' ' if self.where else ''}{key}: {_short(v)} is not "
+                           f"{what}")
+
+    def _get(self, key: str, required: bool) -> tuple[bool, Any]:
+        if key not in self.data:
+            if required and not self.broken:
+                self.errors.append(f"{self.where}{' ' if self.where else ''}{key}: missing")
+            return False, None
+        return True, self.data[key]
+
+    def int(self, key: str, default: int | None = None, *, required: bool = True
+            ) -> int | None:
+        """An int (not a bool); None allowed only where ``default`` is None."""
+        there, v = self._get(key, required)
+        if not there or (v is None and default is None):
+            return default
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        self._bad(key, v, "an int" + (" or null" if default is None else ""))
+        return default
+
+    def str(self, key: str, default: str | None = "", *, required: bool = True) -> str | None:
+        """A string; None allowed only where ``default`` is None."""
+        there, v = self._get(key, required)
+        if not there or (v is None and default is None):
+            return default
+        if isinstance(v, str):
+            return v
+        self._bad(key, v, "a string" + (" or null" if default is None else ""))
+        return default
+
+    def bool(self, key: str, default: bool | None = False, *, required: bool = True
+             ) -> bool | None:
+        """A bool; None allowed only where ``default`` is None."""
+        there, v = self._get(key, required)
+        if not there or (v is None and default is None):
+            return default
+        if isinstance(v, bool):
+            return v
+        self._bad(key, v, "true or false" + (" or null" if default is None else ""))
+        return default
+
+    def ints(self, key: str, *, required: bool = True, nullable: bool = False
+             ) -> tuple[int, ...] | None:
+        """A list of ints (as a tuple); empty when missing or malformed, or None where
+        ``nullable`` and null."""
+        there, v = self._get(key, required)
+        if there and v is None and nullable:
+            return None
+        if not there:
+            return None if nullable else ()
+        if isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool)
+                                       for x in v):
+            return tuple(v)
+        self._bad(key, v, "a list of ints" + (" or null" if nullable else ""))
+        return None if nullable else ()
+
+    def strs(self, key: str, *, required: bool = True) -> tuple[str, ...]:
+        """A list of strings (as a tuple); empty when missing or malformed."""
+        there, v = self._get(key, required)
+        if not there:
+            return ()
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return tuple(v)
+        self._bad(key, v, "a list of strings")
+        return ()
+
+    def objects(self, key: str, *, required: bool = True) -> list[object]:
+        """A list (its items are read by the caller); empty when missing or malformed."""
+        there, v = self._get(key, required)
+        if not there:
+            return []
+        if isinstance(v, list):
+            return v
+        self._bad(key, v, "a list")
+        return []
+
+
+def _short(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass(frozen=True)
+class RecordedSeat:
+    """A seat as recorded: the bot meant for it, and what the bot said it was."""
+
+    seat: int
+    name: str
+    version: str
+    reported_name: str
+    reported_version: str
+
+
+@dataclass(frozen=True)
+class RecordedBid:
+    """A bid or pass (``bid`` 0) of a hand."""
+
+    seat: int | None
+    bid: int
+    ms: int | None
+
+
+@dataclass(frozen=True)
+class RecordedPlay:
+    """A tile played (``"6-4"``), by a seat, with its milliseconds where recorded."""
+
+    seat: int | None
+    tile: str
+    ms: int | None = None
+
+
+@dataclass(frozen=True)
+class RecordedTrick:
+    """A finished trick: who led, the plays in order, who won it."""
+
+    leader: int | None
+    plays: tuple[RecordedPlay, ...]
+    winner: int | None
+
+
+@dataclass(frozen=True)
+class RecordedHand:
+    """One hand (deal) of a record: the deal, the auction, the contract, the plays and the
+    tricks, and (finished) its outcome. Tiles and trumps are their names (``"6-4"``,
+    ``"5"``, ``"doubles"``, ``"none"``)."""
+
+    number: int
+    dealer: int | None
+    dealt: tuple[tuple[str, ...], ...]
+    """Each seat's 7 dealt tiles."""
+    widow: tuple[str, ...]
+    bids: tuple[RecordedBid, ...]
+    bidder: int | None
+    bid: int
+    discard: str | None
+    discard_ms: int | None
+    trump: str | None
+    trump_ms: int | None
+    plays: tuple[RecordedPlay, ...]
+    """Every play in order (the tricks' plays, then those of a trick in progress)."""
+    tricks: tuple[RecordedTrick, ...]
+    tricks_taken: tuple[int, ...] | None
+    made: bool | None
+    deltas: tuple[int, ...] | None
+    """Change of each side's score (None: unfinished)."""
+    scores: tuple[int, ...] | None
+    """Each side's score after the hand (None: unfinished)."""
+    finished: bool
+
+    def facts(self) -> dict[str, Any]:
+        """Everything a re-simulation can check, in the record's JSON shape (no
+        milliseconds): what :func:`verify_record` compares."""
+        def trick(t: RecordedTrick) -> dict[str, Any]:
+            return {"leader": t.leader, "plays": [{"seat": p.seat, "tile": p.tile}
+                                                  for p in t.plays], "winner": t.winner}
+        return {
+            "number": self.number, "dealer": self.dealer,
+            "dealt": [list(d) for d in self.dealt], "widow": list(self.widow),
+            "bids": [{"seat": b.seat, "bid": b.bid} for b in self.bids],
+            "bidder": self.bidder, "bid": self.bid, "discard": self.discard,
+            "trump": self.trump, "plays": [{"seat": p.seat, "tile": p.tile}
+                                           for p in self.plays],
+            "tricks": [trick(t) for t in self.tricks],
+            "tricks_taken": None if self.tricks_taken is None else list(self.tricks_taken),
+            "made": self.made, "deltas": None if self.deltas is None else list(self.deltas),
+            "scores": None if self.scores is None else list(self.scores),
+            "finished": self.finished,
+        }
+
+
+@dataclass(frozen=True)
+class RecordedFault:
+    """A fault as recorded (``reason`` its key: ``"timeout"``, ``"crash"``, ...)."""
+
+    seat: int | None
+    reason: str
+    detail: str
+    forfeit: bool
+
+
+@dataclass(frozen=True)
+class RecordedResult:
+    """The result as recorded (``termination`` its key: ``"target"``, ``"forfeit"``, ...)."""
+
+    termination: str
+    winner: int | None
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    forfeit: RecordedFault | None
+    hands_played: int | None
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """A game record, read once (:func:`read_record`, :meth:`from_dict`): every field
+    typed, with a default where the file lacks it or holds something else, and
+    :attr:`errors` saying what was wrong. Viewers show it as it is; :func:`verify_record`
+    checks it against a re-simulation."""
+
+    source: str
+    """Where it was read from (a path), for messages."""
+    match_id: str
+    created_at: str
+    finished_at: str
+    preset: str
+    ruleset: dict[str, Any]
+    """As recorded (:meth:`moon_sdk.rules.Ruleset.from_dict` reads it)."""
+    seed: int | None
+    """None when the recorded seed is not an int (or its digits)."""
+    deal_version: int
+    time_control: dict[str, Any] | None
+    """As recorded (milliseconds, counts), or None."""
+    seats: tuple[RecordedSeat, ...]
+    hands: tuple[RecordedHand, ...]
+    actions: tuple[int, ...]
+    result: RecordedResult
+    faults: tuple[RecordedFault, ...]
+    bank_ms_left: tuple[int, ...]
+    logs: dict[str, str]
+    """The end of each seat's stderr, by seat number as text."""
+    errors: tuple[str, ...]
+    """Every field that was missing or malformed, as a sentence (empty: well formed)."""
+
+    @property
+    def max_hands(self) -> int | None:
+        """The time control's ``max_hands``, when recorded as an int."""
+        v = (self.time_control or {}).get("max_hands")
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    def seat_label(self, seat: int | None) -> str:
+        """``"1:random"``, or ``"7:?"`` for a seat the record does not have."""
+        if seat is not None and 0 <= seat < len(self.seats):
+            return f"{seat}:{self.seats[seat].name}"
+        return f"{seat}:?"
+
+    def side_labels(self) -> list[str]:
+        """The scoring sides: each seat (3 players) or the partnerships {0, 2}, {1, 3}."""
+        if len(self.seats) == 4:
+            return [f"{self.seat_label(0)} & {self.seat_label(2)}",
+                    f"{self.seat_label(1)} & {self.seat_label(3)}"]
+        return [self.seat_label(i) for i in range(len(self.seats))]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "") -> GameRecord:
+        """Read a record's JSON document (its envelope already checked by
+        :func:`load_record`, or not): never raises for a damaged field, which goes to
+        :attr:`errors` with its default."""
+        errors: list[str] = []
+        top = _Fields(data, "", errors)
+        seats = []
+        for i, x in enumerate(top.objects("seats")):
+            f = _Fields(x, f"seat {i}", errors)
+            seats.append(RecordedSeat(
+                i, str(f.str("name", "?")), str(f.str("version", required=False)),
+                str(f.str("reported_name", required=False)),
+                str(f.str("reported_version", required=False))))
+        raw_seed = top.data.get("seed")
+        seed: int | None = None
+        try:
+            seed = int(raw_seed)  # type: ignore[arg-type]
+            if isinstance(raw_seed, bool) or isinstance(raw_seed, float):
+                raise TypeError
+        except (TypeError, ValueError):
+            errors.append(f"seed: {_short(raw_seed)} is not an int")
+            seed = None
+        tc = top.data.get("time_control")
+        if tc is not None and not isinstance(tc, dict):
+            errors.append(f"time_control: {_short(tc)} is not an object")
+            tc = None
+        if isinstance(tc, dict):
+            limit = tc.get("max_hands")
+            if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+                errors.append(f"time_control max_hands: {_short(limit)} is not a whole number")
+        ruleset = top.data.get("ruleset")
+        if not isinstance(ruleset, dict):
+            errors.append(f"ruleset: {_short(ruleset)} is not an object")
+            ruleset = {}
+        logs = top.data.get("logs") or {}
+        if not isinstance(logs, dict):
+            errors.append(f"logs: {_short(logs)} is not an object")
+            logs = {}
+        actions = top.ints("actions")
+        return cls(
+            source=source, match_id=str(top.str("match_id", required=False)),
+            created_at=str(top.str("created_at", required=False)),
+            finished_at=str(top.str("finished_at", required=False)),
+            preset=str(top.str("preset", required=False)), ruleset=ruleset, seed=seed,
+            deal_version=top.int("deal_version", 1, required=False) or 1,
+            time_control=tc, seats=tuple(seats),
+            hands=tuple(_read_hand(x, i, errors) for i, x in enumerate(top.objects("hands"))),
+            actions=actions or (), result=_read_result(top.data.get("result"), errors),
+            faults=tuple(_read_fault(x, f"fault {i}", errors)
+                         for i, x in enumerate(top.objects("faults", required=False))),
+            bank_ms_left=top.ints("bank_ms_left", required=False, nullable=True) or (),
+            logs={str(k): str(v) for k, v in logs.items()}, errors=tuple(errors))
+
+
+def _read_play(x: object, where: str, errors: list[str]) -> RecordedPlay:
+    f = _Fields(x, where, errors)
+    return RecordedPlay(f.int("seat"), str(f.str("tile", "?")), f.int("ms", required=False))
+
+
+def _read_hand(x: object, i: int, errors: list[str]) -> RecordedHand:
+    f = _Fields(x, f"hand {i}", errors)
+    dealt = []
+    for j, d in enumerate(f.objects("dealt")):
+        if isinstance(d, list) and all(isinstance(t, str) for t in d):
+            dealt.append(tuple(d))
+        else:
+            errors.append(f"hand {i} dealt {j}: {_short(d)} is not a list of tiles")
+            dealt.append(())
+    bids = []
+    for j, b in enumerate(f.objects("bids")):
+        g = _Fields(b, f"hand {i} bid {j}", errors)
+        bids.append(RecordedBid(g.int("seat"), g.int("bid", 0) or 0,
+                                g.int("ms", required=False)))
+    tricks = []
+    for k, t in enumerate(f.objects("tricks")):
+        g = _Fields(t, f"hand {i} trick {k}", errors)
+        tricks.append(RecordedTrick(
+            g.int("leader"), tuple(_read_play(p, f"hand {i} trick {k} play {j}", errors)
+                                   for j, p in enumerate(g.objects("plays"))),
+            g.int("winner")))
+    return RecordedHand(
+        number=f.int("number", i) or 0, dealer=f.int("dealer"), dealt=tuple(dealt),
+        widow=f.strs("widow"), bids=tuple(bids), bidder=f.int("bidder"),
+        bid=f.int("bid", 0) or 0, discard=f.str("discard", None),
+        discard_ms=f.int("discard_ms", required=False), trump=f.str("trump", None),
+        trump_ms=f.int("trump_ms", required=False),
+        plays=tuple(_read_play(p, f"hand {i} play {j}", errors)
+                    for j, p in enumerate(f.objects("plays"))),
+        tricks=tuple(tricks), tricks_taken=f.ints("tricks_taken", nullable=True),
+        made=f.bool("made", None), deltas=f.ints("deltas", nullable=True),
+        scores=f.ints("scores", nullable=True), finished=bool(f.bool("finished")))
+
+
+def _read_fault(x: object, where: str, errors: list[str]) -> RecordedFault:
+    f = _Fields(x, where, errors)
+    return RecordedFault(f.int("seat"), str(f.str("reason", "?")), str(f.str("detail")),
+                         bool(f.bool("forfeit")))
+
+
+def _read_result(x: object, errors: list[str]) -> RecordedResult:
+    f = _Fields(x, "result", errors)
+    forfeit = f.data.get("forfeit")
+    return RecordedResult(
+        termination=str(f.str("termination")), winner=f.int("winner"),
+        scores=f.ints("scores") or (), places=f.ints("places") or (),
+        forfeit=None if forfeit is None else _read_fault(forfeit, "result forfeit", errors),
+        hands_played=f.int("hands_played"))
+
+
+def read_record(path: Path) -> GameRecord:
+    """Load a record (:func:`load_record`) into a :class:`GameRecord`: once, typed, with
+    the problems of its fields in :attr:`GameRecord.errors`.
+
+    Raises:
+        RecordError: unreadable, not JSON, not a game record, a newer schema version, or
+            its top-level fields unusable.
+    """
+    return GameRecord.from_dict(load_record(path), str(path))
+
+
+# -- verify ----------------------------------------------------------------------------------
+def verify_record(record: GameRecord | dict[str, Any]) -> list[str]:
+    """Re-simulate a record with the engine; every disagreement as a sentence (empty: the
+    record is consistent). ``record`` is a :class:`GameRecord` or a record's JSON document.
+
+    Checks that its fields are well formed (:attr:`GameRecord.errors`), the hands (deals,
+    widow, bids, discard, trump, plays, tricks, winners, scores), for a game that ended by
+    the rules the result (termination, winner, scores, places), for one stopped at the
+    hand limit its length and adjudication, and for a forfeit that it stands in the
+    faults, on an unfinished game, ranked last (docs/protocol.md, "Faults").
 
     It checks that a record is *consistent* with the rules, not that it is *authentic*:
     records are not signed, so who sat where, or a fault itself, cannot be re-derived.
     """
-    problems: list[str] = []
-    dealt_by = data.get("deal_version", 1)
-    if dealt_by != DEAL_VERSION:
-        return [f"deal_version: the record was dealt by version {dealt_by!r} of the deal and "
-                f"this moon deals version {DEAL_VERSION} (docs/rules.md, 'Deal and dealer'): "
-                "its seed gives other tiles here, so it cannot be re-simulated; its hands "
-                "as recorded still show with `moon replay show`"]
+    rec = record if isinstance(record, GameRecord) else GameRecord.from_dict(record)
+    if rec.deal_version != DEAL_VERSION:
+        return [f"deal_version: the record was dealt by version {rec.deal_version!r} of the "
+                f"deal and this moon deals version {DEAL_VERSION} (docs/rules.md, 'Deal and "
+                "dealer'): its seed gives other tiles here, so it cannot be re-simulated; its "
+                "hands as recorded still show with `moon replay show`"]
+    problems = list(rec.errors)
+    if any(e.startswith("actions:") for e in rec.errors):
+        return problems  # nothing to re-simulate
     try:
-        ruleset = Ruleset.from_dict(data["ruleset"])
+        ruleset = Ruleset.from_dict(rec.ruleset)
     except (RulesetError, TypeError) as e:
-        return [f"ruleset: {e}"]
-    actions = data["actions"]
-    if not isinstance(actions, list) or not all(isinstance(a, int) for a in actions):
-        return ["actions: must be a list of ints"]
-    try:
-        seed = int(data["seed"])
-    except (TypeError, ValueError):
-        return [f"seed: {data['seed']!r} is not an int"]
-    if len(data["seats"]) != ruleset.players:
-        problems.append(f"seats: {len(data['seats'])} recorded, the ruleset is for "
+        return problems + [f"ruleset: {e}"]
+    if rec.seed is None:
+        return problems
+    if len(rec.seats) != ruleset.players:
+        problems.append(f"seats: {len(rec.seats)} recorded, the ruleset is for "
                         f"{ruleset.players} players")
     try:
-        hands, state = hands_from_actions(ruleset, seed, actions)
+        hands, state = hands_from_actions(ruleset, rec.seed, rec.actions)
     except IllegalActionError as e:
-        return [f"actions: {e}"]
-    result = data["result"]
-    if result.get("termination") == "hand_limit":
+        return problems + [f"actions: {e}"]
+    result = rec.result
+    term = result.termination
+    if term == "hand_limit":
         hands = hands[:len(state.hand_records)]  # the next deal was never played
     finished = len(state.hand_records)
-    played = result.get("hands_played")
-    if result.get("termination") in ("target", "moon", "hand_limit") and played != finished:
+    played = result.hands_played
+    if term in ("target", "moon", "hand_limit") and played != finished:
         problems.append(f"result hands_played: recorded {played!r}, the replay finished "
                         f"{finished}")
-    elif result.get("termination") == "forfeit" and played not in (finished, finished + 1):
+    elif term == "forfeit" and played not in (finished, finished + 1):
         problems.append(f"result hands_played: recorded {played!r}, the replay finished "
                         f"{finished} (and a forfeit may cut one more short)")
-    tc = data.get("time_control")
-    if tc is not None and not isinstance(tc, dict):
-        problems.append(f"time_control: {tc!r} is not an object")
-        tc = None
-    limit = (tc or {}).get("max_hands")
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-        problems.append(f"time_control max_hands: {limit!r} is not a whole number")
-    elif isinstance(limit, int) and finished > limit:
+    limit = rec.max_hands
+    if limit is not None and finished > limit:
         problems.append(f"time_control max_hands: {limit}, but the replay finished "
                         f"{finished} hands")
-    recorded = data["hands"]
-    if len(recorded) != len(hands):
-        problems.append(f"the record has {len(recorded)} hands, the replay {len(hands)}")
-    for i, (got, want) in enumerate(zip(recorded, hands, strict=False)):
-        for key, value in want.items():
-            if key.endswith("ms"):
-                continue
-            have = got.get(key)
-            if key in ("bids", "plays") and isinstance(have, list):
-                have = [{k: v for k, v in x.items() if k != "ms"} for x in have]
-                value = [{k: v for k, v in x.items() if k != "ms"} for x in value]
-            if have != value:
-                problems.append(f"hand {i} {key}: recorded {have!r}, replay gives {value!r}")
+    if len(rec.hands) != len(hands):
+        problems.append(f"the record has {len(rec.hands)} hands, the replay {len(hands)}")
+    for i, (got, want) in enumerate(zip(rec.hands, hands, strict=False)):
+        have, value = got.facts(), _read_hand(want, i, []).facts()
+        for key in value:
+            if have[key] != value[key]:
+                problems.append(f"hand {i} {key}: recorded {have[key]!r}, replay gives "
+                                f"{value[key]!r}")
     if state.outcome is not None:
         o = state.outcome
-        if result.get("termination") != o.termination.value:
-            problems.append(f"result termination: recorded {result.get('termination')!r}, "
+        if term != o.termination.value:
+            problems.append(f"result termination: recorded {term!r}, "
                             f"replay gives {o.termination.value!r}")
-        if result.get("winner") != o.winner:
-            problems.append(f"result winner: recorded {result.get('winner')!r}, "
+        if result.winner != o.winner:
+            problems.append(f"result winner: recorded {result.winner!r}, "
                             f"replay gives {o.winner}")
-        if result.get("scores") != list(o.scores):
-            problems.append(f"result scores: recorded {result.get('scores')!r}, "
+        if result.scores != tuple(o.scores):
+            problems.append(f"result scores: recorded {list(result.scores)!r}, "
                             f"replay gives {list(o.scores)}")
-        if result.get("places") != list(o.places):
-            problems.append(f"result places: recorded {result.get('places')!r}, "
+        if result.places != tuple(o.places):
+            problems.append(f"result places: recorded {list(result.places)!r}, "
                             f"replay gives {list(o.places)}")
-    elif result.get("termination") in ("target", "moon"):
+    elif term in ("target", "moon"):
         problems.append("result says the game ended by the rules, but the replay is unfinished")
-    elif result.get("termination") == "hand_limit":
+    elif term == "hand_limit":
         if len(state.hand_records) != limit:
             problems.append(f"result hand_limit: the replay has {len(state.hand_records)} "
                             f"finished hands, the time control's max_hands is {limit!r}")
-        places = [1 + sum(1 for o in state.scores if o > x) for x in state.scores]
-        if result.get("scores") != list(state.scores) or result.get("places") != places:
-            problems.append(f"result hand_limit: recorded scores {result.get('scores')!r} and "
-                            f"places {result.get('places')!r}, the replay gives "
-                            f"{list(state.scores)} and {places}")
-    problems += _forfeit_problems(data, state)
+        places = tuple(1 + sum(1 for o in state.scores if o > x) for x in state.scores)
+        if result.scores != tuple(state.scores) or result.places != places:
+            problems.append(f"result hand_limit: recorded scores {list(result.scores)!r} and "
+                            f"places {list(result.places)!r}, the replay gives "
+                            f"{list(state.scores)} and {list(places)}")
+    problems += _forfeit_problems(rec, state)
     return problems
 
 
-def _forfeit_problems(data: dict[str, Any], state: GameState) -> list[str]:
+def _forfeit_problems(rec: GameRecord, state: GameState) -> list[str]:
     """A forfeit must stand in the faults, on a game the rules had not ended, and rank its
     side last (docs/protocol.md, faults)."""
-    result = data["result"]
-    forfeit = result.get("forfeit")
-    if result.get("termination") != "forfeit":
+    result = rec.result
+    forfeit = result.forfeit
+    if result.termination != "forfeit":
         return ["result forfeit: recorded, but the termination is "
-                f"{result.get('termination')!r}"] if forfeit else []
-    if not isinstance(forfeit, dict) or not isinstance(forfeit.get("seat"), int):
+                f"{result.termination!r}"] if forfeit else []
+    if forfeit is None or forfeit.seat is None:
         return ["result forfeit: the termination is a forfeit, but no forfeiting seat"]
     out = []
-    seat = forfeit["seat"]
+    seat = forfeit.seat
     if state.outcome is not None:
         out.append("result forfeit: the replay ended by the rules before any forfeit")
-    if not any(f.get("forfeit") and f.get("seat") == seat
-               and f.get("reason") == forfeit.get("reason") for f in data.get("faults", [])):
-        out.append(f"result forfeit: seat {seat} forfeits for {forfeit.get('reason')!r}, "
+    if not any(f.forfeit and f.seat == seat and f.reason == forfeit.reason
+               for f in rec.faults):
+        out.append(f"result forfeit: seat {seat} forfeits for {forfeit.reason!r}, "
                    "but the faults hold no such forfeit")
-    places = result.get("places")
-    side = seat if len(data["seats"]) == 3 else seat % 2
-    if isinstance(places, list) and 0 <= side < len(places) and places[side] != max(places):
+    places = result.places
+    side = seat if len(rec.seats) == 3 else seat % 2
+    if places and 0 <= side < len(places) and places[side] != max(places):
         out.append(f"result places: the forfeiting side {side} must rank last, not "
                    f"{places[side]}")
     return out

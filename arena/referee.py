@@ -1,10 +1,14 @@
 """The referee: matches, seats, turns, clocks and faults. Transport-free: the gRPC
 servicers in :mod:`arena.server` only translate messages and call in here.
 
-A :class:`Match` runs one game in an asyncio task. Everything that happens to it (a seat
-joins, a reply arrives, a stream drops, a bot process exits) goes into one inbox that the
-task alone consumes, so the game logic is sequential and a fault of one bot can only
-touch its own match.
+A :class:`Match` runs one game in an asyncio task. Everything that happens to it goes
+into one inbox, as a typed event the task alone consumes, each kind with its own
+handler: a stream joined a seat (:class:`Joined`), a seat's message arrived
+(:class:`Replied`) or could not be read (:class:`Garbled`), a stream ended
+(:class:`StreamGone`), a bot process exited (:class:`ProcessExited`). So the game logic
+is sequential, and a fault of one bot can only touch its own match. Each seat is one
+:class:`Seat` (its stream, :class:`~arena.clock.Clock`, retries, who joined, how its
+process ended); results and faults are the arena's own types (:mod:`arena.results`).
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from moon_sdk.convert import (
     PROTOCOL_VERSION,
@@ -34,6 +38,7 @@ from moon_sdk.convert import (
     trump_to_pb,
 )
 from moon_sdk.rules import (
+    Action,
     ActionKind,
     GameState,
     IllegalActionError,
@@ -47,6 +52,7 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 from moon_sdk.v1 import match_pb2 as mpb
 
+from .clock import Clock
 from .convert import fault_to_pb, result_to_pb, time_control_to_pb
 from .errors import ConfigError
 from .records import game_record, write_json_atomic
@@ -61,7 +67,6 @@ MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a larger one is a protocol error."""
 
 
-
 class Refusal(Exception):
     """A join or request the referee refuses; ``code`` names the gRPC status."""
 
@@ -71,6 +76,9 @@ class Refusal(Exception):
 
 
 class _Forfeit(Exception):
+    """Ends the game: the seats of ``faults`` forfeit (raised by the handlers, caught by
+    :meth:`Match._run`)."""
+
     def __init__(self, faults: list[Fault]) -> None:
         super().__init__(faults[0].detail)
         self.faults = faults
@@ -105,12 +113,116 @@ class SeatLink:
             self.outbox.put_nowait(None)
 
 
-@dataclass
-class _Item:
-    kind: str  # join | reply | bad | gone | exit
+# -- what reaches a match's inbox ---------------------------------------------------------
+class Joined(NamedTuple):
+    """A stream took the seat (its first join, or its return after a drop)."""
+
     seat: int
-    payload: Any = None
-    at: float = field(default_factory=time.monotonic)
+    link: SeatLink
+
+
+class Replied(NamedTuple):
+    """A message from the seat's stream, read."""
+
+    seat: int
+    message: bpb.PlayRequest
+    at: float
+    """When it arrived (``time.monotonic()`` seconds): the seat's clock stops here."""
+
+
+class Garbled(NamedTuple):
+    """A message from the seat's stream that is not one (too large, not a PlayRequest)."""
+
+    seat: int
+    detail: str
+    """What was wrong, for the fault."""
+
+
+class StreamGone(NamedTuple):
+    """The seat's stream ended (closed by the bot, broken, or the process died)."""
+
+    seat: int
+
+
+class ProcessExited(NamedTuple):
+    """The runner saw the seat's bot process end."""
+
+    seat: int
+    returncode: int
+    detail: str
+    """Why, when the sandbox knows (``"out_of_memory"``), else ``""``."""
+
+
+InboxEvent = Joined | Replied | Garbled | StreamGone | ProcessExited
+
+
+class SeatStatus(enum.Enum):
+    """Where a seat's bot is."""
+
+    WAITING = "waiting"
+    """It has not joined yet."""
+    CONNECTED = "connected"
+    """A live stream holds the seat."""
+    AWAY = "away"
+    """It joined, and its stream is gone (it may come back within ``reconnect_ms``)."""
+
+
+class Seat:
+    """One seat of a match: the bot meant for it, the stream that holds it, its clock,
+    the illegal actions it may still retry, and how its process ended.
+
+    Args:
+        index: the seat, 0-based.
+        name: the bot's name, as the match was created with it.
+        version: the bot's version, likewise.
+        tc: the match's time control (the clock and the retries start from it).
+    """
+
+    __slots__ = ("index", "name", "version", "link", "joined", "joined_as", "away_since",
+                 "exit", "clock", "retries_left", "double_join_noted")
+
+    def __init__(self, index: int, name: str, version: str, tc: TimeControl) -> None:
+        self.index = index
+        self.name = name
+        self.version = version
+        self.link: SeatLink | None = None
+        """The live stream holding the seat, or None."""
+        self.joined = False
+        """Whether a stream ever joined it."""
+        self.joined_as: tuple[str, str] = ("", "")
+        """``(name, version)`` the bot reported in its last join."""
+        self.away_since: float | None = None
+        """When its stream went (``time.monotonic()`` seconds), while it is away."""
+        self.exit: ProcessExited | None = None
+        """How its process ended, once the runner saw it end."""
+        self.clock = Clock(tc.decision_ms, tc.bank_ms)
+        self.retries_left = tc.illegal_retries
+        """Illegal actions it may still retry (one more forfeits)."""
+        self.double_join_noted = False
+        """A second stream tried to take the seat (faulted once, not per attempt)."""
+
+    @property
+    def status(self) -> SeatStatus:
+        """Waiting, connected or away."""
+        if self.link is not None:
+            return SeatStatus.CONNECTED
+        return SeatStatus.AWAY if self.joined else SeatStatus.WAITING
+
+    def __repr__(self) -> str:
+        return f"<Seat {self.index} {self.name!r} {self.status.value} {self.clock!r}>"
+
+
+@dataclass(eq=False)
+class _OpenTurn:
+    """The turn a seat is asked to answer."""
+
+    seat: Seat
+    request_id: int
+    message: bpb.Turn
+    link: SeatLink | None
+    """The stream it was last sent on (None: the seat was away)."""
+    answer: tuple[Action, int] | None = None
+    """``(action, ms)`` once the seat answered it with a well-formed action."""
 
 
 def _now_iso() -> str:
@@ -120,7 +232,9 @@ def _now_iso() -> str:
 class Match:
     """One game of Moon between seated bots, refereed to the end.
 
-    Created by :meth:`Referee.create_match`; :meth:`start` begins the task.
+    Created by :meth:`Referee.create_match`; :meth:`start` begins the task. Streams and
+    the runner report to it through :meth:`attach`, :meth:`receive`, :meth:`detach` and
+    :meth:`note_exit`; :meth:`stop` ends it early.
     """
 
     def __init__(self, match_id: str, ruleset: Ruleset, preset: str, seed: int,
@@ -130,10 +244,10 @@ class Match:
         self.ruleset = ruleset
         self.preset = preset
         self.seed = seed
-        self.seats = seats
         self.tc = tc
         self.record_dir = record_dir
         self.n = ruleset.players
+        self.seats = [Seat(i, name, version, tc) for i, (name, version) in enumerate(seats)]
         self.tokens = [secrets.token_urlsafe(18) for _ in range(self.n)]
         self.state = GameState(ruleset, seed)
         self.status = Status.WAITING
@@ -142,16 +256,9 @@ class Match:
         self.finished_at = ""
         self.events: list[pb.Event] = []
         self.watchers: list[asyncio.Queue[pb.Event | None]] = []
-        self.links: list[SeatLink | None] = [None] * self.n
-        self.joined = [False] * self.n
-        self.joined_as: list[tuple[str, str]] = [("", "")] * self.n
-        self.disconnected_at: list[float | None] = [None] * self.n
-        self.exited: list[int | None] = [None] * self.n
-        self.exit_detail = [""] * self.n
-        self.bank_ms = [tc.bank_ms] * self.n
-        self.retries_left = [tc.illegal_retries] * self.n
         self.faults: list[Fault] = []
         self.action_ms: list[int] = []
+        """Each applied action's time from its turn sent to its answer, whole ms."""
         self.turn_seconds = 0.0
         """Every answered turn's time from sending it to the answer, summed (seconds): the
         precise total of what :attr:`action_ms` holds in whole milliseconds."""
@@ -160,27 +267,31 @@ class Match:
         """Why a stopped (CANCELLED or ABORTED) match was stopped."""
         self.record_path = ""
         self.logs: dict[int, str] = {}
-        self.inbox: asyncio.Queue[_Item] = asyncio.Queue()
+        self.inbox: asyncio.Queue[InboxEvent] = asyncio.Queue()
         self.done = asyncio.Event()
+        self.on_finish: list[Callable[[Match], None]] = []
         self._next_request = 0
-        self._pending: tuple[int, int, bpb.Turn] | None = None
+        self._turn: _OpenTurn | None = None
         self._stop: tuple[Termination, str] | None = None
         self._task: asyncio.Task[None] | None = None
-        self.on_finish: list[Callable[[Match], None]] = []
-        self._double_join_noted: set[int] = set()
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            Joined: self._on_joined, Replied: self._on_replied, Garbled: self._on_garbled,
+            StreamGone: self._on_stream_gone, ProcessExited: self._on_process_exited}
 
-    # -- seats ---------------------------------------------------------------------------
+    # -- what streams and the runner report ----------------------------------------------
     def attach(self, seat: int, join: bpb.Join) -> SeatLink:
-        """Give ``seat`` to a new stream that sent ``join``.
+        """Give ``seat`` to a new stream that sent ``join``: welcome it (and, back after a
+        drop and not quiet, send it every event so far).
 
         Raises:
             Refusal: the match is over, or another live stream holds the seat.
         """
         if self.status == Status.FINISHED:
             raise Refusal("FAILED_PRECONDITION", f"match {self.match_id} is over")
-        if self.links[seat] is not None:
-            if seat not in self._double_join_noted:  # once: a fault per attempt is a flood
-                self._double_join_noted.add(seat)
+        s = self.seats[seat]
+        if s.link is not None:
+            if not s.double_join_noted:  # once: a fault per attempt is a flood
+                s.double_join_noted = True
                 self.fault(seat, FaultReason.PROTOCOL_ERROR,
                            f"a second stream tried to join seat {seat}, which is held; refused",
                            forfeit=False)
@@ -188,55 +299,57 @@ class Match:
                           f"seat {seat} of match {self.match_id} is already held by a live "
                           "stream; one stream per seat")
         link = SeatLink(quiet=join.quiet)
-        resumed = self.joined[seat]
-        self.links[seat] = link
-        self.joined[seat] = True
-        self.joined_as[seat] = (join.bot_name, join.bot_version)
-        self.disconnected_at[seat] = None
+        resumed = s.joined
+        s.link, s.joined, s.away_since = link, True, None
+        s.joined_as = (join.bot_name, join.bot_version)
         link.send(bpb.PlayResponse(welcome=bpb.Welcome(
             match_id=self.match_id, seat=seat, ruleset=ruleset_to_pb(self.ruleset, self.preset),
             time_control=time_control_to_pb(self.tc), protocol_version=PROTOCOL_VERSION,
-            seat_names=[name for name, _ in self.seats], resumed=resumed)))
+            seat_names=[x.name for x in self.seats], resumed=resumed)))
         if resumed and not link.quiet:
             for ev in self.events:
                 link.send(bpb.PlayResponse(event=ev))
-        self.inbox.put_nowait(_Item("join", seat, link))
+        self.inbox.put_nowait(Joined(seat, link))
         return link
 
     def receive(self, seat: int, link: SeatLink, raw: bytes) -> None:
-        """A message from ``seat``'s stream, still as bytes (garbage is a protocol error)."""
-        if self.links[seat] is not link or self.status == Status.FINISHED:
+        """A message from ``seat``'s stream, still as bytes (garbage is a protocol error).
+        Ignored from a stream that no longer holds the seat, or once the match is over."""
+        if self.seats[seat].link is not link or self.status == Status.FINISHED:
             return
         if len(raw) > MAX_MESSAGE_BYTES:
-            self.inbox.put_nowait(_Item("bad", seat, f"sent a message of {len(raw)} bytes; "
-                                        f"the limit is {MAX_MESSAGE_BYTES}"))
+            self.inbox.put_nowait(Garbled(seat, f"sent a message of {len(raw)} bytes; "
+                                                f"the limit is {MAX_MESSAGE_BYTES}"))
             return
         try:
             msg = bpb.PlayRequest.FromString(raw)
         except Exception:  # noqa: BLE001 - protobuf raises DecodeError or others
-            self.inbox.put_nowait(_Item("bad", seat, "sent bytes that are not a PlayRequest"))
+            self.inbox.put_nowait(Garbled(seat, "sent bytes that are not a PlayRequest"))
             return
-        self.inbox.put_nowait(_Item("reply", seat, msg))
+        self.inbox.put_nowait(Replied(seat, msg, time.monotonic()))
 
     def detach(self, seat: int, link: SeatLink) -> None:
         """``seat``'s stream ended (bot closed it, crashed, or the network dropped)."""
-        if self.links[seat] is link:
-            self.links[seat] = None
+        s = self.seats[seat]
+        if s.link is link:
+            s.link = None
             link.close()
-            self.disconnected_at[seat] = time.monotonic()
-            self.inbox.put_nowait(_Item("gone", seat))
+            s.away_since = time.monotonic()
+            self.inbox.put_nowait(StreamGone(seat))
 
     def note_exit(self, seat: int, returncode: int, detail: str = "") -> None:
-        """The runner saw ``seat``'s bot process end (a crash unless the game is over)."""
-        self.inbox.put_nowait(_Item("exit", seat, (returncode, detail)))
+        """The runner saw ``seat``'s bot process end (a crash unless the game is over);
+        ``detail`` is the sandbox's reason if it knows one (``"out_of_memory"``)."""
+        self.inbox.put_nowait(ProcessExited(seat, returncode, detail))
 
-    # -- events --------------------------------------------------------------------------
+    # -- events and faults ---------------------------------------------------------------
     def _emit(self, **kind: Any) -> None:
         ev = pb.Event(sequence=len(self.events) + 1, **kind)
         self.events.append(ev)
         msg = bpb.PlayResponse(event=ev)
         ending = "game_ended" in kind
-        for link in self.links:
+        for s in self.seats:
+            link = s.link
             if link is not None and (ending or not link.quiet):
                 link.send(msg)
         for q in self.watchers:
@@ -253,6 +366,22 @@ class Match:
 
     def _forfeit(self, seat: int, reason: FaultReason, detail: str) -> _Forfeit:
         return _Forfeit([self.fault(seat, reason, detail, forfeit=True)])
+
+    def _exit_forfeit(self, seat: Seat, when: str) -> _Forfeit:
+        """The forfeit of a seat whose process ended: out of memory, refused by the
+        referee (exit code 3 before joining), else a crash."""
+        assert seat.exit is not None
+        _, rc, detail = seat.exit
+        if detail == "out_of_memory":
+            return self._forfeit(seat.index, FaultReason.OUT_OF_MEMORY,
+                                 f"the bot was killed for using too much memory {when}")
+        if rc == EXIT_REFUSED and not seat.joined:
+            return self._forfeit(seat.index, FaultReason.PROTOCOL_ERROR,
+                                 "the bot exited with code 3 (refused by the referee: a bad "
+                                 "token or protocol version) before joining")
+        return self._forfeit(seat.index, FaultReason.CRASH,
+                             f"the bot process exited (code {rc}) {when}"
+                             + (f": {detail}" if detail else ""))
 
     # -- the game ------------------------------------------------------------------------
     def start(self) -> None:
@@ -274,10 +403,8 @@ class Match:
             await self._wait_for_seats()
             self.status = Status.RUNNING
             self._emit(hand_started=pb.HandStarted(hand_number=0, dealer=self.state.dealer))
-            while not self.state.is_terminal():
-                if len(self.state.hand_records) >= self.tc.max_hands:
-                    break
-                await self._turn(self.state.current)
+            while not self.state.is_terminal() and len(hands) < self.tc.max_hands:
+                await self._play_turn(self.seats[self.state.current])
             if self.state.outcome is not None:
                 result = GameResult.of_outcome(self.state.outcome, len(hands))
             else:
@@ -299,19 +426,20 @@ class Match:
         self.result = result
         self.status = Status.FINISHED
         self.finished_at = _now_iso()
-        self._pending = None
+        self._turn = None
         self._emit(game_ended=result_to_pb(result))
         self.write_record()
-        for link in self.links:
-            if link is not None:
-                link.close()
+        for s in self.seats:
+            if s.link is not None:
+                s.link.close()
         for q in self.watchers:
             q.put_nowait(None)
         self.done.set()
         for cb in self.on_finish:
             cb(self)
 
-    async def _next(self, deadline: float) -> _Item | None:
+    async def _next(self, deadline: float) -> InboxEvent | None:
+        """The next inbox event, or None once ``deadline`` (monotonic seconds) passed."""
         if self._stop is not None:  # stop() cancels the task, but a cancel can be lost
             raise asyncio.CancelledError  # (or not land while items keep coming): end here
         if not self.inbox.empty():  # no waiting, no timer: the common case under load
@@ -325,151 +453,180 @@ class Match:
         except TimeoutError:
             return None
 
-    def _common(self, item: _Item, waiting_for: int) -> None:
-        """Handle an inbox item that is not the awaited seat's reply; raise on a fault."""
-        s = item.seat
-        if item.kind == "bad":
-            raise self._forfeit(s, FaultReason.PROTOCOL_ERROR, item.payload)
-        if item.kind == "reply":
-            what = item.payload.WhichOneof("kind") or "an empty message"
-            if what == "join":
-                raise self._forfeit(s, FaultReason.PROTOCOL_ERROR,
-                                    "sent a second join on its stream")
-            raise self._forfeit(s, FaultReason.PROTOCOL_ERROR,
-                                f"sent {what} out of turn (seat {waiting_for} is to act)"
-                                if waiting_for >= 0 else f"sent {what} before the game began")
-        if item.kind == "exit":
-            self.exited[s], self.exit_detail[s] = item.payload
-        if item.kind in ("exit", "gone") and self.exited[s] is not None and self.links[s] is None:
-            raise self._exit_forfeit(s, "during the game")
-
-    def _exit_forfeit(self, seat: int, when: str) -> _Forfeit:
-        """The fault for a bot process that ended (crash, out of memory, refused)."""
-        rc, detail = self.exited[seat], self.exit_detail[seat]
-        if detail == "out_of_memory":
-            return self._forfeit(seat, FaultReason.OUT_OF_MEMORY,
-                                 f"the bot was killed for using too much memory {when}")
-        if rc == EXIT_REFUSED and not self.joined[seat]:
-            return self._forfeit(seat, FaultReason.PROTOCOL_ERROR,
-                                 "the bot exited with code 3 (refused by the referee: a bad "
-                                 "token or protocol version) before joining")
-        return self._forfeit(seat, FaultReason.CRASH,
-                             f"the bot process exited (code {rc}) {when}"
-                             + (f": {detail}" if detail else ""))
-
     async def _wait_for_seats(self) -> None:
+        """Until every seat has joined, or the start-up limit: every seat missing then
+        forfeits (a start-up stall)."""
         deadline = self.created_mono + self.tc.startup_ms / 1000
-        while not all(self.joined):
-            item = await self._next(deadline)
-            if item is None:
-                missing = [s for s in range(self.n) if not self.joined[s]]
+        while not all(s.joined for s in self.seats):
+            ev = await self._next(deadline)
+            if ev is None:
                 raise _Forfeit([
-                    self.fault(s, FaultReason.STARTUP_STALL,
-                               f"seat {s} did not join within {self.tc.startup_ms} ms",
-                               forfeit=True) for s in missing])
-            if item.kind == "exit" and not self.joined[item.seat]:
-                self.exited[item.seat], self.exit_detail[item.seat] = item.payload
-                raise self._exit_forfeit(item.seat, "before joining")
-            self._common(item, -1)
+                    self.fault(s.index, FaultReason.STARTUP_STALL,
+                               f"seat {s.index} did not join within {self.tc.startup_ms} ms",
+                               forfeit=True) for s in self.seats if not s.joined])
+            self._handlers[type(ev)](ev)
 
-    async def _turn(self, seat: int) -> None:
-        """Ask ``seat`` for its action until it gives a legal one; apply it."""
-        state = self.state
+    async def _play_turn(self, seat: Seat) -> None:
+        """Ask ``seat`` for its action until it gives a legal one, and apply it; each
+        illegal one costs a retry (:meth:`_reject`) and opens a fresh turn."""
         while True:
-            self._next_request += 1
-            rid = self._next_request
-            obs = observe(state, seat)
-            turn = bpb.Turn(
-                request_id=rid, observation=observation_to_pb(obs, self.preset),
-                legal_actions=[action_to_pb(a) for a in obs.legal_actions],
-                decision_ms=self.tc.decision_ms, bank_ms=self.bank_ms[seat])
-            self._pending = (seat, rid, turn)
-            sent = time.monotonic()
-            link = self.links[seat]
-            if link is not None:
-                link.send(bpb.PlayResponse(turn=turn))
-            turn_deadline = sent + (self.tc.decision_ms + self.bank_ms[seat]) / 1000
-            while True:
-                if self.links[seat] is None:
-                    gone = self.disconnected_at[seat] or sent
-                    if self.exited[seat] is not None:
-                        raise self._exit_forfeit(seat, "during the game")
-                    # the turn's clock keeps running while the seat is away
-                    deadline = min(gone + self.tc.reconnect_ms / 1000, turn_deadline)
-                else:
-                    deadline = turn_deadline
-                item = await self._next(deadline)
-                if item is None:
-                    if self.links[seat] is None and deadline < turn_deadline:
-                        raise self._forfeit(
-                            seat, FaultReason.DISCONNECT,
-                            f"the stream dropped and did not come back within "
-                            f"{self.tc.reconnect_ms} ms")
-                    self.bank_ms[seat] = 0
-                    raise self._forfeit(
-                        seat, FaultReason.TIMEOUT,
-                        f"no answer within {self.tc.decision_ms} ms plus the "
-                        f"{self.tc.bank_ms} ms bank")
-                if item.kind == "join" and item.seat == seat:
-                    # A reconnected seat gets the turn again on its new stream. The join
-                    # of the stream that already has the turn (a first join still queued
-                    # when the game began) must not send it twice.
-                    if item.payload is not link:
-                        link = item.payload
-                        # the same clock: what is left of the decision time, and the bank
-                        used = int((time.monotonic() - sent) * 1000)
-                        turn.decision_ms = max(0, self.tc.decision_ms - used)
-                        over = max(0, used - self.tc.decision_ms)
-                        turn.bank_ms = max(0, self.bank_ms[seat] - over)
-                        link.send(bpb.PlayResponse(turn=turn))
-                    continue
-                if item.kind != "reply" or item.seat != seat:
-                    self._common(item, seat)
-                    continue
-                msg: bpb.PlayRequest = item.payload
-                if msg.WhichOneof("kind") != "action":
-                    self._common(item, seat)
-                if msg.action.request_id != rid:
-                    raise self._forfeit(
-                        seat, FaultReason.PROTOCOL_ERROR,
-                        f"answered request {msg.action.request_id}, but the open request is "
-                        f"{rid}")
-                if item.at < sent:
-                    raise self._forfeit(
-                        seat, FaultReason.PROTOCOL_ERROR,
-                        f"answered request {rid} before it was sent")
-                self.turn_seconds += item.at - sent
-                ms = int((item.at - sent) * 1000)
-                over = ms - self.tc.decision_ms
-                if over > 0:
-                    self.bank_ms[seat] = max(0, self.bank_ms[seat] - over)
-                try:
-                    action = action_from_pb(msg.action.action)
-                except ProtocolError as e:
-                    raise self._forfeit(seat, FaultReason.PROTOCOL_ERROR,
-                                        f"sent a malformed action: {e}") from None
-                try:
-                    self._apply(seat, action, ms)
-                    return
-                except IllegalActionError as e:
-                    left = self.retries_left[seat]
-                    self.fault(seat, FaultReason.ILLEGAL_ACTION, str(e), forfeit=left == 0)
-                    if left == 0:
-                        raise _Forfeit([self.faults[-1]]) from None
-                    self.retries_left[seat] = left - 1
-                    if self.links[seat] is not None:
-                        self.links[seat].send(bpb.PlayResponse(rejected=bpb.Rejected(  # type: ignore[union-attr]
-                            request_id=rid, reason=str(e), retries_left=left - 1)))
-                    break  # a fresh turn
+            turn = self._open_turn(seat)
+            action, ms = await self._answer(turn)
+            try:
+                self._apply(seat.index, action, ms)
+                return
+            except IllegalActionError as e:
+                self._reject(turn, e)
 
+    def _open_turn(self, seat: Seat) -> _OpenTurn:
+        """Send ``seat`` a new turn (if it is connected) and start its clock."""
+        self._next_request += 1
+        obs = observe(self.state, seat.index)
+        msg = bpb.Turn(
+            request_id=self._next_request, observation=observation_to_pb(obs, self.preset),
+            legal_actions=[action_to_pb(a) for a in obs.legal_actions],
+            decision_ms=self.tc.decision_ms, bank_ms=seat.clock.bank_ms)
+        turn = self._turn = _OpenTurn(seat, self._next_request, msg, seat.link)
+        seat.clock.start(time.monotonic())
+        if seat.link is not None:
+            seat.link.send(bpb.PlayResponse(turn=msg))
+        return turn
+
+    async def _answer(self, turn: _OpenTurn) -> tuple[Action, int]:
+        """Handle inbox events until ``turn`` is answered: ``(action, ms)``.
+
+        Raises:
+            _Forfeit: the turn ran out (a timeout), its seat stayed away past the
+                reconnect grace (a disconnect), or a handler found a fault.
+        """
+        seat = turn.seat
+        while turn.answer is None:
+            deadline = seat.clock.deadline
+            if seat.link is None:  # the turn's clock keeps running while the seat is away
+                away = (seat.away_since or seat.clock.sent_at) + self.tc.reconnect_ms / 1000
+                deadline = min(away, deadline)
+            ev = await self._next(deadline)
+            if ev is None:
+                raise self._out_of_time(turn, deadline)
+            self._handlers[type(ev)](ev)
+        return turn.answer
+
+    def _out_of_time(self, turn: _OpenTurn, deadline: float) -> _Forfeit:
+        seat = turn.seat
+        if seat.link is None and deadline < seat.clock.deadline:
+            return self._forfeit(seat.index, FaultReason.DISCONNECT,
+                                 f"the stream dropped and did not come back within "
+                                 f"{self.tc.reconnect_ms} ms")
+        seat.clock.flag()
+        return self._forfeit(seat.index, FaultReason.TIMEOUT,
+                             f"no answer within {self.tc.decision_ms} ms plus the "
+                             f"{self.tc.bank_ms} ms bank")
+
+    def _reject(self, turn: _OpenTurn, e: IllegalActionError) -> None:
+        """An illegal action: a fault (its reason to the seat alone), and a forfeit when
+        no retry is left; else the seat is told (``Rejected``) and loses a retry.
+
+        Raises:
+            _Forfeit: no retry left.
+        """
+        seat = turn.seat
+        left = seat.retries_left
+        f = self.fault(seat.index, FaultReason.ILLEGAL_ACTION, str(e), forfeit=left == 0)
+        if left == 0:
+            raise _Forfeit([f])
+        seat.retries_left = left - 1
+        if seat.link is not None:
+            seat.link.send(bpb.PlayResponse(rejected=bpb.Rejected(
+                request_id=turn.request_id, reason=str(e), retries_left=left - 1)))
+
+    # -- one handler per inbox event (each raises _Forfeit for a fault that ends the game)
+    def _on_joined(self, ev: Joined) -> None:
+        """A seat to act that came back gets its open turn again on its new stream, with
+        the time left (:meth:`Clock.left`): a reconnect never restarts the clock. The
+        join of the stream that already has the turn (a first join still queued when the
+        game began) sends nothing."""
+        turn = self._turn
+        if turn is None or turn.seat.index != ev.seat or ev.link is turn.link:
+            return
+        turn.link = ev.link
+        turn.message.decision_ms, turn.message.bank_ms = turn.seat.clock.left(time.monotonic())
+        ev.link.send(bpb.PlayResponse(turn=turn.message))
+
+    def _on_replied(self, ev: Replied) -> None:
+        """The seat to act answering its open turn with a well-formed action sets the
+        turn's answer (its clock charged); any other message is a protocol error.
+
+        Raises:
+            _Forfeit: a second join, a message out of turn or before the game began, an
+                answer to another request or before it was sent, a malformed action.
+        """
+        turn = self._turn
+        what = ev.message.WhichOneof("kind")
+        if what == "join":
+            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
+                                "sent a second join on its stream")
+        if turn is None:
+            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
+                                f"sent {what or 'an empty message'} before the game began")
+        if ev.seat != turn.seat.index or what != "action":
+            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
+                                f"sent {what or 'an empty message'} out of turn "
+                                f"(seat {turn.seat.index} is to act)")
+        reply = ev.message.action
+        if reply.request_id != turn.request_id:
+            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
+                                f"answered request {reply.request_id}, but the open request "
+                                f"is {turn.request_id}")
+        clock = turn.seat.clock
+        if ev.at < clock.sent_at:
+            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
+                                f"answered request {turn.request_id} before it was sent")
+        seconds = clock.charge(ev.at)
+        self.turn_seconds += seconds
+        try:
+            action = action_from_pb(reply.action)
+        except ProtocolError as e:
+            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
+                                f"sent a malformed action: {e}") from None
+        turn.answer = (action, int(seconds * 1000))
+
+    def _on_garbled(self, ev: Garbled) -> None:
+        """Bytes that are no message: a protocol error, whoever sent them."""
+        raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR, ev.detail)
+
+    def _on_stream_gone(self, ev: StreamGone) -> None:
+        """A stream went: the seat is away (its turn, if open, keeps running for the
+        reconnect grace), unless its process has ended too: then it crashed."""
+        seat = self.seats[ev.seat]
+        if seat.exit is not None and seat.link is None:
+            raise self._exit_forfeit(seat, "during the game")
+
+    def _on_process_exited(self, ev: ProcessExited) -> None:
+        """A bot process ended: before its seat joined, or with its stream gone too, that
+        seat forfeits (:meth:`_exit_forfeit`); with its stream still open, once the
+        stream goes."""
+        seat = self.seats[ev.seat]
+        seat.exit = ev
+        if not seat.joined:
+            raise self._exit_forfeit(seat, "before joining")
+        if seat.link is None:
+            raise self._exit_forfeit(seat, "during the game")
+
+    # -- applying an action --------------------------------------------------------------
     def _apply(self, seat: int, action: int, ms: int) -> None:
+        """Apply ``seat``'s action and broadcast what it did (and a trick, hand or deal
+        that it finished or began).
+
+        Raises:
+            IllegalActionError: not legal now; nothing changed.
+        """
         s = self.state
         hands_before = len(s.hand_records)
         tricks_before = len(s.tricks)
         widow_before = s.widow_taken
         s.apply(action)  # raises IllegalActionError, state unchanged
         self.action_ms.append(ms)
-        self._pending = None
+        self._turn = None
         kind = action_kind(action)
         if kind is ActionKind.BID:
             self._emit(bid=pb.SeatBid(seat=seat, value=bid_value(action)))
@@ -613,5 +770,6 @@ def default_record_dir() -> Path:
     return Path("runs") / "records"
 
 
-__all__ = ["Match", "Referee", "Refusal", "SeatLink", "Status", "MAX_MESSAGE_BYTES",
-           "default_record_dir"]
+__all__ = ["EXIT_REFUSED", "MAX_MESSAGE_BYTES", "Garbled", "InboxEvent", "Joined", "Match",
+           "ProcessExited", "Referee", "Refusal", "Replied", "Seat", "SeatLink", "SeatStatus",
+           "Status", "StreamGone", "default_record_dir"]

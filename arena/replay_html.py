@@ -11,9 +11,11 @@ the other.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
-from typing import Any
+
+from .records import GameRecord, RecordedHand, RecordedPlay
 
 _TILE = re.compile(r"^([0-6])-([0-6])$")
 _SUITS = ("blanks", "ones", "twos", "threes", "fours", "fives", "sixes")
@@ -22,21 +24,6 @@ _SUITS = ("blanks", "ones", "twos", "threes", "fours", "fives", "sixes")
 def esc(value: object) -> str:
     """Any value as HTML text, safe in element content and in quoted attributes."""
     return escape(str(value), quote=True)
-
-
-def seat_name(seats: Sequence[Mapping[str, Any]], seat: object) -> str:
-    """``"1:random"`` (raw text, escape it), or ``"7:?"`` for a seat the record lacks."""
-    if isinstance(seat, int) and 0 <= seat < len(seats):
-        return f"{seat}:{seats[seat].get('name', '?')}"
-    return f"{seat}:?"
-
-
-def side_names(seats: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The scoring sides: each seat (3 players), or the partnerships {0, 2} and {1, 3}."""
-    if len(seats) == 4:
-        return [f"{seat_name(seats, 0)} & {seat_name(seats, 2)}",
-                f"{seat_name(seats, 1)} & {seat_name(seats, 3)}"]
-    return [seat_name(seats, i) for i in range(len(seats))]
 
 
 def trump_text(trump: object) -> str:
@@ -69,58 +56,71 @@ def domino(tile: object, extra_class: str = "", attrs: str = "", title: str = ""
             f'aria-label="{m[0]}"{attrs}><i class="p{m[1]}"></i><i class="p{m[2]}"></i></span>')
 
 
-def trick_list(hand: Mapping[str, Any], n: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class ShownTrick:
+    """A trick as the page shows it: its plays with their milliseconds (where the hand's
+    flat list of plays has them), and its winner (None: the trick in progress)."""
+
+    leader: int | None
+    plays: tuple[RecordedPlay, ...]
+    winner: int | None
+
+
+def trick_list(hand: RecordedHand, n: int) -> list[ShownTrick]:
     """The hand's tricks with each play's milliseconds, plus the trick in progress of an
     unfinished hand (its ``winner`` None).
 
     Milliseconds come from the hand's flat ``plays`` list (trick k's j-th play is entry
     ``k*n + j``), and only when that entry is the same seat and tile.
     """
-    flat = list(hand.get("plays") or [])
-    out: list[dict[str, Any]] = []
-    for k, t in enumerate(hand.get("tricks") or []):
+    flat = hand.plays
+    out: list[ShownTrick] = []
+    for k, t in enumerate(hand.tricks):
         plays = []
-        for j, p in enumerate(t.get("plays") or []):
-            f = flat[k * n + j] if k * n + j < len(flat) else {}
-            same = f.get("seat") == p.get("seat") and f.get("tile") == p.get("tile")
-            plays.append({"seat": p.get("seat"), "tile": p.get("tile"),
-                          "ms": f.get("ms") if same else None})
-        out.append({"leader": t.get("leader"), "plays": plays, "winner": t.get("winner")})
+        for j, p in enumerate(t.plays):
+            f = flat[k * n + j] if k * n + j < len(flat) else None
+            same = f is not None and (f.seat, f.tile) == (p.seat, p.tile)
+            plays.append(RecordedPlay(p.seat, p.tile, f.ms if same and f else None))
+        out.append(ShownTrick(t.leader, tuple(plays), t.winner))
     rest = flat[len(out) * n:]
     if rest:
-        out.append({"leader": rest[0].get("seat"), "winner": None,
-                    "plays": [{"seat": p.get("seat"), "tile": p.get("tile"), "ms": p.get("ms")}
-                              for p in rest]})
+        out.append(ShownTrick(rest[0].seat, rest, None))
     return out
 
 
-def holdings(hand: Mapping[str, Any], tricks: Sequence[Mapping[str, Any]],
-             n: int) -> list[list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class Held:
+    """A tile a seat holds when play starts."""
+
+    tile: str
+    widow: bool
+    """It came from the widow."""
+    trick: int | None
+    """The trick (0-based) it was played in; None if not played."""
+
+
+def holdings(hand: RecordedHand, tricks: Sequence[ShownTrick], n: int) -> list[list[Held]]:
     """What each seat holds when play starts, each tile with the trick it is played in.
 
     A seat's tiles are its dealt tiles; the bidder's also take the widow and lose the
-    discard once a discard is recorded. Each entry: ``tile``, ``trick`` (0-based index of
-    the trick it was played in, None if not played) and ``widow`` (came from the widow).
-    At trick k a seat still holds the tiles whose ``trick`` is None or >= k.
+    discard once a discard is recorded. At trick k a seat still holds the tiles whose
+    ``trick`` is None or >= k.
     """
-    dealt = list(hand.get("dealt") or [])
-    widow = list(hand.get("widow") or [])
-    bidder, discard = hand.get("bidder"), hand.get("discard")
-    played: dict[tuple[Any, Any], int] = {}
+    played: dict[tuple[int | None, str], int] = {}
     for k, t in enumerate(tricks):
-        for p in t["plays"]:
-            played.setdefault((p["seat"], p["tile"]), k)
+        for p in t.plays:
+            played.setdefault((p.seat, p.tile), k)
     out = []
     for seat in range(n):
-        tiles = [(t, False) for t in (dealt[seat] if seat < len(dealt) else [])]
-        if seat == bidder and discard is not None:
-            tiles += [(t, True) for t in widow]
-            tiles = [x for x in tiles if x[0] != discard]
-        out.append([{"tile": t, "widow": w, "trick": played.get((seat, t))} for t, w in tiles])
+        tiles = [(t, False) for t in (hand.dealt[seat] if seat < len(hand.dealt) else ())]
+        if seat == hand.bidder and hand.discard is not None:
+            tiles += [(t, True) for t in hand.widow]
+            tiles = [x for x in tiles if x[0] != hand.discard]
+        out.append([Held(t, w, played.get((seat, t))) for t, w in tiles])
     return out
 
 
-def _bid_text(bid: object) -> str:
+def _bid_text(bid: int) -> str:
     if bid == 0:
         return "pass"
     if bid == 21:
@@ -128,92 +128,89 @@ def _bid_text(bid: object) -> str:
     return f"bid {bid}"
 
 
-def _ms(ms: object) -> str:
+def _ms(ms: int | None) -> str:
     return "" if ms is None else f' <span class="ms">{esc(ms)} ms</span>'
 
 
-def _scores_row(values: object, cls: str) -> str:
-    cells = values if isinstance(values, list) else []
-    return "".join(f'<td class="{cls}">{esc(v)}</td>' for v in cells)
+def _scores_row(values: Sequence[int] | None, cls: str) -> str:
+    return "".join(f'<td class="{cls}">{esc(v)}</td>' for v in values or ())
 
 
-def _header(record: Mapping[str, Any], seats: Sequence[Mapping[str, Any]],
-            sides: list[str]) -> str:
-    rules = record.get("ruleset")
-    rules_text = (", ".join(f"{k}={v}" for k, v in rules.items())
-                  if isinstance(rules, dict) else str(rules))
-    tc = record.get("time_control")
-    tc_text = (", ".join(f"{k}={v}" for k, v in tc.items())
-               if isinstance(tc, dict) else "")
-    meta = [("preset", record.get("preset") or "custom"), ("ruleset", rules_text),
-            ("seed", record.get("seed")), ("deal version", record.get("deal_version", 1)),
-            ("time control", tc_text), ("started", record.get("created_at", "")),
-            ("finished", record.get("finished_at", ""))]
-    out = [f'<header><h1>Moon replay <span class="mid">match {esc(record.get("match_id"))}'
+def _header(record: GameRecord, sides: list[str]) -> str:
+    rules_text = ", ".join(f"{k}={v}" for k, v in record.ruleset.items())
+    tc_text = ", ".join(f"{k}={v}" for k, v in (record.time_control or {}).items())
+    meta = [("preset", record.preset or "custom"), ("ruleset", rules_text),
+            ("seed", record.seed), ("deal version", record.deal_version),
+            ("time control", tc_text), ("started", record.created_at),
+            ("finished", record.finished_at)]
+    out = [f'<header><h1>Moon replay <span class="mid">match {esc(record.match_id)}'
            "</span></h1>", '<dl class="meta">']
     out += [f"<dt>{k}</dt><dd>{esc(v)}</dd>" for k, v in meta if v not in (None, "")]
     out.append("</dl>")
     out.append('<table class="seats"><thead><tr><th>seat</th><th>bot</th><th>version</th>'
                "<th>joined as</th></tr></thead><tbody>")
-    for i, s in enumerate(seats):
-        joined = f"{s.get('reported_name', '')} {s.get('reported_version', '')}".strip()
-        out.append(f'<tr><td>{i}</td><td class="bot">{esc(s.get("name"))}</td>'
-                   f'<td>{esc(s.get("version", ""))}</td><td>{esc(joined)}</td></tr>')
+    for s in record.seats:
+        joined = f"{s.reported_name} {s.reported_version}".strip()
+        out.append(f'<tr><td>{s.seat}</td><td class="bot">{esc(s.name)}</td>'
+                   f'<td>{esc(s.version)}</td><td>{esc(joined)}</td></tr>')
     out.append("</tbody></table>")
-    out.append(_result(record, seats, sides))
-    faults = record.get("faults") or []
+    out.append(_result(record, sides))
+    faults = record.faults
     out.append(f'<h2>Faults ({len(faults)})</h2><ul class="faults">')
     for f in faults:
-        tag = ' <b class="forfeit">forfeit</b>' if f.get("forfeit") else ""
-        out.append(f'<li class="fault">seat {esc(seat_name(seats, f.get("seat")))}: '
-                   f'<b>{esc(f.get("reason"))}</b>{tag} — '
-                   f'<span class="detail">{esc(f.get("detail"))}</span></li>')
+        tag = ' <b class="forfeit">forfeit</b>' if f.forfeit else ""
+        out.append(f'<li class="fault">seat {esc(record.seat_label(f.seat))}: '
+                   f'<b>{esc(f.reason)}</b>{tag} — '
+                   f'<span class="detail">{esc(f.detail)}</span></li>')
     if not faults:
         out.append("<li>none</li>")
-    out.append("</ul></header>")
+    out.append("</ul>")
+    if record.errors:
+        out.append(f'<h2>Damaged fields ({len(record.errors)})</h2><ul class="damaged">')
+        out += [f"<li>{esc(e)}</li>" for e in record.errors]
+        out.append("</ul>")
+    out.append("</header>")
     return "\n".join(out)
 
 
-def _result(record: Mapping[str, Any], seats: Sequence[Mapping[str, Any]],
-            sides: list[str]) -> str:
-    res = record.get("result") or {}
-    winner = res.get("winner")
+def _result(record: GameRecord, sides: list[str]) -> str:
+    res = record.result
+    winner = res.winner
     out = ['<section class="result"><h2>Result</h2><p>']
-    if isinstance(winner, int) and 0 <= winner < len(sides):
+    if winner is not None and 0 <= winner < len(sides):
         out.append(f'winner: <b class="winner">{esc(sides[winner])}</b>')
     else:
         out.append('<b class="winner none">no winner</b>')
-    out.append(f' (termination: <b class="termination">{esc(res.get("termination"))}</b>, '
-               f'{esc(res.get("hands_played", len(record.get("hands") or [])))} hands)</p>')
-    f = res.get("forfeit")
-    if f:
+    played = res.hands_played if res.hands_played is not None else len(record.hands)
+    out.append(f' (termination: <b class="termination">{esc(res.termination)}</b>, '
+               f'{esc(played)} hands)</p>')
+    f = res.forfeit
+    if f is not None:
         out.append(f'<p class="forfeit-line">forfeit: seat '
-                   f'<b>{esc(seat_name(seats, f.get("seat")))}</b> — '
-                   f'<b>{esc(f.get("reason"))}</b>: '
-                   f'<span class="detail">{esc(f.get("detail"))}</span></p>')
-    scores, places = res.get("scores") or [], res.get("places") or []
+                   f'<b>{esc(record.seat_label(f.seat))}</b> — '
+                   f'<b>{esc(f.reason)}</b>: '
+                   f'<span class="detail">{esc(f.detail)}</span></p>')
     out.append('<table class="final"><thead><tr><th>side</th><th>final score</th>'
                "<th>place</th></tr></thead><tbody>")
     for i, name in enumerate(sides):
         cls = ' class="win"' if i == winner else ""
-        score = scores[i] if i < len(scores) else ""
-        place = places[i] if i < len(places) else ""
+        score = res.scores[i] if i < len(res.scores) else ""
+        place = res.places[i] if i < len(res.places) else ""
         out.append(f'<tr{cls}><td class="side">{esc(name)}</td>'
                    f'<td class="score">{esc(score)}</td><td class="place">{esc(place)}</td></tr>')
     out.append("</tbody></table></section>")
     return "".join(out)
 
 
-def _outcome_text(hand: Mapping[str, Any]) -> str:
-    if not hand.get("finished"):
+def _outcome_text(hand: RecordedHand) -> str:
+    if not hand.finished:
         return "unfinished"
-    if hand.get("bidder") is None:
+    if hand.bidder is None:
         return "all passed: redeal"
-    return "made" if hand.get("made") else "set"
+    return "made" if hand.made else "set"
 
 
-def _overview(hands: Sequence[Mapping[str, Any]], seats: Sequence[Mapping[str, Any]],
-              sides: list[str]) -> str:
+def _overview(record: GameRecord, sides: list[str]) -> str:
     out = ['<section class="overview"><h2>Hands</h2><p class="legend">Dominoes: '
            '<span class="dom trump"><i></i><i></i></span> a trump of that hand, '
            '<span class="dom wid"><i></i><i></i></span> from the widow, '
@@ -222,25 +219,24 @@ def _overview(hands: Sequence[Mapping[str, Any]], seats: Sequence[Mapping[str, A
            "<th>hand</th><th>dealer</th><th>contract</th><th>result</th>"]
     out += [f"<th>{esc(s)}</th>" for s in sides]
     out.append("</tr></thead><tbody>")
-    for i, h in enumerate(hands):
-        if h.get("bidder") is None:
+    for i, h in enumerate(record.hands):
+        if h.bidder is None:
             contract = "—"
         else:
-            contract = (f"{seat_name(seats, h['bidder'])} {h.get('bid')}, "
-                        f"{trump_text(h.get('trump'))}")
+            contract = f"{record.seat_label(h.bidder)} {h.bid}, {trump_text(h.trump)}"
         out.append(f'<tr data-row="{i}"><td><a href="#hand-{i}" data-goto="{i}">'
                    f'{i + 1}</a></td>'
-                   f'<td>{esc(seat_name(seats, h.get("dealer")))}</td><td>{esc(contract)}</td>'
-                   f'<td>{esc(_outcome_text(h))}</td>{_scores_row(h.get("scores"), "num")}</tr>')
+                   f'<td>{esc(record.seat_label(h.dealer))}</td><td>{esc(contract)}</td>'
+                   f'<td>{esc(_outcome_text(h))}</td>{_scores_row(h.scores, "num")}</tr>')
     out.append("</tbody></table></section>")
     return "".join(out)
 
 
-def _hand(i: int, total: int, hand: Mapping[str, Any], seats: Sequence[Mapping[str, Any]],
-          sides: list[str], previous: object) -> str:
-    n = len(seats)
-    bidder, trump = hand.get("bidder"), hand.get("trump")
-    dealer = hand.get("dealer")
+def _hand(i: int, record: GameRecord, hand: RecordedHand, sides: list[str],
+          previous: Sequence[int] | None) -> str:
+    n = len(record.seats)
+    label = record.seat_label
+    bidder, trump, dealer = hand.bidder, hand.trump, hand.dealer
     tricks = trick_list(hand, n)
     held = holdings(hand, tricks, n)
 
@@ -256,41 +252,39 @@ def _hand(i: int, total: int, hand: Mapping[str, Any], seats: Sequence[Mapping[s
         return domino(t, ("trump " if is_trump(t, trump) else "") + cls, attrs, title)
 
     out = [f'<section class="hand" id="hand-{i}" data-hand="{i}" data-tricks="{len(tricks)}">',
-           f'<h2>Hand {i + 1} of {total} <small>(deal number {esc(hand.get("number", i))}), '
-           f'dealer {esc(seat_name(seats, dealer))}</small></h2>', '<div class="cols"><div>']
+           f'<h2>Hand {i + 1} of {len(record.hands)} <small>(deal number '
+           f'{esc(hand.number)}), dealer {esc(label(dealer))}</small></h2>',
+           '<div class="cols"><div>']
     # the deal
     out.append('<h3>Deal</h3><table class="deal">')
-    dealt = hand.get("dealt") or []
     for seat in range(n):
-        tiles = dealt[seat] if seat < len(dealt) else []
-        out.append(f'<tr class="dealt" data-seat="{seat}"><th>{esc(seat_name(seats, seat))}'
+        tiles = hand.dealt[seat] if seat < len(hand.dealt) else ()
+        out.append(f'<tr class="dealt" data-seat="{seat}"><th>{esc(label(seat))}'
                    f'{badges(seat)}</th><td>{"".join(tile(t) for t in tiles)}</td></tr>')
-    widow = hand.get("widow") or []
-    if widow:
-        out.append(f'<tr class="widow"><th>widow</th><td>{"".join(tile(t) for t in widow)}'
-                   "</td></tr>")
+    if hand.widow:
+        out.append(f'<tr class="widow"><th>widow</th>'
+                   f'<td>{"".join(tile(t) for t in hand.widow)}</td></tr>')
     out.append("</table>")
     # the auction and the contract
     out.append('<h3>Auction</h3><ol class="auction">')
-    for b in hand.get("bids") or []:
-        out.append(f'<li class="bid" data-seat="{esc(b.get("seat"))}">'
-                   f'<span class="seat">{esc(seat_name(seats, b.get("seat")))}</span> '
-                   f'<b>{esc(_bid_text(b.get("bid")))}</b>{_ms(b.get("ms"))}</li>')
+    for b in hand.bids:
+        out.append(f'<li class="bid" data-seat="{esc(b.seat)}">'
+                   f'<span class="seat">{esc(label(b.seat))}</span> '
+                   f'<b>{esc(_bid_text(b.bid))}</b>{_ms(b.ms)}</li>')
     out.append("</ol>")
     if bidder is None:
         out.append('<p class="contract">no contract'
-                   + (": all passed, redeal" if hand.get("finished") else "") + "</p>")
+                   + (": all passed, redeal" if hand.finished else "") + "</p>")
     else:
         out.append(f'<p class="contract">bidder <b class="bidder-name">'
-                   f'{esc(seat_name(seats, bidder))}</b>, contract '
-                   f'<b class="bid-value">{esc(hand.get("bid"))}</b>')
-        if hand.get("discard") is not None:
-            out.append(f'; discard {tile(hand["discard"])}'
-                       f'<span class="tt">{esc(hand["discard"])}</span>'
-                       f'{_ms(hand.get("discard_ms"))}')
+                   f'{esc(label(bidder))}</b>, contract '
+                   f'<b class="bid-value">{esc(hand.bid)}</b>')
+        if hand.discard is not None:
+            out.append(f'; discard {tile(hand.discard)}'
+                       f'<span class="tt">{esc(hand.discard)}</span>{_ms(hand.discard_ms)}')
         if trump is not None:
             out.append(f'; trumps <b class="trump-name">{esc(trump_text(trump))}</b>'
-                       f'{_ms(hand.get("trump_ms"))}')
+                       f'{_ms(hand.trump_ms)}')
         out.append("</p>")
     # what each seat still holds at the current trick
     out.append('</div><div><h3>Holdings at trick <span class="at">'
@@ -299,93 +293,87 @@ def _hand(i: int, total: int, hand: Mapping[str, Any], seats: Sequence[Mapping[s
     for seat in range(n):
         cells = []
         for x in held[seat]:
-            k = x["trick"]
-            cls = "wid" if x["widow"] else ""
+            k = x.trick
             attrs = f' data-k="{k}"' if k is not None else ""
-            title = str(x["tile"]) + (" (widow)" if x["widow"] else "") + (
+            title = x.tile + (" (widow)" if x.widow else "") + (
                 f" — played in trick {k + 1}" if k is not None else "")
-            cells.append(tile(x["tile"], cls, attrs, title))
-        out.append(f'<tr class="hold" data-seat="{seat}"><th>{esc(seat_name(seats, seat))}'
+            cells.append(tile(x.tile, "wid" if x.widow else "", attrs, title))
+        out.append(f'<tr class="hold" data-seat="{seat}"><th>{esc(label(seat))}'
                    f'{badges(seat)} <span class="cnt"></span></th>'
                    f'<td>{"".join(cells)}</td></tr>')
     out.append("</table>")
     # the tricks
     out.append('<h3>Tricks</h3><ol class="tricks">')
     for k, t in enumerate(tricks):
-        w = t["winner"]
+        w = t.winner
         out.append(f'<li class="trick" data-trick="{k}" '
                    f'data-winner="{esc("" if w is None else w)}">'
                    f'<div class="th">trick {k + 1}, led by '
-                   f'<span class="leader">{esc(seat_name(seats, t["leader"]))}</span></div>'
+                   f'<span class="leader">{esc(label(t.leader))}</span></div>'
                    '<ul class="plays">')
-        for p in t["plays"]:
-            win = " win" if w is not None and p["seat"] == w else ""
-            out.append(f'<li class="play{win}" data-seat="{esc(p["seat"])}">'
-                       f'<span class="seat">{esc(seat_name(seats, p["seat"]))}</span> '
-                       f'{tile(p["tile"])} <span class="tt">{esc(p["tile"])}</span>'
-                       f'{_ms(p["ms"])}</li>')
+        for p in t.plays:
+            win = " win" if w is not None and p.seat == w else ""
+            out.append(f'<li class="play{win}" data-seat="{esc(p.seat)}">'
+                       f'<span class="seat">{esc(label(p.seat))}</span> '
+                       f'{tile(p.tile)} <span class="tt">{esc(p.tile)}</span>'
+                       f'{_ms(p.ms)}</li>')
         out.append("</ul>")
         if w is None:
             out.append('<div class="won pending">in progress</div>')
         else:
-            out.append(f'<div class="won">won by <b>{esc(seat_name(seats, w))}</b></div>')
+            out.append(f'<div class="won">won by <b>{esc(label(w))}</b></div>')
         out.append("</li>")
     out.append("</ol>")
     # the hand's outcome
-    taken = hand.get("tricks_taken")
     out.append(f'<h3>Outcome: <span class="made">{esc(_outcome_text(hand))}</span></h3>')
-    if isinstance(taken, list):
+    if hand.tricks_taken is not None:
         out.append('<p class="taken">tricks taken: ' + ", ".join(
-            f'{esc(seat_name(seats, s))} <b>{esc(x)}</b>' for s, x in enumerate(taken)) + "</p>")
+            f'{esc(label(s))} <b>{esc(x)}</b>' for s, x in enumerate(hand.tricks_taken))
+            + "</p>")
     out.append('<table class="score"><thead><tr><th></th>'
                + "".join(f"<th>{esc(s)}</th>" for s in sides) + "</tr></thead><tbody>")
-    if isinstance(previous, list):
+    if previous is not None:
         out.append(f'<tr><th>before</th>{_scores_row(previous, "num")}</tr>')
-    out.append(f'<tr class="deltas"><th>change</th>{_scores_row(hand.get("deltas"), "num")}</tr>'
-               f'<tr class="running"><th>scores</th>{_scores_row(hand.get("scores"), "num")}'
+    out.append(f'<tr class="deltas"><th>change</th>{_scores_row(hand.deltas, "num")}</tr>'
+               f'<tr class="running"><th>scores</th>{_scores_row(hand.scores, "num")}'
                "</tr></tbody></table>")
     out.append("</div></div></section>")
     return "\n".join(out)
 
 
-def _logs(record: Mapping[str, Any], seats: Sequence[Mapping[str, Any]]) -> str:
-    logs = record.get("logs") or {}
-    if not isinstance(logs, dict) or not logs:
+def _logs(record: GameRecord) -> str:
+    if not record.logs:
         return '<section class="logs"><h2>Bot logs</h2><p>none recorded</p></section>'
     out = ['<section class="logs"><h2>Bot logs</h2>']
-    for key in sorted(logs, key=str):
-        seat = int(key) if str(key).isdigit() else key
-        out.append(f"<h3>seat {esc(seat_name(seats, seat))}</h3><pre>{esc(logs[key])}</pre>")
+    for key in sorted(record.logs):
+        who = record.seat_label(int(key)) if key.isdigit() else f"{key}:?"
+        out.append(f"<h3>seat {esc(who)}</h3><pre>{esc(record.logs[key])}</pre>")
     out.append("</section>")
     return "\n".join(out)
 
 
-def render_html(record: Mapping[str, Any], logs: bool = False) -> str:
-    """Render a game record (see :mod:`arena.records`) as one self-contained HTML page.
+def render_html(record: GameRecord, logs: bool = False) -> str:
+    """Render a game record (:func:`arena.records.read_record`) as one self-contained
+    HTML page.
 
-    The page shows the match (id, preset, ruleset, seed, seats, result, forfeit, faults),
-    an overview of the hands, and each hand: the deal, the widow, the auction, the
-    contract, discard and trumps, every trick (leader, plays with milliseconds, winner),
-    what each seat still holds at the current trick, and the hand's outcome and scores.
-    Buttons and the arrow keys step through the hands and tricks (left/right: trick,
-    up/down: hand). Everything from the record is escaped; bot logs are included (in
-    ``<pre>``) only with ``logs``. Pure: no I/O.
-
-    Raises:
-        KeyError, TypeError, ValueError, AttributeError, IndexError: a field of the record
-        is missing or malformed.
+    The page shows the match (id, preset, ruleset, seed, seats, result, forfeit, faults,
+    and the record's damaged fields if any), an overview of the hands, and each hand: the
+    deal, the widow, the auction, the contract, discard and trumps, every trick (leader,
+    plays with milliseconds, winner), what each seat still holds at the current trick,
+    and the hand's outcome and scores. Buttons and the arrow keys step through the hands
+    and tricks (left/right: trick, up/down: hand). Everything from the record is escaped;
+    bot logs are included (in ``<pre>``) only with ``logs``. Pure: no I/O, never raises
+    for a damaged record (it shows what the record holds).
     """
-    seats = list(record["seats"])
-    sides = side_names(seats)
-    hands = list(record["hands"])
-    title = f"Moon replay {record.get('match_id')}"
-    body = [_header(record, seats, sides), _NAV, _overview(hands, seats, sides)]
-    previous: object = None
-    for i, h in enumerate(hands):
-        body.append(_hand(i, len(hands), h, seats, sides, previous))
-        previous = h.get("scores") if h.get("scores") is not None else previous
+    sides = record.side_labels()
+    title = f"Moon replay {record.match_id}"
+    body = [_header(record, sides), _NAV, _overview(record, sides)]
+    previous: Sequence[int] | None = None
+    for i, h in enumerate(record.hands):
+        body.append(_hand(i, record, h, sides, previous))
+        previous = h.scores if h.scores is not None else previous
     if logs:
-        body.append(_logs(record, seats))
+        body.append(_logs(record))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(title)}</title><style>{_CSS}</style></head>\n<body>\n"

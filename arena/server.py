@@ -54,8 +54,8 @@ def match_info(m: Match) -> mpb.MatchInfo:
         match_id=m.match_id, status=m.status.value,  # type: ignore[arg-type]
         ruleset=ruleset_to_pb(m.ruleset, m.preset),
         seed=m.seed if m.status == Status.FINISHED else 0,
-        seats=[mpb.SeatInfo(seat=i, name=n, version=v, connected=m.links[i] is not None)
-               for i, (n, v) in enumerate(m.seats)],
+        seats=[mpb.SeatInfo(seat=s.index, name=s.name, version=s.version,
+                            connected=s.link is not None) for s in m.seats],
         time_control=time_control_to_pb(m.tc), scores=list(m.state.scores),
         hands_played=len(m.state.hand_records), record_path=m.record_path,
         faults=[fault_to_pb(f) for f in m.faults])

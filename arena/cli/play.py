@@ -113,7 +113,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
               moon play manual random heuristic
     """
     from ..game import MANUAL, play_game, serving
-    from ..records import game_record
+    from ..records import GameRecord, game_record
     from ..referee import Match, Referee
 
     ruleset = make_ruleset(preset, options)
@@ -132,7 +132,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console()
 
-    async def run() -> dict[str, Any]:
+    async def run() -> GameRecord:
         referee = Referee(record_dir=records)
         async with serving(referee, "127.0.0.1:0" if tcp else None,
                            match_service=False) as ep:
@@ -146,20 +146,19 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
 
             match = await play_game(referee, ep, specs, ruleset, preset=preset, seed=seed,
                                     tc=time_control, on_start=tell)
-        record = game_record(match)
+        record = GameRecord.from_dict(game_record(match), match.record_path)
         print_game(console, record)
         console.print(f"record: {escape(match.record_path)}")
         return record
 
     record = asyncio.run(run())
-    forfeit = record["result"].get("forfeit")
-    if forfeit:
-        seat = forfeit["seat"]
+    forfeit = record.result.forfeit
+    if forfeit is not None and forfeit.seat is not None:
+        seat = forfeit.seat
         click.echo(f"seat {seat} ({clean_line(specs[seat].name)}) forfeited: "
-                   f"{clean_line(forfeit['reason'])}"
-                   + (f": {clean_line(forfeit['detail'])}" if forfeit.get("detail") else ""),
-                   err=True)
-        tail = clean((record.get("logs") or {}).get(str(seat), "")).rstrip().splitlines()
+                   f"{clean_line(forfeit.reason)}"
+                   + (f": {clean_line(forfeit.detail)}" if forfeit.detail else ""), err=True)
+        tail = clean(record.logs.get(str(seat), "")).rstrip().splitlines()
         if tail:
             click.echo("the end of its output (more: `moon replay show --logs RECORD`):",
                        err=True)

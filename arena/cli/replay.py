@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ..records import RecordError, load_record, verify_record
+from ..errors import RecordError
+from ..records import read_record, verify_record
 from ..replay_html import render_html
 from ..report import print_game
 from ..text import clean, clean_line
@@ -18,13 +19,6 @@ def replay() -> None:
     """Show, verify or export game records."""
 
 
-def _load(path: Path) -> dict[str, object]:
-    try:
-        return load_record(path)
-    except RecordError as e:
-        raise click.ClickException(str(e)) from None
-
-
 @replay.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--plays/--no-plays", default=True, show_default=True,
@@ -32,25 +26,14 @@ def _load(path: Path) -> dict[str, object]:
 @click.option("--logs", is_flag=True,
               help="Also print the end of every bot's output (stdout and stderr).")
 def show(file: Path, plays: bool, logs: bool) -> None:
-    """Print a record as a readable hand-by-hand story."""
-    record = _load(file)
-    try:
-        print_game(Console(), record, plays=plays)  # type: ignore[arg-type]
-        if logs:
-            for seat, text in sorted((record.get("logs") or {}).items()):  # type: ignore[union-attr]
-                click.echo(f"\n--- seat {clean_line(seat)} output (the end) ---\n"
-                           f"{clean(text).rstrip()}")
-    except MALFORMED as e:
-        raise click.ClickException(_malformed(file, e)) from None
-
-
-MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
-"""What reading a damaged record's fields raises (its envelope is checked on loading)."""
-
-
-def _malformed(file: Path, e: Exception) -> str:
-    return (f"{file}: the record has a missing or malformed field ({type(e).__name__}: {e}); "
-            "the file is damaged")
+    """Print a record as a readable hand-by-hand story (a damaged record: what it holds,
+    and what is damaged)."""
+    record = read_record(file)
+    print_game(Console(), record, plays=plays)
+    if logs:
+        for seat, text in sorted(record.logs.items()):
+            click.echo(f"\n--- seat {clean_line(seat)} output (the end) ---\n"
+                       f"{clean(text).rstrip()}")
 
 
 @replay.command()
@@ -62,14 +45,10 @@ def verify(files: tuple[Path, ...]) -> None:
     bad = 0
     for f in files:
         try:
-            problems = verify_record(load_record(f))
-        except RecordError as e:
+            problems = verify_record(read_record(f))
+        except RecordError as e:  # this file cannot be read; the others still are
             bad += 1
             click.echo(f"{f}: cannot be read: {e}")
-            continue
-        except MALFORMED as e:
-            bad += 1
-            click.echo(f"{f}: cannot be read: {_malformed(f, e)}")
             continue
         if problems:
             bad += 1
@@ -94,10 +73,7 @@ def html(file: Path, output: Path | None, logs: bool) -> None:
     out = output or file.with_suffix(".html")
     if out.resolve() == file.resolve():
         raise click.ClickException(f"{out} is the record itself: give another -o/--output")
-    try:
-        page = render_html(_load(file), logs=logs)
-    except MALFORMED as e:
-        raise click.ClickException(_malformed(file, e)) from None
+    page = render_html(read_record(file), logs=logs)
     try:
         out.write_text(page, encoding="utf-8")
     except OSError as e:
