@@ -95,3 +95,20 @@ def test_a_real_command_reports_a_bad_file_in_one_line(tmp_path):
     assert out.exit_code == 1
     assert out.output.startswith(f"Error: {bad} is not a usable results file")
     assert len(out.output.strip().splitlines()) == 1
+
+
+def test_every_time_control_flag_has_its_own_help():
+    import dataclasses
+
+    from arena.cli.options import TIME_HELP
+    from arena.timecontrol import TimeControl
+
+    fields = [f.name for f in dataclasses.fields(TimeControl)]
+    assert sorted(TIME_HELP) == sorted(fields)
+    for command in (main.commands["play"], main.commands["serve"],
+                    main.commands["ladder"].commands["run"]):  # type: ignore[attr-defined]
+        opts = {o.name: o for o in command.params}
+        for name in fields:
+            text = opts[name].help or ""
+            assert text.startswith(TIME_HELP[name]) and len(text.split()) > 8, (command, name)
+            assert "--" + name.replace("_", "-") in opts[name].opts

@@ -65,13 +65,30 @@ def make_ruleset(preset: str, options: tuple[str, ...]) -> Ruleset:
         raise click.BadParameter(str(e), param_hint="--option") from None
 
 
+TIME_HELP = {
+    "startup_ms": "Milliseconds for every bot to start and join, from the game's creation; "
+                  "a bot not there by then forfeits (a start-up stall).",
+    "decision_ms": "Milliseconds a bot has for each decision before its bank is drawn on.",
+    "bank_ms": "Extra milliseconds for the whole game: a decision that runs over takes "
+               "from it; a bot out of both forfeits (a timeout).",
+    "reconnect_ms": "Milliseconds a dropped stream has to come back with its token (the "
+                    "turn's clock keeps running meanwhile); later, the bot forfeits.",
+    "illegal_retries": "Illegal actions a bot may take back in a game (each answered with "
+                       "the reason); one more forfeits.",
+    "max_hands": "Deals (redeals included) after which a game that has not ended is "
+                 "adjudicated on the scores, so bots that always pass cannot hang it.",
+}
+"""The help of each time control flag (one per :class:`TimeControl` field)."""
+
+
 def time_options(f: F) -> F:
-    """``--decision-ms``, ``--bank-ms``, ``--startup-ms``, ``--reconnect-ms``,
-    ``--illegal-retries`` (defaults from :class:`TimeControl`)."""
+    """``--startup-ms``, ``--decision-ms``, ``--bank-ms``, ``--reconnect-ms``,
+    ``--illegal-retries``, ``--max-hands``: one flag per :class:`TimeControl` field, with
+    its :data:`TIME_HELP` and default."""
     for fld in reversed(dataclasses.fields(TimeControl)):
-        flag = "--" + fld.name.replace("_", "-").replace("-ms", "-ms")
-        f = click.option(flag, fld.name, type=int, default=None,
-                         help=f"{(fld.name)} (default {fld.default}).")(f)
+        flag = "--" + fld.name.replace("_", "-")
+        f = click.option(flag, fld.name, type=int, default=None, metavar="N",
+                         help=f"{TIME_HELP[fld.name]} [default: {fld.default}]")(f)
     return f
 
 

@@ -219,11 +219,9 @@ def _position(actions: list[str]) -> GameState:
     def m(text: str) -> int:
         return mask_of(parse_tile(x) for x in text.split())
 
-    s = GameState(Ruleset.preset("moon3"), 0)
     hands = (m("5-5 6-6 6-5 3-3 2-2 4-4 1-1"), m("5-1 4-2 5-2 6-1 4-1 2-1 6-2"),
              m("6-3 4-3 5-4 6-4 3-1 3-2 0-0"))
-    s.hands, s.dealt, s.widow = list(hands), hands, m("5-3")
-    s.dealer, s.current, s._first_dealer = 2, 0, 2
+    s = GameState.from_deal(Ruleset.preset("moon3"), hands, m("5-3"), dealer=2)
     script = ["bid 7", "pass", "pass", "discard 5-3", "trump 5",
               "play 6-5", "play 5-2", "play 5-4",
               "play 3-3", "play 6-1", "play 3-1",

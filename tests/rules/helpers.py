@@ -1,11 +1,11 @@
 """Helpers for hand-built positions and for random play.
 
-Positions are built through the public API with two exceptions. :func:`set_deal`, right
-after a hand is dealt (phase BIDDING, nobody has acted yet), overwrites the deal (``hands``,
-``dealt`` and ``widow``) with tiles the test chooses; :func:`new_game` may set the starting
-``scores``, as if earlier hands had been played. Everything after that is real ``apply``
-calls, so the engine does all the work the test then checks. The dealer is chosen honestly,
-by picking a seed whose first dealer is the one wanted (:func:`seed_for_dealer`).
+Positions are built through the public API only: a chosen deal (:func:`deal_masks`) goes
+through ``GameState.from_deal``, which checks it (every tile exactly once) and may set the
+starting ``scores``, as if earlier hands had been played (:func:`new_game`,
+:func:`redeal`). Everything after that is real ``apply`` calls, so the engine does all the
+work the test then checks. Without a chosen deal the dealer is chosen honestly, by picking
+a seed whose first dealer is the one wanted (:func:`seed_for_dealer`).
 
 The hand-worked deals at the end (``SIX_TRICKS_3P``, ``all_doubles``, ``EXAMPLE_8_DEAL``)
 come with the trick-by-trick reasoning that gives their results.
@@ -51,15 +51,13 @@ def seed_for_dealer(players: int, dealer: int) -> int:
     return next(s for s in range(1000) if first_dealer(s, players) == dealer)
 
 
-def set_deal(state: GameState, hands: dict[int, str], widow: str = "") -> None:
-    """Overwrite the deal of the hand just dealt (nobody has acted in it yet).
+def deal_masks(r: Ruleset, hands: dict[int, str], widow: str = "") -> tuple[list[int], int]:
+    """A deal as masks: ``(hands, widow)`` for ``GameState.from_deal``.
 
     ``hands`` maps seats to their 7 tiles as text; seats left out get the remaining tiles
     in ascending order, 7 each; with a widow in the ruleset, ``widow`` names its tile
     (else the last remaining tile). The result must be exactly the ruleset's tile set.
     """
-    assert state.phase == Phase.BIDDING and not state.bids, "only right after a deal"
-    r = state.ruleset
     given = {seat: mask(text) for seat, text in hands.items()}
     used = mask(widow)
     for m in given.values():
@@ -80,25 +78,33 @@ def set_deal(state: GameState, hands: dict[int, str], widow: str = "") -> None:
     w = mask(widow)
     for t in rest:
         w |= 1 << t
-    assert all(m.bit_count() == 7 for m in out), "every hand needs 7 tiles"
-    assert w.bit_count() == (1 if r.has_widow else 0), "wrong widow size"
-    state.hands = list(out)
-    state.dealt = tuple(out)
-    state.widow = w
+    return out, w
 
 
 def new_game(ruleset: Ruleset, dealer: int, hands: dict[int, str] | None = None,
              widow: str = "", scores: list[int] | None = None) -> GameState:
-    """A game whose first hand is dealt by ``dealer``, optionally with a chosen deal
-    (:func:`set_deal`) and chosen starting scores (as if earlier hands had been played)."""
-    state = GameState(ruleset, seed_for_dealer(ruleset.players, dealer))
-    assert state.dealer == dealer
-    if hands is not None:
-        set_deal(state, hands, widow)
-    if scores is not None:
-        assert len(scores) == ruleset.num_sides
-        state.scores = list(scores)
-    return state
+    """A game whose first hand is dealt by ``dealer``, with a chosen deal
+    (:func:`deal_masks`) or the seed's, and chosen starting scores (as if earlier hands had
+    been played) or zeros."""
+    seed = seed_for_dealer(ruleset.players, dealer)
+    if hands is None:
+        state = GameState(ruleset, seed)
+        if scores is None:
+            return state
+        hands_, widow_ = list(state.hands), state.widow  # the seed's own deal
+    else:
+        hands_, widow_ = deal_masks(ruleset, hands, widow)
+    return GameState.from_deal(ruleset, hands_, widow_, dealer=dealer, seed=seed,
+                               scores=scores)
+
+
+def redeal(state: GameState, hands: dict[int, str], widow: str = "") -> GameState:
+    """The next hand of ``state``'s game (just dealt: nobody has acted in it) with a chosen
+    deal instead: a game from that position, with the same dealer and scores."""
+    assert state.phase == Phase.BIDDING and not state.bids, "only right after a deal"
+    h, w = deal_masks(state.ruleset, hands, widow)
+    return GameState.from_deal(state.ruleset, h, w, dealer=state.dealer, seed=state.seed,
+                               scores=state.scores)
 
 
 def act(state: GameState, *texts: str) -> None:

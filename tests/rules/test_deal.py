@@ -5,6 +5,7 @@ second implementation written from that description, and by literal deals."""
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import pytest
@@ -145,3 +146,63 @@ def test_first_dealer_is_drawn_from_the_seed(players: int) -> None:
     assert all(abs(c - 4000 / players) < 0.1 * 4000 / players for c in counts.values())
     for s in range(20):
         assert GameState(Ruleset(players=players), s).dealer == first_dealer(s, players)
+
+
+class TestFromDeal:
+    """``GameState.from_deal``: a chosen deal, checked tile by tile (docs/rules.md, "Deal
+    and dealer": every tile of the set exactly once, 7 a seat, the widow's one tile)."""
+
+    R3 = Ruleset.preset("moon3")
+    R4 = Ruleset.preset("moon4")
+
+    @staticmethod
+    def split(r: Ruleset) -> tuple[list[int], int]:
+        tiles = sorted(t for t in range(28) if r.tile_set >> t & 1)
+        hands = [sum(1 << t for t in tiles[7 * i:7 * i + 7]) for i in range(r.players)]
+        return hands, sum(1 << t for t in tiles[7 * r.players:])
+
+    @pytest.mark.parametrize("name", ["moon3", "moon4"])
+    def test_a_whole_deal_starts_a_game_there(self, name):
+        r = Ruleset.preset(name)
+        hands, widow = self.split(r)
+        for dealer in range(r.players):
+            s = GameState.from_deal(r, hands, widow, dealer=dealer, seed=5,
+                                    scores=[3] * r.num_sides)
+            # the seat after the dealer bids first, and holds what it was dealt
+            assert s.dealer == dealer and s.current == (dealer + 1) % r.players
+            assert s.hands == hands and list(s.dealt) == hands and s.widow == widow
+            assert s.scores == [3] * r.num_sides and s.history == [] and s.bids == []
+            # the next hand: the dealer moves on, the seed deals it
+            while s.hand_number == 0:
+                s.apply(s.legal_actions()[0])
+            assert s.dealer == (dealer + 1) % r.players
+            assert tuple(s.hands) == deal(5, 1, r)[0]
+
+    def test_every_fault_of_a_deal_is_refused_with_its_reason(self):
+        r = self.R3
+        hands, widow = self.split(r)
+        six = hands[0] & (hands[0] - 1)  # one tile fewer
+        cases = [
+            (dict(hands=hands[:2], widow=widow, dealer=0), "2 hands for 3 players"),
+            (dict(hands=hands, widow=widow, dealer=3), "dealer 3 is not a seat (0..2)"),
+            (dict(hands=[six, hands[1], hands[2]], widow=widow, dealer=0),
+             "seat 0 has 6 tiles; a hand has 7"),
+            (dict(hands=[hands[0], hands[0], hands[2]], widow=widow, dealer=0),
+             "dealt twice (seat 1)"),
+            (dict(hands=hands, widow=0, dealer=0), "the widow has 0 tiles; this ruleset's has 1"),
+            (dict(hands=hands, widow=hands[0] & -hands[0], dealer=0),
+             "in a hand and in the widow"),
+            (dict(hands=hands, widow=widow, dealer=0, scores=[0, 0]), "2 scores for 3 sides"),
+        ]
+        for kw, message in cases:
+            with pytest.raises(ValueError, match=re.escape(message)):
+                GameState.from_deal(r, **kw)
+        # a tile outside moon3's 22-tile set: dealing it is refused by name
+        blank = 1 << next(t for t in range(28) if not r.tile_set >> t & 1)
+        with pytest.raises(ValueError, match=re.escape(format_tiles(blank)) + " not in this"):
+            GameState.from_deal(r, [hands[0] ^ (hands[0] & -hands[0]) | blank, *hands[1:]],
+                                widow, dealer=0)
+        # 4 players, no widow: a widow tile is one too many
+        h4, _ = self.split(self.R4)
+        with pytest.raises(ValueError, match="the widow has 1 tiles; this ruleset's has 0"):
+            GameState.from_deal(self.R4, h4, 1, dealer=0)

@@ -26,7 +26,7 @@ from .helpers import (
     names,
     new_game,
     play_tricks,
-    set_deal,
+    redeal,
     start_play,
 )
 
@@ -175,13 +175,13 @@ def test_example_7_a_shared_lead_at_the_target_plays_on() -> None:
     assert not s.is_terminal() and s.dealer == 1
     # Hand 3: B (the dealer, bidding last) bids 4 holding all seven doubles and takes
     # every trick: 21 + 4 = 25, strictly ahead with at least 21: B wins.
-    set_deal(s, {1: "6-6 5-5 4-4 3-3 2-2 1-1 0-0"}, widow="6-5")
+    s = redeal(s, {1: "6-6 5-5 4-4 3-3 2-2 1-1 0-0"}, widow="6-5")
     act(s, "pass", "pass", "bid 4", "discard 6-5", "trump none")
     for lead in "6-6 5-5 4-4 3-3 2-2 1-1 0-0".split():
         act(s, f"play {lead}")
         s.apply(s.legal_actions()[0])
         s.apply(s.legal_actions()[0])
-    assert s.hand_records[2].tricks_taken == (0, 7, 0)
+    assert s.hand_records[-1].tricks_taken == (0, 7, 0)
     assert s.is_terminal() and s.outcome is not None
     assert s.outcome.termination == Termination.TARGET
     assert s.outcome.winner == 1

@@ -6,8 +6,10 @@ model in ``reference.py`` allows; a legal action exists until the game ends and 
 At the end of every hand: the whole hand (bids, leads, every play's legality, every trick's
 winner, tricks taken, made/set, score changes, the end of the game) is recomputed by the
 model from the recorded plays. Per game: replay from seed + history is identical, clones are
-independent, and the game ends within a bounded number of steps. Observations: in some games
-at every step, in the others at a few steps, ``observe(state, seat)`` is unchanged when
+independent (a clone plays on with ``apply_unchecked``, and its replay with ``apply`` must
+match it), and the game ends within a bounded number of steps. In some games at every step,
+in the others at a few steps: ``is_legal`` holds for exactly the legal actions and ``apply``
+refuses everything else, state unchanged; and ``observe(state, seat)`` is unchanged when
 everything the seat may not know is scrambled (other hands, the widow, another's discard,
 earlier deals), so no hidden tile can leak through it.
 """
@@ -37,6 +39,7 @@ from moon_sdk.rules import (
     observe,
     tiles_of,
 )
+from moon_sdk.rules.actions import NUM_ACTIONS
 
 from . import reference as ref
 from .helpers import sensible_action
@@ -283,6 +286,7 @@ def play_checked(r: Ruleset, seed: int, tally: Tally, observe_all: bool) -> Game
         assert legal and s.current_player >= 0
         if observe_all or steps in observe_at:
             check_observations(s, rng)
+            check_legality(s, legal)
         if steps == clone_at:
             clone = check_clone(s, rng)
         records = len(s.hand_records)
@@ -327,12 +331,25 @@ def check_clone(s: GameState, rng: random.Random) -> GameState:
     c = s.clone()
     assert fingerprint(c) == before
     other = random.Random(rng.random())
-    for _ in range(40):
+    for _ in range(40):  # unchecked: the replay at the end checks it did what apply does
         if c.is_terminal():
             break
-        c.apply(sensible_action(c, other))
+        c.apply_unchecked(sensible_action(c, other))
     assert fingerprint(s) == before
     return c
+
+
+def check_legality(s: GameState, legal: list[int]) -> None:
+    """``is_legal`` holds exactly for the legal actions; ``apply`` refuses every other
+    value (not an action, or not now) and leaves the state as it was."""
+    for a in [*range(-2, NUM_ACTIONS + 2), True, 3.0, "5"]:
+        ok = a in legal and a.__class__ is int
+        assert s.is_legal(a) == ok, (a, legal)  # type: ignore[arg-type]
+        if not ok:
+            before = fingerprint(s)
+            with pytest.raises(IllegalActionError):
+                s.apply(a)  # type: ignore[arg-type]
+            assert fingerprint(s) == before
 
 
 def random_ruleset(rng: random.Random) -> Ruleset:

@@ -17,7 +17,7 @@ from .helpers import (
     all_doubles,
     play_out,
     play_tricks,
-    set_deal,
+    redeal,
     six_tricks_3p,
     start_play,
 )
@@ -143,7 +143,7 @@ class TestMarks:
         s = six_tricks_3p(self.MARKS, 7, scores=[6, 3, 6])
         assert s.scores == [7, 3, 7] and not s.is_terminal() and s.dealer == 1
         # Next hand, dealer 1: seat 2 bids (first), holds every double, makes: 8 > 7.
-        set_deal(s, {2: "6-6 5-5 4-4 3-3 2-2 1-1 0-0"}, widow="6-5")
+        s = redeal(s, {2: "6-6 5-5 4-4 3-3 2-2 1-1 0-0"}, widow="6-5")
         act(s, "bid 4", "pass", "pass", "discard 6-5", "trump none")
         play_out(s)
         assert s.outcome is not None and s.outcome.winner == 2

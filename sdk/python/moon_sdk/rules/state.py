@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -245,7 +245,7 @@ class GameState:
         "dealt", "widow", "widow_taken", "discard", "bids", "high_bid", "bidder", "trump",
         "led", "trick", "tricks", "tricks_taken", "played", "scores", "history",
         "hand_records", "outcome", "_first_dealer", "_trump_actions", "_open_bids",
-        "_dealer_alone_bids",
+        "_dealer_alone_bids", "_next_seat",
     )
 
     def __init__(self, ruleset: Ruleset, seed: int) -> None:
@@ -267,6 +267,7 @@ class GameState:
         self.outcome: Outcome | None = None
         self.hand_number = 0
         self._first_dealer = first_dealer(seed, self.n)
+        self._next_seat = _NEXT_SEAT[self.n]
         self._trump_actions = tuple(TRUMP_BASE + t for t in ruleset.allowed_trumps)
         self._open_bids, self._dealer_alone_bids = _bid_tables(
             ruleset.min_bid, ruleset.all_pass == "force_dealer")
@@ -345,22 +346,46 @@ class GameState:
         return self._open_bids[self.high_bid]
 
     # -- apply ---------------------------------------------------------------------------
+    def is_legal(self, action: Action) -> bool:
+        """Whether the current seat may take ``action`` now: the legality check
+        (docs/rules.md, "Bidding", "Widow, discard, trumps", "Play"), which :meth:`apply`
+        applies. True exactly for the actions :meth:`legal_actions` lists.
+
+        >>> s = GameState(Ruleset.preset("moon3"), seed=7)
+        >>> all(s.is_legal(a) for a in s.legal_actions()), s.is_legal(-1), s.is_legal(True)
+        (True, False, False)
+        """
+        if action.__class__ is not int:  # not a bool, float or str: the history is ints
+            return False
+        phase = self.phase
+        if phase == _PLAY:
+            held = self.hands[self.current]
+            legal = (held & FOLLOW_MASK[self.trump][self.led]) or held if self.trick else held
+            return action >= 0 and (legal >> action) & 1 == 1  # (no bit past 27)
+        if phase == _BIDDING:  # _legal_bids(), inlined
+            if self.bidder < 0 and self.current == self.dealer:
+                return action in self._dealer_alone_bids
+            return action in self._open_bids[self.high_bid]
+        if phase == _DISCARD:
+            return (DISCARD_BASE <= action < PASS
+                    and (self.hands[self.current] >> (action - DISCARD_BASE)) & 1 == 1)
+        if phase == _TRUMP:
+            return action in self._trump_actions
+        return False
+
     def apply(self, action: Action) -> None:
         """Apply the current seat's ``action`` and advance the game.
 
         Raises:
-            IllegalActionError: the action is not legal now; the message says why and the
-                state is unchanged.
+            IllegalActionError: the action is not legal now (:meth:`is_legal`); the
+                message says why and the state is unchanged.
         """
-        phase = self.phase
-        if action.__class__ is not int:  # not a bool, float or str: the history is ints
-            raise IllegalActionError(self._why_illegal(action))
-        if phase == _PLAY:  # legal_plays() and the play, inlined: this is the hot path
-            seat = self.current
+        if self.phase == _PLAY:  # the hot path, inlined: is_legal()'s check, then _play()
+            seat = self.current  # (tests/rules/test_properties.py holds them the same)
             held = self.hands[seat]
             trick = self.trick
             legal = (held & FOLLOW_MASK[self.trump][self.led]) or held if trick else held
-            if action < 0 or not (legal >> action) & 1:  # (a mask has no bit past 27)
+            if action.__class__ is not int or action < 0 or not (legal >> action) & 1:
                 raise IllegalActionError(self._why_illegal(action))
             self.history.append(action)
             bit = 1 << action
@@ -370,24 +395,23 @@ class GameState:
                 self.led = LED_SUIT[self.trump][action]
             trick.append((seat, action))
             if len(trick) < self.n:
-                self.current = _NEXT_SEAT[self.n][seat]
+                self.current = self._next_seat[seat]
                 return
-            # the end of the trick: the highest rank wins (docs/rules.md, "Play")
-            ranks = RANK[self.trump][self.led]
-            winner, top = -1, -2
-            for p_seat, p_tile in trick:
-                if ranks[p_tile] > top:
-                    winner, top = p_seat, ranks[p_tile]
-            tricks = self.tricks
-            tricks.append(_new_tuple(Trick, (trick[0][0], tuple(trick), winner)))
-            self.tricks_taken[winner] += 1
-            self.trick = []
-            self.current = winner
-            if len(tricks) == 7:
-                self._score_hand()
+            self._end_trick()
+        elif self.is_legal(action):
+            self.apply_unchecked(action)
+        else:
+            raise IllegalActionError(self._why_illegal(action))
+
+    def apply_unchecked(self, action: Action) -> None:
+        """Apply ``action`` without checking it: for searches and simulations that only
+        ever apply an action :meth:`legal_actions` gave (cheaper than :meth:`apply`). An
+        illegal action corrupts the state; anything that comes from a bot or a file goes
+        through :meth:`apply`."""
+        phase = self.phase
+        if phase == _PLAY:
+            self._play(action)
         elif phase == _BIDDING:
-            if action not in self._legal_bids():
-                raise IllegalActionError(self._why_illegal(action))
             self.history.append(action)
             # the bid: recorded; a moon or the dealer's turn ends the auction
             seat = self.current
@@ -399,20 +423,45 @@ class GameState:
             if value == MOON_BID or seat == self.dealer:
                 self._end_auction()
             else:
-                self.current = _NEXT_SEAT[self.n][seat]
+                self.current = self._next_seat[seat]
         elif phase == _DISCARD:
-            if not (DISCARD_BASE <= action < PASS
-                    and (self.hands[self.current] >> (action - DISCARD_BASE)) & 1):
-                raise IllegalActionError(self._why_illegal(action))
             self.history.append(action)
             self._discard(action - DISCARD_BASE)
         elif phase == _TRUMP:
-            if action not in self._trump_actions:
-                raise IllegalActionError(self._why_illegal(action))
             self.history.append(action)
             self._name_trump(action - TRUMP_BASE)
-        else:
-            raise IllegalActionError(self._why_illegal(action))
+
+    def _play(self, tile: Tile) -> None:
+        """The current seat plays ``tile`` (legal: not checked here)."""
+        seat = self.current
+        self.history.append(tile)
+        bit = 1 << tile
+        self.hands[seat] ^= bit
+        self.played |= bit
+        trick = self.trick
+        if not trick:
+            self.led = LED_SUIT[self.trump][tile]
+        trick.append((seat, tile))
+        if len(trick) < self.n:
+            self.current = self._next_seat[seat]
+            return
+        self._end_trick()
+
+    def _end_trick(self) -> None:
+        """The trick is complete: the highest rank wins it (docs/rules.md, "Play")."""
+        trick = self.trick
+        ranks = RANK[self.trump][self.led]
+        winner, top = -1, -2
+        for p_seat, p_tile in trick:
+            if ranks[p_tile] > top:
+                winner, top = p_seat, ranks[p_tile]
+        tricks = self.tricks
+        tricks.append(_new_tuple(Trick, (trick[0][0], tuple(trick), winner)))
+        self.tricks_taken[winner] += 1
+        self.trick = []
+        self.current = winner
+        if len(tricks) == 7:
+            self._score_hand()
 
     def _end_auction(self) -> None:
         if self.bidder < 0:  # everyone passed: redeal, the deal moves on (docs/rules.md)
@@ -563,6 +612,79 @@ class GameState:
         c.history = self.history[:]
         c.hand_records = self.hand_records[:]
         return c
+
+    @classmethod
+    def from_deal(cls, ruleset: Ruleset, hands: Sequence[TileSet], widow: TileSet = 0, *,
+                  dealer: int, seed: int = 0, scores: Sequence[int] | None = None
+                  ) -> GameState:
+        """A game whose first hand is this deal, checked: for tests and tools that need a
+        chosen position (in the manner of a chess FEN), not for games, which deal from
+        their seed (docs/rules.md, "Deal and dealer").
+
+        Args:
+            hands: each seat's 7 tiles as a mask, seat 0 first (``ruleset.players`` of
+                them).
+            widow: the widow's tile as a mask (one tile with a widow in the ruleset, else
+                0).
+            dealer: the seat that dealt this hand; the seat after it bids first.
+            seed: deals the later hands (hand ``k`` as a game with this seed would), and
+                the dealer moves on from ``dealer``. Such a game is not replayable from
+                its seed and actions alone.
+            scores: each side's score before this hand (points or marks), as if earlier
+                hands had been played; zeros by default.
+
+        Raises:
+            ValueError: not every tile of ``ruleset.tile_set`` exactly once among the hands
+                and the widow, a hand without 7 tiles, a widow of the wrong size, a dealer
+                that is no seat, or scores for another number of sides; the message says
+                which.
+
+        >>> from moon_sdk.rules import mask_of, parse_tile
+        >>> r = Ruleset.preset("moon3")
+        >>> tiles = tiles_of(r.tile_set)
+        >>> hands = [mask_of(tiles[7 * i:7 * i + 7]) for i in range(3)]
+        >>> s = GameState.from_deal(r, hands, mask_of(tiles[21:]), dealer=2)
+        >>> s.current, s.hands[0] == hands[0], s.is_legal(PASS)
+        (0, True, True)
+        >>> GameState.from_deal(r, hands, 0, dealer=2)
+        Traceback (most recent call last):
+        ...
+        ValueError: the widow has 0 tiles; this ruleset's has 1
+        """
+        n = ruleset.players
+        if len(hands) != n:
+            raise ValueError(f"{len(hands)} hands for {n} players")
+        if not 0 <= dealer < n:
+            raise ValueError(f"dealer {dealer} is not a seat (0..{n - 1})")
+        seen = 0
+        for seat, h in enumerate(hands):
+            if h.bit_count() != 7:
+                raise ValueError(f"seat {seat} has {h.bit_count()} tiles; a hand has 7")
+            if h & seen:
+                raise ValueError(f"{format_tiles(h & seen)} dealt twice (seat {seat})")
+            seen |= h
+        want = ruleset.tile_set.bit_count() - 7 * n
+        if widow.bit_count() != want:
+            raise ValueError(f"the widow has {widow.bit_count()} tiles; this ruleset's "
+                             f"has {want}")
+        if widow & seen:
+            raise ValueError(f"{format_tiles(widow & seen)} in a hand and in the widow")
+        seen |= widow
+        if seen != ruleset.tile_set:  # as many tiles as the set, none twice: one outside
+            raise ValueError(f"{format_tiles(seen & ~ruleset.tile_set)} not in this "
+                             "ruleset's tile set")
+        if scores is not None and len(scores) != ruleset.num_sides:
+            raise ValueError(f"{len(scores)} scores for {ruleset.num_sides} sides")
+        s = cls(ruleset, seed)
+        s._first_dealer = dealer
+        s.dealer = dealer
+        s.current = s._next_seat[dealer]
+        s.hands = list(hands)
+        s.dealt = tuple(hands)
+        s.widow = widow
+        if scores is not None:
+            s.scores = list(scores)
+        return s
 
     @classmethod
     def replay(cls, ruleset: Ruleset, seed: int, actions: Iterable[Action]) -> GameState:

@@ -1,0 +1,28 @@
+"""The examples in docstrings are run: every module of the rules package (the doctests
+are part of its documentation, so a stale one fails here), and the arena modules that
+carry examples."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import moon_sdk.rules
+import pytest
+
+RULES = sorted(f"moon_sdk.rules.{m.name}" for m in pkgutil.iter_modules(moon_sdk.rules.__path__))
+ARENA = ["arena.clock", "arena.results"]
+
+
+@pytest.mark.parametrize("name", ["moon_sdk.rules", *RULES, *ARENA])
+def test_doctests_pass(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS,
+                             report=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples of {name} fail"
+
+
+def test_the_rules_package_has_examples():
+    tried = sum(doctest.testmod(importlib.import_module(n), report=False).attempted
+                for n in RULES)
+    assert tried >= 10
