@@ -212,7 +212,7 @@ class Seat:
         return f"<Seat {self.index} {self.name!r} {self.status.value} {self.clock!r}>"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _OpenTurn:
     """The turn a seat is asked to answer."""
 
@@ -500,15 +500,17 @@ class Match:
                 reconnect grace (a disconnect), or a handler found a fault.
         """
         seat = turn.seat
+        turn_deadline = seat.clock.deadline  # fixed while the turn is open
+        handlers = self._handlers
         while turn.answer is None:
-            deadline = seat.clock.deadline
+            deadline = turn_deadline
             if seat.link is None:  # the turn's clock keeps running while the seat is away
                 away = (seat.away_since or seat.clock.sent_at) + self.tc.reconnect_ms / 1000
                 deadline = min(away, deadline)
             ev = await self._next(deadline)
             if ev is None:
                 raise self._out_of_time(turn, deadline)
-            self._handlers[type(ev)](ev)
+            handlers[type(ev)](ev)
         return turn.answer
 
     def _out_of_time(self, turn: _OpenTurn, deadline: float) -> _Forfeit:
