@@ -27,7 +27,6 @@ from typing import Any, NamedTuple
 
 from moon_sdk.convert import (
     PROTOCOL_VERSION,
-    ProtocolError,
     action_from_pb,
     action_to_pb,
     hand_summary_to_pb,
@@ -37,6 +36,7 @@ from moon_sdk.convert import (
     trick_to_pb,
     trump_to_pb,
 )
+from moon_sdk.convert import ProtocolError as SdkProtocolError
 from moon_sdk.rules import (
     Action,
     ActionKind,
@@ -54,7 +54,7 @@ from moon_sdk.v1 import match_pb2 as mpb
 
 from .clock import Clock
 from .convert import fault_to_pb, result_to_pb, time_control_to_pb
-from .errors import ConfigError
+from .errors import ConfigError, ProtocolError
 from .records import game_record, write_json_atomic
 from .results import Fault, FaultReason, GameResult, Termination
 from .timecontrol import TimeControl
@@ -556,40 +556,45 @@ class Match:
 
     def _on_replied(self, ev: Replied) -> None:
         """The seat to act answering its open turn with a well-formed action sets the
-        turn's answer (its clock charged); any other message is a protocol error.
+        turn's answer (its clock charged); anything else is that seat's protocol error.
 
         Raises:
-            _Forfeit: a second join, a message out of turn or before the game began, an
-                answer to another request or before it was sent, a malformed action.
+            _Forfeit: the sender's protocol error (:meth:`_answer_of`).
+        """
+        try:
+            self._answer_of(ev)
+        except ProtocolError as e:
+            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR, str(e)) from None
+
+    def _answer_of(self, ev: Replied) -> None:
+        """Check a message against the open turn; set the turn's answer.
+
+        Raises:
+            ProtocolError: a second join, a message out of turn or before the game began,
+                an answer to another request or before it was sent, a malformed action.
         """
         turn = self._turn
         what = ev.message.WhichOneof("kind")
         if what == "join":
-            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
-                                "sent a second join on its stream")
+            raise ProtocolError("sent a second join on its stream")
         if turn is None:
-            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
-                                f"sent {what or 'an empty message'} before the game began")
+            raise ProtocolError(f"sent {what or 'an empty message'} before the game began")
         if ev.seat != turn.seat.index or what != "action":
-            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
-                                f"sent {what or 'an empty message'} out of turn "
+            raise ProtocolError(f"sent {what or 'an empty message'} out of turn "
                                 f"(seat {turn.seat.index} is to act)")
         reply = ev.message.action
         if reply.request_id != turn.request_id:
-            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
-                                f"answered request {reply.request_id}, but the open request "
+            raise ProtocolError(f"answered request {reply.request_id}, but the open request "
                                 f"is {turn.request_id}")
         clock = turn.seat.clock
         if ev.at < clock.sent_at:
-            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
-                                f"answered request {turn.request_id} before it was sent")
+            raise ProtocolError(f"answered request {turn.request_id} before it was sent")
         seconds = clock.charge(ev.at)
         self.turn_seconds += seconds
         try:
             action = action_from_pb(reply.action)
-        except ProtocolError as e:
-            raise self._forfeit(ev.seat, FaultReason.PROTOCOL_ERROR,
-                                f"sent a malformed action: {e}") from None
+        except SdkProtocolError as e:
+            raise ProtocolError(f"sent a malformed action: {e}") from None
         turn.answer = (action, int(seconds * 1000))
 
     def _on_garbled(self, ev: Garbled) -> None:
