@@ -27,7 +27,7 @@ from sandbox_support import (
 )
 
 from arena.bots import BotSpec, load_bot
-from arena.errors import ConfigError
+from arena.errors import BotError
 from arena.sandbox import build, cleanup_stale
 from arena.sandbox.docker import (
     BASE_IMAGE,
@@ -90,7 +90,7 @@ def test_broken_dockerfile_is_a_clear_build_error(tmp_path, built_images):
     with pytest.raises(BuildError) as err:
         build(spec, log_path=log_path)
     e = err.value
-    assert isinstance(e, ConfigError)  # what a ladder catches to leave a bot out
+    assert isinstance(e, BotError)  # the bot's own fault: a ladder leaves the bot out
     assert e.bot == "broken"
     assert "the build failed" in str(e)
     assert "no-such-file" in e.log
