@@ -114,20 +114,26 @@ class LocalExecutor:
     or container per bot and game on this machine (:func:`arena.game.play_game`), at most
     ``concurrency`` games at once.
 
+    A finished match is forgotten as soon as its game is returned (memory stays flat over a
+    long run); its record and logs stay on disk.
+
     Args:
         record_dir: where game records (``<game_id>.json``) and bot logs (``logs/``) go;
             None: no records.
         concurrency: games at once (at least 1).
         limits: limits of the bots run as local processes (None: the defaults).
+        grace_s: on exit, how long games still running may go on before they are aborted
+            (seconds; 0: at once). Their ``play`` then raises InfrastructureError.
     """
 
     def __init__(self, record_dir: Path | None, concurrency: int = 1,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, grace_s: float = 1.0) -> None:
         if concurrency < 1:
             raise ConfigError(f"concurrency {concurrency}: must be at least 1")
         self.record_dir = record_dir
         self.capacity = concurrency
         self.limits = limits
+        self.grace_s = grace_s
         self._slots = asyncio.Semaphore(concurrency)
         self._stack: contextlib.AsyncExitStack | None = None
         self._referee: Referee | None = None
@@ -140,7 +146,7 @@ class LocalExecutor:
         self._referee = Referee(record_dir=self.record_dir)
         async with contextlib.AsyncExitStack() as stack:
             self._endpoint = await stack.enter_async_context(
-                serving(self._referee, tcp=None, match_service=False))
+                serving(self._referee, tcp=None, match_service=False, grace_s=self.grace_s))
             self._stack = stack.pop_all()
         return self
 
@@ -154,20 +160,20 @@ class LocalExecutor:
         """Play one game (waiting for a free slot first); see :meth:`GameExecutor.play`.
 
         Raises:
-            InfrastructureError: the game could not be played, or ended ABORTED or
-                CANCELLED (the message says why).
+            InfrastructureError: the executor is not running, the game could not be
+                played, or it ended ABORTED or CANCELLED (the message says why).
             ConfigError: a bad request (wrong number of bots, a bad or duplicate id).
-            RuntimeError: the executor was not entered.
         """
-        if self._referee is None or self._endpoint is None:
-            raise RuntimeError("LocalExecutor.play outside `async with`")
+        referee, endpoint = self._referee, self._endpoint
+        if referee is None or endpoint is None or self._stack is None:
+            raise InfrastructureError(f"game {request.game_id}: the executor is not running")
         from .game import play_game
 
         async with self._slots:
             t0 = time.monotonic()
             try:
                 match = await play_game(
-                    self._referee, self._endpoint, list(request.bots), request.ruleset,
+                    referee, endpoint, list(request.bots), request.ruleset,
                     preset=request.preset, seed=request.seed, tc=request.time_control,
                     match_id=request.game_id, limits=self.limits,
                     docker_limits=request.docker_limits)
@@ -177,6 +183,8 @@ class LocalExecutor:
                 log.exception("game %s: infrastructure failure", request.game_id)
                 raise InfrastructureError(f"game {request.game_id}: runner failure: {e}"
                                           ) from e
+            finally:
+                referee.matches.pop(request.game_id, None)  # done with: keep memory flat
             wall_ms = int((time.monotonic() - t0) * 1000)
         result = match.result
         if result is None or not result.termination.scored:
@@ -188,6 +196,13 @@ class LocalExecutor:
             hands=hand_results(match.state, result.termination),
             record_path=Path(match.record_path) if match.record_path else None,
             wall_ms=wall_ms, think_ms=round(match.turn_seconds * 1000))
+
+    def seat_log(self, game_id: str, seat: int) -> Path | None:
+        """Where the output of ``seat`` in game ``game_id`` is kept (while the game runs,
+        and after), or None without a record folder."""
+        if self.record_dir is None:
+            return None
+        return self.record_dir / "logs" / f"{game_id}.seat{seat}.log"
 
 
 __all__ = ["FinishedGame", "GameExecutor", "GameRequest", "LocalExecutor"]
