@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests" / "host"))
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder  # noqa: E402
 
 from arena.ladder.config import ladder_from_dict  # noqa: E402
-from arena.ladder.runner import open_store, run_ladder  # noqa: E402
+from arena.ladder.runner import Reporter, open_store, run_ladder  # noqa: E402
 
 BOTS = ("heuristic", "random", "weak")
 RULES = {"target_score": 7}
@@ -54,8 +54,12 @@ def ladder_rate(games: int, concurrency: int, tmp: Path) -> tuple[int, float]:
     results = tmp / "ladder.sqlite"
     store = open_store(cfg, results)
     stamps: list[float] = []
-    asyncio.run(run_ladder(cfg, store, results, on_game=lambda _row: stamps.append(
-        time.monotonic())))
+
+    class Stamps(Reporter):
+        def game_finished(self, game, finished, row) -> None:  # type: ignore[no-untyped-def]
+            stamps.append(time.monotonic())
+
+    asyncio.run(run_ladder(cfg, store, results, reporter=Stamps()))
     walls = [row[0] for row in store.db.execute("SELECT wall_ms FROM games")]
     store.close()
     global ladder_wall
