@@ -2,7 +2,8 @@
 `verify` that re-simulates one.
 
 A record holds the schema version, the ruleset, the seed and the version of the deal that
-dealt from it, the seats (bot name and version), every hand (dealer, each seat's dealt
+dealt from it, the seats (bot name and version, and a seat's own clock when it had one:
+``clock``, its ``decision_ms`` and ``bank_ms``), every hand (dealer, each seat's dealt
 tiles and the widow, the bids, the discard, the trump, every play with its seat and
 milliseconds, each trick's winner, the hand's scores), the engine's action list, the
 result and its termination reason, and every fault. The seed plus the actions are the
@@ -67,7 +68,9 @@ def game_record(match: Match) -> dict[str, Any]:
         finished_at=match.finished_at, preset=match.preset, ruleset=match.ruleset,
         seed=match.seed, time_control=match.tc.__dict__.copy(),
         seats=[{"seat": s.index, "name": s.name, "version": s.version,
-                "reported_name": s.joined_as[0], "reported_version": s.joined_as[1]}
+                "reported_name": s.joined_as[0], "reported_version": s.joined_as[1],
+                **({"clock": {"decision_ms": s.tc.decision_ms, "bank_ms": s.tc.bank_ms}}
+                   if s.tc != match.tc else {})}
                for s in match.seats],
         actions=match.state.history, action_ms=match.action_ms,
         result=result_dict(match.result), faults=[fault_dict(f) for f in match.faults],

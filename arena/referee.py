@@ -14,13 +14,14 @@ process ended); results and faults are the arena's own types (:mod:`arena.result
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import enum
 import logging
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -100,6 +101,8 @@ class SeatLink:
         self.closed = False
         self.quiet = quiet
         """The bot asked for no public events (``Join.quiet``) but the game's end."""
+        self.dropped = ""
+        """Why the referee broke the stream (:meth:`drop`), or ""."""
 
     def send(self, msg: bpb.PlayResponse) -> None:
         """Queue a message for the bot (dropped if the link is closed)."""
@@ -111,6 +114,14 @@ class SeatLink:
         if not self.closed:
             self.closed = True
             self.outbox.put_nowait(None)
+
+    def drop(self, reason: str) -> None:
+        """Break the stream after the queued messages, as a lost connection would: it ends
+        with status ``UNAVAILABLE`` and ``reason``, not ``OK`` (the conformance check's
+        reconnect probe, :mod:`arena.probes`)."""
+        if not self.closed:
+            self.dropped = reason
+            self.close()
 
 
 # -- what reaches a match's inbox ---------------------------------------------------------
@@ -175,14 +186,18 @@ class Seat:
         index: the seat, 0-based.
         name: the bot's name, as the match was created with it.
         version: the bot's version, likewise.
-        tc: the match's time control (the clock and the retries start from it).
+        tc: the seat's time control: the match's, or the match's with a clock of the seat's
+            own (:meth:`Referee.create_match`'s ``seat_clocks``). The clock and the retries
+            start from it.
     """
 
-    __slots__ = ("index", "name", "version", "link", "joined", "joined_as", "away_since",
-                 "exit", "clock", "retries_left", "double_join_noted")
+    __slots__ = ("index", "name", "version", "tc", "link", "joined", "joined_as",
+                 "away_since", "exit", "clock", "retries_left", "double_join_noted")
 
     def __init__(self, index: int, name: str, version: str, tc: TimeControl) -> None:
         self.index = index
+        self.tc = tc
+        """The seat's time control (what its Welcome says)."""
         self.name = name
         self.version = version
         self.link: SeatLink | None = None
@@ -239,15 +254,22 @@ class Match:
 
     def __init__(self, match_id: str, ruleset: Ruleset, preset: str, seed: int,
                  seats: list[tuple[str, str]], tc: TimeControl,
-                 record_dir: Path | None) -> None:
+                 record_dir: Path | None,
+                 seat_clocks: Mapping[int, tuple[int, int]] | None = None) -> None:
         self.match_id = match_id
         self.ruleset = ruleset
         self.preset = preset
         self.seed = seed
         self.tc = tc
+        """The game's time control (a seat's own clock, if it has one, is its
+        :attr:`Seat.tc`)."""
         self.record_dir = record_dir
         self.n = ruleset.players
-        self.seats = [Seat(i, name, version, tc) for i, (name, version) in enumerate(seats)]
+        clocks = seat_clocks or {}
+        self.seats = [
+            Seat(i, name, version, tc if i not in clocks else dataclasses.replace(
+                tc, decision_ms=clocks[i][0], bank_ms=clocks[i][1]))
+            for i, (name, version) in enumerate(seats)]
         self.tokens = [secrets.token_urlsafe(18) for _ in range(self.n)]
         self.state = GameState(ruleset, seed)
         self.status = Status.WAITING
@@ -304,7 +326,7 @@ class Match:
         s.joined_as = (join.bot_name, join.bot_version)
         link.send(bpb.PlayResponse(welcome=bpb.Welcome(
             match_id=self.match_id, seat=seat, ruleset=ruleset_to_pb(self.ruleset, self.preset),
-            time_control=time_control_to_pb(self.tc), protocol_version=PROTOCOL_VERSION,
+            time_control=time_control_to_pb(s.tc), protocol_version=PROTOCOL_VERSION,
             seat_names=[x.name for x in self.seats], resumed=resumed)))
         if resumed and not link.quiet:
             for ev in self.events:
@@ -485,7 +507,7 @@ class Match:
         msg = bpb.Turn(
             request_id=self._next_request, observation=observation_to_pb(obs, self.preset),
             legal_actions=[action_to_pb(a) for a in obs.legal_actions],
-            decision_ms=self.tc.decision_ms, bank_ms=seat.clock.bank_ms)
+            decision_ms=seat.clock.decision_ms, bank_ms=seat.clock.bank_ms)
         turn = self._turn = _OpenTurn(seat, self._next_request, msg, seat.link)
         seat.clock.start(time.monotonic())
         if seat.link is not None:
@@ -521,8 +543,8 @@ class Match:
                                  f"{self.tc.reconnect_ms} ms")
         seat.clock.flag()
         return self._forfeit(seat.index, FaultReason.TIMEOUT,
-                             f"no answer within {self.tc.decision_ms} ms plus the "
-                             f"{self.tc.bank_ms} ms bank")
+                             f"no answer within {seat.tc.decision_ms} ms plus the "
+                             f"{seat.tc.bank_ms} ms bank")
 
     def _reject(self, turn: _OpenTurn, e: IllegalActionError) -> None:
         """An illegal action: a fault (its reason to the seat alone), and a forfeit when
@@ -701,11 +723,21 @@ class Referee:
 
     def create_match(self, ruleset: Ruleset, seats: list[tuple[str, str]], *,
                      preset: str = "", seed: int | None = None,
-                     tc: TimeControl | None = None, match_id: str = "") -> Match:
+                     tc: TimeControl | None = None, match_id: str = "",
+                     seat_clocks: Mapping[int, tuple[int, int]] | None = None,
+                     match_cls: type[Match] | None = None) -> Match:
         """Create and start a match; its :attr:`Match.tokens` are the join tokens.
 
+        Args:
+            seat_clocks: seats with a clock of their own, ``seat -> (decision_ms,
+                bank_ms)`` (a seat a person plays through a debugger, `moon play manual`);
+                every other seat keeps the match's clock (``tc``).
+            match_cls: the kind of match (None: :class:`Match`; the conformance check's
+                probing kind, :class:`arena.probes.ProbeMatch`).
+
         Raises:
-            ConfigError: wrong number of seats, a bad or duplicate match id.
+            ConfigError: wrong number of seats, a bad or duplicate match id, a seat clock of
+                no seat or with a bad value.
         """
         if len(seats) != ruleset.players:
             raise ConfigError(f"the ruleset is for {ruleset.players} players, "
@@ -714,11 +746,17 @@ class Referee:
             raise ConfigError(f"match id {match_id!r}: use 1-64 letters, digits, '-' or '_'")
         if match_id in self.matches:
             raise ConfigError(f"match id {match_id!r} exists already")
+        tc = tc or self.default_tc
+        for seat, (decision_ms, bank_ms) in (seat_clocks or {}).items():
+            if not 0 <= seat < ruleset.players:
+                raise ConfigError(f"a clock for seat {seat}, but the seats are 0.."
+                                  f"{ruleset.players - 1}")
+            dataclasses.replace(tc, decision_ms=decision_ms, bank_ms=bank_ms)  # checks them
         match_id = match_id or secrets.token_hex(6)
         if seed is None:
             seed = secrets.randbits(63)
-        m = Match(match_id, ruleset, preset, seed, seats, tc or self.default_tc,
-                  self.record_dir)
+        m = (match_cls or Match)(match_id, ruleset, preset, seed, seats, tc, self.record_dir,
+                                 seat_clocks)
         self.matches[match_id] = m
         for seat, token in enumerate(m.tokens):
             self._tokens[token] = (m, seat)

@@ -126,6 +126,8 @@ class BotServicer:
         finally:
             reader.cancel()
             match.detach(seat, link)
+        if link.dropped:  # broken on purpose: the bot sees a lost connection, not the end
+            await context.abort(grpc.StatusCode.UNAVAILABLE, link.dropped)
 
 
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):

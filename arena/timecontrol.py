@@ -8,6 +8,10 @@ from typing import Any
 
 from .errors import ConfigError
 
+NO_LIMIT_MS = 86_400_000
+"""A decision limit that is no limit in practice: a day, the most a time control takes (a
+turn always carries a number of milliseconds). A seat played by hand through a debugger gets
+it (`moon play manual`)."""
 _COUNTS = ("illegal_retries", "max_hands")
 """The fields that count something; the others are milliseconds."""
 
@@ -41,7 +45,7 @@ class TimeControl:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            top, unit = (1_000_000, "") if f.name in _COUNTS else (86_400_000, " ms")
+            top, unit = (1_000_000, "") if f.name in _COUNTS else (NO_LIMIT_MS, " ms")
             if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > top:
                 raise ConfigError(f"time control {f.name}={v!r}: must be a whole number "
                                   f"0..{top}{unit}")

@@ -16,6 +16,7 @@ from ..errors import BotError, ConfigError
 from ..report import print_game
 from ..resources import example_bot_names, resource_dir
 from ..text import clean, clean_line
+from ..timecontrol import NO_LIMIT_MS
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
 EXAMPLES = resource_dir("example_bots")
@@ -101,7 +102,8 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
 
     A BOT given as `manual` is a seat you start yourself (in a debugger, say): the command
     prints the MOON_ADDRESS and MOON_TOKEN to start it with, and waits for it (10 minutes
-    unless --startup-ms says otherwise).
+    unless --startup-ms says otherwise). A manual seat has no decision limit (you may pause
+    in a debugger) unless --decision-ms or --bank-ms gives one; the other seats keep theirs.
 
     Exit code 0 when the game ends by the rules, 3 when a bot forfeits (a timeout, crash,
     protocol error or illegal actions: the record tells which), 1 or 2 when the game
@@ -130,6 +132,8 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     if manual and tc.get("startup_ms") is None:
         tc["startup_ms"] = MANUAL_STARTUP_MS  # time to start a bot by hand
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
+    limited = tc.get("decision_ms") is not None or tc.get("bank_ms") is not None
+    seat_clocks = {} if limited else {seat: (NO_LIMIT_MS, 0) for seat in manual}
     console = Console()
 
     async def run() -> GameRecord:
@@ -138,14 +142,17 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
                            match_service=False) as ep:
 
             def tell(match: Match) -> None:
+                clock = ("no decision limit (--decision-ms to set one)" if seat_clocks else
+                         f"{time_control.decision_ms} ms a decision plus a "
+                         f"{time_control.bank_ms} ms bank")
                 for seat in manual:
                     click.echo(f"seat {seat} is yours: start your bot with\n"
                                f"  MOON_ADDRESS={ep.address} MOON_TOKEN={match.tokens[seat]}\n"
                                f"(waiting up to {time_control.startup_ms // 1000} s for it "
-                               "to join)", err=True)
+                               f"to join; then {clock})", err=True)
 
             match = await play_game(referee, ep, specs, ruleset, preset=preset, seed=seed,
-                                    tc=time_control, on_start=tell)
+                                    tc=time_control, on_start=tell, seat_clocks=seat_clocks)
         record = GameRecord.from_dict(game_record(match), match.record_path)
         print_game(console, record)
         console.print(f"record: {escape(match.record_path)}")

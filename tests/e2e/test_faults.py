@@ -133,3 +133,33 @@ def test_slow_bot_spends_its_bank_then_times_out(tmp_path):
     assert len(seat_actions) == 2
     assert all(1400 <= a["ms"] <= 3000 for a in seat_actions)
     assert json.dumps(record)  # serializable
+
+
+def test_a_seat_with_a_clock_of_its_own_keeps_it_while_the_others_keep_theirs(tmp_path):
+    # A manual seat's clock (`moon play manual`): the slow bot (1.5 s a decision) in seat 1
+    # with no decision limit of its own plays one hand without a fault, under a match clock
+    # of 500 ms and no bank that would flag it at its first turn (the test above); the
+    # record says which seat had which clock.
+    from arena.errors import ConfigError
+    from arena.timecontrol import NO_LIMIT_MS
+
+    tc = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=0, max_hands=1)
+    moon3 = Ruleset.preset("moon3")
+
+    async def body(referee, ep):
+        with pytest.raises(ConfigError, match="a clock for seat 3"):
+            referee.create_match(moon3, [("a", "1")] * 3, tc=tc, seat_clocks={3: (1, 0)})
+        return await play_game(referee, ep, [example("random"), misbehaving("slow"),
+                                             example("random")],
+                               moon3, preset="moon3", seed=5, tc=tc, match_id="own-clock",
+                               seat_clocks={1: (NO_LIMIT_MS, 0)})
+
+    match = with_referee(tmp_path, body)
+    record = load_record(Path(match.record_path))
+    assert verify_record(record) == []
+    assert record["faults"] == [] and record["result"]["termination"] == "hand_limit"
+    assert record["seats"][1]["clock"] == {"decision_ms": NO_LIMIT_MS, "bank_ms": 0}
+    assert "clock" not in record["seats"][0] and "clock" not in record["seats"][2]
+    slow = [b["ms"] for h in record["hands"] for b in h["bids"] + h["plays"]
+            if b["seat"] == 1]
+    assert slow and all(ms >= 1400 for ms in slow)  # each one over the match's 500 ms

@@ -24,7 +24,7 @@ from moon_sdk.v1 import match_pb2 as mpb
 from arena.convert import result_to_pb
 from arena.game import play_game
 from arena.records import load_record, verify_record
-from arena.timecontrol import TimeControl
+from arena.timecontrol import NO_LIMIT_MS, TimeControl
 
 MOON = [sys.executable, "-m", "arena.cli"]
 
@@ -232,6 +232,7 @@ def test_a_manual_seat_is_joined_by_a_bot_started_by_hand(tmp_path):
             line = play.stderr.readline()
             assert line, "moon play ended without giving seat 0's token"
         address, token = re.search(r"MOON_ADDRESS=(\S+) MOON_TOKEN=(\S+)", line).groups()
+        banner = play.stderr.readline()
         bot = subprocess.Popen([sys.executable, "bot.py"], cwd=ROOT / "example_bots" / "heuristic",
                                env={**os.environ, "MOON_ADDRESS": address, "MOON_TOKEN": token},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -247,6 +248,10 @@ def test_a_manual_seat_is_joined_by_a_bot_started_by_hand(tmp_path):
     assert verify_record(record) == [] and record["result"]["termination"] in ("target", "moon")
     seat0 = record["seats"][0]
     assert seat0["name"] == "manual" and seat0["reported_name"] == "heuristic"
+    # the manual seat had no decision limit; the bots kept the game's clock
+    assert seat0["clock"] == {"decision_ms": NO_LIMIT_MS, "bank_ms": 0}
+    assert "no decision limit" in banner
+    assert all("clock" not in s for s in record["seats"][1:])
 
 
 def test_cli_bad_arguments_are_clear(tmp_path):
