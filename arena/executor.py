@@ -64,6 +64,9 @@ class GameRequest:
     many deals is adjudicated on the scores (``max_hands=1`` plays exactly one hand)."""
     docker_limits: DockerLimits | None = None
     """Limits of the bots run with ``runner = "docker"`` (None: the defaults)."""
+    probe: str = ""
+    """A planted situation of the conformance check (:mod:`arena.probes`: ``"reject"``,
+    ``"drop"``), or "" for a game like any other."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,11 @@ class LocalExecutor:
         if referee is None or endpoint is None or self._stack is None:
             raise InfrastructureError(f"game {request.game_id}: the executor is not running")
         from .game import play_game
+        from .probes import PROBES
 
+        if request.probe and request.probe not in PROBES:
+            raise ConfigError(f"game {request.game_id}: no probe {request.probe!r} "
+                              f"(one of {', '.join(PROBES)})")
         async with self._slots:
             t0 = time.monotonic()
             try:
@@ -176,7 +183,8 @@ class LocalExecutor:
                     referee, endpoint, list(request.bots), request.ruleset,
                     preset=request.preset, seed=request.seed, tc=request.time_control,
                     match_id=request.game_id, limits=self.limits,
-                    docker_limits=request.docker_limits)
+                    docker_limits=request.docker_limits,
+                    match_cls=PROBES[request.probe] if request.probe else None)
             except ConfigError:
                 raise
             except Exception as e:  # the runner's own failure: never a bot's

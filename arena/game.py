@@ -104,14 +104,16 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
                     log_dir: Path | None = None, limits: Limits | None = None,
                     on_start: Callable[[Match], None] | None = None,
                     docker_limits: DockerLimits | None = None,
-                    seat_clocks: Mapping[int, tuple[int, int]] | None = None) -> Match:
+                    seat_clocks: Mapping[int, tuple[int, int]] | None = None,
+                    match_cls: type[Match] | None = None) -> Match:
     """Play one game: create the match, start one fresh process (or container) per seat,
     wait for the end, kill every process group (remove every container), and rewrite the
     record with the bots' output tails. A failure of the sandbox itself (no Docker engine)
     aborts the game (not scored) instead of faulting the bot. A bot whose ``runner`` is
     :data:`MANUAL` gets no process: the caller starts it with the seat's token (``on_start``
     sees the match, and its ``tokens``, before the start-up clock matters). ``seat_clocks``
-    gives seats a clock of their own (:meth:`Referee.create_match`).
+    gives seats a clock of their own, ``match_cls`` the kind of match
+    (:meth:`Referee.create_match`).
 
     Raises:
         ConfigError: wrong number of bots for the ruleset (other failures of a bot are
@@ -120,7 +122,8 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     if len(bots) != ruleset.players:
         raise ConfigError(f"{ruleset.players} bots are needed for this ruleset, got {len(bots)}")
     match = referee.create_match(ruleset, [(b.name, b.version) for b in bots], preset=preset,
-                                 seed=seed, tc=tc, match_id=match_id, seat_clocks=seat_clocks)
+                                 seed=seed, tc=tc, match_id=match_id, seat_clocks=seat_clocks,
+                                 match_cls=match_cls)
     if on_start is not None:
         on_start(match)
     logs = log_dir or (referee.record_dir / "logs" if referee.record_dir else None)

@@ -22,6 +22,7 @@ import click
 
 from .. import __version__
 from ..errors import ArenaError
+from .bot import bot
 from .host import host
 from .ladder import ladder
 from .new_bot import new_bot
@@ -92,3 +93,4 @@ main.add_command(ladder)
 main.add_command(new_bot)
 main.add_command(host)
 main.add_command(submit)
+main.add_command(bot)

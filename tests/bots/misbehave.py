@@ -5,7 +5,10 @@ Usage: misbehave.py MODE   (MOON_ADDRESS, MOON_TOKEN from the environment)
 It speaks raw bytes on the stream, so it can send what no well-behaved stub would.
 Until its mode's moment comes it plays the first legal action.
 
-Modes: hang, crash, illegal, out_of_turn, garbage, oversized, wrong_token, wrong_id,
+Modes: hang, crash, loud_crash (writes "kaboom" lines to stderr first), illegal,
+illegal_play (only when playing tiles: a tile it does not hold), deaf (after a Rejected
+answers nothing more), plain (none: plays the first legal action, does not reconnect),
+out_of_turn, garbage, oversized, wrong_token, wrong_id,
 double_stream, reconnect, slow (1.5 s per decision, eats the bank), nojoin,
 huge (a 2 MiB message on its second turn: over the referee's 64 KiB limit, under
 gRPC's 4 MiB), escape (first double-forks a sleeper into a new session with setsid,
@@ -109,6 +112,8 @@ def main() -> int:
                 if MODE == "double_stream" and not resp.welcome.resumed:
                     threading.Thread(target=second_stream, args=(channel,), daemon=True).start()
                 continue
+            if kind == "rejected" and MODE == "deaf":
+                time.sleep(3600)
             if kind != "turn":
                 continue
             turn = resp.turn
@@ -117,6 +122,13 @@ def main() -> int:
                 time.sleep(3600)
             if MODE == "crash" and turn.observation.phase == pb.PHASE_PLAY:
                 os._exit(7)
+            if MODE == "loud_crash" and turn.observation.phase == pb.PHASE_PLAY:
+                print("kaboom: about to fall over\nkaboom: the last words", file=sys.stderr,
+                      flush=True)
+                os._exit(7)
+            if MODE == "illegal_play" and turn.observation.phase == pb.PHASE_PLAY:
+                s.send(reply(turn, illegal_action(turn)))
+                continue
             if MODE == "illegal":
                 s.send(reply(turn, illegal_action(turn)))
                 continue

@@ -1,0 +1,325 @@
+"""The conformance check of a bot (`moon bot check FOLDER`), and the competition host's
+validation gate: one code path, so that a bot that passes here is a submission the host
+accepts.
+
+The check reads the bot's ``bot.toml`` (:func:`arena.bots.load_bot`: names, limits, the
+run command), builds it (:func:`build_bot`), and plays it through an executor
+(:mod:`arena.executor`) under the real time control in a few short games
+(:func:`check_games`):
+
+1. one hand against itself in every seat for each player count asked (3 and 4 for
+   `moon bot check`), the dealer forced to bid so that every phase comes up (bid, pass,
+   widow, discard, trumps, play), the first answer refused on purpose (a ``Rejected``:
+   the bot must answer the turn that follows, :mod:`arena.probes`);
+2. a dropped stream (gRPC bots): the bot must reconnect and answer the turn sent again.
+   A bot that does not is warned, not failed (an SDK that does not reconnect still plays
+   every game that does not drop);
+3. a whole game against the example (or the host's reference) bots.
+
+Each game is judged on the bot's own seats (:func:`judge`): every fault becomes one line
+saying what went wrong and what to do (:func:`problem_line`), with the end of the bot's
+output for a crash. The check passes when no item failed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from moon_sdk.rules import Ruleset
+
+from .bots import STDIO, BotSpec
+from .errors import BotError, ConfigError, InfrastructureError
+from .executor import FinishedGame, GameRequest
+from .probes import PLANTED_REJECTION
+from .results import Fault, FaultReason
+from .timecontrol import TimeControl
+
+if TYPE_CHECKING:
+    from .sandbox.docker import DockerLimits
+
+LOG_LIMIT = 256 * 1024
+"""Most of a build log kept (its end), bytes."""
+TAIL_LINES = 12
+"""How many of the last lines of a bot's output a failed item shows."""
+
+_FIXES = {
+    FaultReason.STARTUP_STALL: "join first thing: read MOON_ADDRESS and MOON_TOKEN and send "
+                               "the join before loading anything slow (docs/protocol.md, "
+                               "'The bot process')",
+    FaultReason.TIMEOUT: "answer each turn within its decision_ms (the bank covers the odd "
+                         "slow turn); a stdio bot must flush stdout after every line "
+                         "(docs/protocol.md, 'Time')",
+    FaultReason.DISCONNECT: "keep the stream open until game_ended; after a dropped stream "
+                            "join again with the same MOON_TOKEN (docs/protocol.md, "
+                            "'Reconnecting')",
+    FaultReason.PROTOCOL_ERROR: "send one action per turn, echoing its request_id, and "
+                                "nothing out of turn (docs/protocol.md, 'Illegal actions "
+                                "and protocol errors')",
+    FaultReason.CRASH: "the end of its output is below; run it with "
+                       "`moon play FOLDER random random` to see it crash",
+    FaultReason.OUT_OF_MEMORY: "use less memory, or set [limits] memory_mb in bot.toml "
+                               "(within the arena's maximum)",
+}
+_RULE_SECTIONS = (
+    (re.compile(r"\bbid\b|may not pass"), "Bidding"),
+    (re.compile(r"trump|discard"), "Widow, discard, trumps"),
+    (re.compile(r"follow|cannot play"), "Play"),
+)
+
+
+def rule_section(detail: str) -> str:
+    """The docs/rules.md section an illegal action's reason (the engine's wording) breaks:
+    "Bidding", "Widow, discard, trumps", "Play", else "Actions" (what may be sent when).
+
+    >>> rule_section("must follow fives: holds 5-5")
+    'Play'
+    >>> rule_section("seat 1 must bid now (BIDDING phase), not play 6-6")
+    'Actions'
+    """
+    if "phase" in detail or detail.startswith("not an action"):
+        return "Actions"
+    return next((name for rx, name in _RULE_SECTIONS if rx.search(detail)), "Actions")
+
+
+def problem_line(f: Fault, context: str = "", fix: str = "") -> str:
+    """One line for a bot's fault: what happened (``context`` added to its kind) and what
+    to do about it (``fix``, else the fix of its kind).
+
+    >>> from arena.results import Fault, FaultReason
+    >>> problem_line(Fault(1, FaultReason.ILLEGAL_ACTION, "must follow fives: holds 5-5",
+    ...                    True))  # doctest: +NORMALIZE_WHITESPACE
+    "seat 1 illegal_action: must follow fives: holds 5-5 (forfeit); fix: answer with one
+    of the turn's legal_actions (docs/rules.md, 'Play')"
+    """
+    if fix:
+        pass
+    elif f.reason is FaultReason.ILLEGAL_ACTION:
+        fix = ("answer with one of the turn's legal_actions (docs/rules.md, "
+               f"'{rule_section(f.detail)}')")
+    else:
+        fix = _FIXES.get(f.reason, "see docs/protocol.md")
+    return (f"seat {f.seat} {f.reason.key}{context}: {f.detail}"
+            + (" (forfeit)" if f.forfeit else "") + f"; fix: {fix}")
+
+
+@dataclass(frozen=True)
+class CheckGame:
+    """One game of the check."""
+
+    item: str
+    """What it checks, for the checklist."""
+    request: GameRequest
+    seats: frozenset[int]
+    """The checked bot's seats (the others are opponents: their faults are not its)."""
+    warn_only: bool = False
+    """A failure warns and does not fail the check."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One line of the checklist."""
+
+    name: str
+    status: str
+    """"pass", "fail", "warn" (failed, but not required) or "skip"."""
+    problem: str = ""
+    """Why it did not pass: one line with the fix."""
+    tail: tuple[str, ...] = ()
+    """The end of the bot's output (for a failure)."""
+    record: Path | None = None
+    """The record of the item's game."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """The whole checklist of one bot."""
+
+    bot: str
+    items: tuple[Item, ...]
+
+    @property
+    def passed(self) -> bool:
+        """No item failed (warnings and skips allowed)."""
+        return all(i.status != "fail" for i in self.items)
+
+    @property
+    def first_failure(self) -> Item | None:
+        """The first failed item, if any."""
+        return next((i for i in self.items if i.status == "fail"), None)
+
+
+def build_bot(spec: BotSpec, log_path: Path, timeout_s: float = 600.0,
+              docker_limits: DockerLimits | None = None) -> str | None:
+    """Build ``spec`` as its runner says (:func:`arena.sandbox.build`) and, for a local
+    bot, check its run command can start; the log goes to ``log_path``. Returns why it
+    failed (one line), or None.
+
+    Raises:
+        InfrastructureError: no Docker engine answers (:class:`arena.sandbox.SandboxError`:
+            the machine's failure, not the bot's: try later).
+    """
+    from . import sandbox
+    from .bots import missing_command
+
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    limits = docker_limits
+    if spec.runner == "docker" and limits is not None:
+        limits = dataclasses.replace(limits, build_timeout_s=timeout_s)
+    try:
+        out = sandbox.build(spec, docker_limits=limits, log_path=log_path, timeout_s=timeout_s)
+    except InfrastructureError:
+        raise
+    except (ConfigError, BotError) as e:  # a bad runner; a failed build (BuildError)
+        text = str(e) + "\n" + str(getattr(e, "log", "") or "")
+        log_path.write_text(text[-LOG_LIMIT:])
+        first = next((x for x in str(e).splitlines() if x.strip()), "build failed")
+        return f"build failed: {first}; fix the build command in bot.toml (log: {log_path})"
+    log_path.write_text((out or "(no build step: nothing to build)\n")[-LOG_LIMIT:])
+    if spec.runner == "local":
+        why = missing_command(spec)
+        if why:
+            return f"{why}; fix 'run' in bot.toml (the program must exist after the build)"
+    return None
+
+
+def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
+                rulesets: Sequence[tuple[str, Ruleset]], tc: TimeControl, *, seed: int = 1,
+                prefix: str = "check", docker_limits: DockerLimits | None = None
+                ) -> list[CheckGame]:
+    """The games of the check of ``spec`` (see the module's docstring), in order: for each
+    ``(preset, ruleset)`` one hand against itself (the first with the planted refusal),
+    then with the first ruleset a dropped stream (not for a stdio bot: the bridge holds
+    the stream) and a whole game against ``opponents`` (cycled over the other seats).
+
+    Args:
+        opponents: at least one bot for the seats beside ``spec``.
+        tc: the real time control (its ``max_hands`` limits the whole game only).
+        seed: the first game's deal; each game adds one.
+        prefix: game ids are ``<prefix>-<n>-<what>`` (1-64 letters, digits, '-', '_').
+    """
+    if not opponents or not rulesets:
+        raise ConfigError("the check needs at least one opponent and one ruleset")
+    games: list[CheckGame] = []
+
+    def add(item: str, what: str, bots: list[BotSpec], preset: str, ruleset: Ruleset,
+            game_tc: TimeControl, probe: str = "", warn_only: bool = False) -> None:
+        n = len(games)
+        games.append(CheckGame(item, GameRequest(
+            f"{prefix}-{n}-{what}", tuple(bots), ruleset, preset, seed + n, game_tc,
+            docker_limits, probe), frozenset(i for i, b in enumerate(bots) if b is spec),
+            warn_only))
+
+    for i, (preset, ruleset) in enumerate(rulesets):
+        forced = dataclasses.replace(ruleset, all_pass="force_dealer")
+        one_hand = dataclasses.replace(tc, max_hands=1)
+        what = f"{ruleset.players} players: one hand against itself (every phase, the dealer " \
+               "forced to bid)"
+        if i == 0:  # one refusal more than the game allows, so the bot keeps its own
+            one_hand = dataclasses.replace(one_hand, illegal_retries=tc.illegal_retries + 1)
+            add(what + "; a refused answer, then the next turn answered", "self",
+                [spec] * ruleset.players, preset, forced, one_hand, probe="reject")
+        else:
+            add(what, f"self{ruleset.players}", [spec] * ruleset.players, preset, forced,
+                one_hand)
+    preset, ruleset = rulesets[0]
+    others = [opponents[i % len(opponents)] for i in range(ruleset.players - 1)]
+    if spec.language != STDIO:
+        add("a dropped stream: the bot joins again and answers the turn sent again",
+            "reconnect", [spec, *others], preset, ruleset, dataclasses.replace(tc, max_hands=1),
+            probe="drop", warn_only=True)
+    names = ", ".join(dict.fromkeys(o.name for o in others))
+    add(f"a whole game against {names}", "game", [spec, *others], preset, ruleset, tc)
+    return games
+
+
+def judge(game: CheckGame, finished: FinishedGame) -> Item:
+    """The checklist line of one played game: passed when the bot's seats had no fault
+    but the planted refusal (a timeout the bank forgave still counts: a bot that needs
+    its bank in a check is not ready), else the first fault as :func:`problem_line`
+    (with the end of that seat's output)."""
+    def planted(f: Fault) -> bool:
+        return f.reason is FaultReason.ILLEGAL_ACTION and f.detail == PLANTED_REJECTION
+
+    mine = [f for f in finished.faults if f.seat in game.seats and not planted(f)]
+    record = finished.record_path
+    if not mine:
+        return Item(game.item, "pass", record=record)
+    f = mine[0]
+    at = finished.faults.index(f)
+    refused = any(planted(g) and g.seat == f.seat for g in finished.faults[:at])
+    context = fix = ""
+    if refused and f.reason in (FaultReason.TIMEOUT, FaultReason.PROTOCOL_ERROR):
+        context = " after a refused answer"
+        fix = ("a Rejected is followed by a new turn with a new request_id: answer it "
+               "(docs/protocol.md, 'Illegal actions and protocol errors')")
+    elif game.request.probe == "drop":
+        context = " after the referee dropped its stream"
+        fix = _FIXES[FaultReason.DISCONNECT]
+    return Item(game.item, "warn" if game.warn_only else "fail",
+                problem_line(f, context, fix), _tail(record, f.seat), record)
+
+
+def _tail(record: Path | None, seat: int) -> tuple[str, ...]:
+    if record is None or not record.is_file():
+        return ()
+    from .records import read_record
+    from .text import clean
+
+    text = read_record(record).logs.get(str(seat), "")
+    return tuple(clean(text).rstrip().splitlines()[-TAIL_LINES:])
+
+
+async def play_games(play: Callable[[GameRequest], Awaitable[FinishedGame]],
+                     games: Sequence[CheckGame]) -> list[Item]:
+    """Play ``games`` one after another with ``play`` (an executor's, or the host's that
+    records its games) and judge each (:func:`judge`).
+
+    Raises:
+        InfrastructureError: a game could not be played (not the bot's fault): the check
+            has no verdict.
+    """
+    return [judge(g, await play(g.request)) for g in games]
+
+
+async def check_folder(folder: Path, *, opponents: Sequence[BotSpec],
+                       rulesets: Sequence[tuple[str, Ruleset]], tc: TimeControl,
+                       work: Path, seed: int = 1) -> Report:
+    """`moon bot check`: the whole check of the bot in ``folder`` on this machine, its
+    games played by a :class:`~arena.executor.LocalExecutor` whose records and logs go to
+    ``work``. A bad bot.toml or a failed build is a failed item (and the games are not
+    played).
+
+    Raises:
+        InfrastructureError: a game could not be played through no fault of the bot (a
+            Docker bot without an engine, say).
+    """
+    from .bots import load_bot
+    from .executor import LocalExecutor
+
+    try:
+        spec = load_bot(folder)
+    except ConfigError as e:
+        return Report(str(folder), (Item("bot.toml", "fail", f"{e}"),))
+    items = [Item(f"bot.toml: {spec.name} {spec.version}, run = {spec.run!r}", "pass")]
+    why = build_bot(spec, work / f"build-{_slug(spec.name)}.log")
+    if why:
+        return Report(spec.name, (*items, Item("build", "fail", why)))
+    items.append(Item("build" if spec.build or spec.runner == "docker" else
+                      "build: nothing to build", "pass"))
+    games = check_games(spec, opponents, rulesets, tc, seed=seed, prefix="check")
+    async with LocalExecutor(work / "records") as ex:
+        items += await play_games(ex.play, games)
+    return Report(spec.name, tuple(items))
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:48]
+
+
+__all__ = ["CheckGame", "Item", "Report", "build_bot", "check_folder",
+           "check_games", "judge", "play_games", "problem_line", "rule_section"]

@@ -1,0 +1,146 @@
+"""`moon bot check` over real processes: every planted fault of a bot gives its own line
+(the fault's kind, the detail worked out from the rules and the clock, and the fix), exit
+code 1; good bots (Python and stdio examples, a fresh stdio starter) pass with exit 0; a
+bot that does not reconnect is warned, not failed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MISBEHAVE = ROOT / "tests" / "bots" / "misbehave.py"
+MOON = [sys.executable, "-m", "arena.cli"]
+
+
+def moon(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*MOON, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def bot_folder(where: Path, toml: str) -> Path:
+    folder = where / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text(toml)
+    return folder
+
+
+def misbehaving(where: Path, mode: str) -> Path:
+    return bot_folder(where, f'name = "{mode}"\nversion = "1"\nlanguage = "python"\n'
+                             f'run = "{{python}} {MISBEHAVE} {mode}"\n')
+
+
+def check(folder: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return moon("bot", "check", str(folder), "--players", "3", "--records",
+                str(tmp_path / "check"), *extra, cwd=tmp_path)
+
+
+def lines(out: subprocess.CompletedProcess[str], mark: str) -> list[str]:
+    """The checklist's items with ``mark`` ("ok", "FAIL", "warn"), each with the line under
+    it (the problem)."""
+    text = out.stdout.splitlines()
+    return [f"{x} || {text[i + 1].strip() if i + 1 < len(text) else ''}"
+            for i, x in enumerate(text) if x.startswith(mark)]
+
+
+def test_a_bad_manifest_is_one_line_and_nothing_is_played(tmp_path):
+    folder = bot_folder(tmp_path, 'name = "my bot!"\nrun = "{python} bot.py"\n')
+    out = check(folder, tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    [fail] = lines(out, "FAIL")
+    assert fail.startswith("FAIL bot.toml ||") and "bot.toml:1" in fail and "name" in fail
+    assert lines(out, "ok") == [] and "Traceback" not in out.stderr
+    assert not (tmp_path / "check" / "records").exists()
+
+
+def test_a_failing_build_says_so_with_its_log(tmp_path):
+    folder = bot_folder(tmp_path, 'name = "b"\nrun = "./bot"\n'
+                                  'build = "echo the compiler says no >&2; exit 2"\n')
+    out = check(folder, tmp_path)
+    assert out.returncode == 1
+    [fail] = lines(out, "FAIL")
+    assert fail.startswith("FAIL build ||") and "build failed" in fail
+    log = next((tmp_path / "check").glob("build-*.log")).read_text()
+    assert "the compiler says no" in log
+
+
+def test_a_run_command_that_cannot_start_fails_the_build_step(tmp_path):
+    folder = bot_folder(tmp_path, 'name = "b"\nrun = "./no-such-program"\n')
+    out = check(folder, tmp_path)
+    assert out.returncode == 1
+    [fail] = lines(out, "FAIL")
+    assert fail.startswith("FAIL build ||") and "no-such-program" in fail and "fix" in fail
+
+
+@pytest.mark.parametrize("mode, kind, detail, fix", [
+    # the first play of a hand: a tile the seat does not hold ("cannot play"), docs/rules.md
+    # "Play"; two retries, then the third forfeits
+    ("illegal_play", "illegal_action", "cannot play", "docs/rules.md, 'Play'"),
+    # a play while it must bid: what may be sent when, "Actions"
+    ("illegal", "illegal_action", "must bid now", "docs/rules.md, 'Actions'"),
+    # the decision limit given below, no bank: the time it had, in ms
+    ("hang", "timeout", "no answer within 300 ms plus the 0 ms bank", "flush stdout"),
+    ("wrong_id", "protocol_error", "request", "request_id"),
+    # refused on purpose, then silent: a timeout after the refusal
+    ("deaf", "timeout after a refused answer", "no answer within 300 ms", "new request_id"),
+])
+def test_each_fault_fails_the_hand_against_itself_with_its_line(tmp_path, mode, kind, detail,
+                                                                 fix):
+    out = check(misbehaving(tmp_path, mode), tmp_path, "--decision-ms", "300", "--bank-ms",
+                "0")
+    assert out.returncode == 1, out.stdout
+    fails = lines(out, "FAIL")
+    assert fails[0].startswith("FAIL 3 players: one hand against itself"), fails
+    problem = fails[0].split(" || ")[1]
+    assert f" {kind}: " in problem and detail in problem and "fix: " in problem, problem
+    assert fix in problem.split("fix: ")[1], problem
+    assert "FAILED: 3 players" in out.stderr
+
+
+def test_a_crash_shows_the_end_of_the_bots_output(tmp_path):
+    out = check(misbehaving(tmp_path, "loud_crash"), tmp_path)
+    assert out.returncode == 1
+    fails = lines(out, "FAIL")
+    problem = fails[0].split(" || ")[1]
+    assert " crash: " in problem and "code 7" in problem
+    assert "     | kaboom: the last words" in out.stdout
+
+
+def test_a_bot_that_does_not_reconnect_is_warned_and_passes(tmp_path):
+    out = check(misbehaving(tmp_path, "plain"), tmp_path)
+    assert out.returncode == 0, out.stdout
+    [warn] = lines(out, "warn")
+    assert warn.startswith("warn a dropped stream") and "after the referee dropped its " \
+        "stream" in warn and "same MOON_TOKEN" in warn
+    assert lines(out, "FAIL") == [] and out.stdout.rstrip().endswith("plain: passed")
+
+
+@pytest.mark.parametrize("bot", ["random", "heuristic"])
+def test_the_example_bots_pass_with_3_and_4_players(tmp_path, bot):
+    out = moon("bot", "check", str(ROOT / "example_bots" / bot), "--records",
+               str(tmp_path / "check"), cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    oks = lines(out, "ok")
+    assert any("3 players" in x for x in oks) and any("4 players" in x for x in oks)
+    assert any("dropped stream" in x for x in oks) and any("whole game" in x for x in oks)
+    assert len(oks) == 6 and out.stdout.rstrip().endswith(f"{bot}: passed")
+    # the planted refusal happened (and is the only fault of the hand against itself)
+    from arena.records import load_record
+
+    faults = load_record(tmp_path / "check" / "records" / "check-0-self.json")["faults"]
+    assert [(f["seat"], f["reason"], f["forfeit"]) for f in faults] == \
+        [(0, "illegal_action", False)]
+
+
+def test_a_fresh_stdio_starter_passes(tmp_path):
+    made = moon("new-bot", "sb", "--lang", "stdio", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    out = moon("bot", "check", "./sb", "--players", "4", "--records", str(tmp_path / "c"),
+               cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "dropped stream" not in out.stdout  # the bridge holds the stream, not the bot
+    assert len(lines(out, "ok")) == 4
