@@ -60,8 +60,8 @@ _FIXES = {
     FaultReason.PROTOCOL_ERROR: "send one action per turn, echoing its request_id, and "
                                 "nothing out of turn (docs/protocol.md, 'Illegal actions "
                                 "and protocol errors')",
-    FaultReason.CRASH: "the end of its output is below; run it with "
-                       "`moon play FOLDER random random` to see it crash",
+    FaultReason.CRASH: "the end of its output says why (below; on a host, in the "
+                       "version's log); `moon play FOLDER random random` runs it alone",
     FaultReason.OUT_OF_MEMORY: "use less memory, or set [limits] memory_mb in bot.toml "
                                "(within the arena's maximum)",
 }

@@ -32,12 +32,13 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from .. import sandbox
+from ..botcheck import CheckGame, Item, Report, check_games, judge
 from ..bots import BotSpec, load_bot
 from ..containment import cleanup_stale_once
 from ..errors import ConfigError
 from ..ladder.schedule import board_seed, check_seed
 from . import matchmaking
-from .builds import build_version, validation_verdict
+from .builds import build_version
 from .executor import (
     FinishedGame,
     GameRequest,
@@ -298,44 +299,79 @@ class Host:
             return
         await self.write(self._set_status, version_id, "validating")
         refs = self.references
-        seats = tuple([spec] + [refs[i % len(refs)] for i in range(self.ruleset.players - 1)])
-        game_id = f"v{version_id}-{secrets.token_hex(3)}"
+        token = secrets.token_hex(3)
         seed = check_seed(self.settings.matchmaking.seed ^ version_id)
-        await self.write(self._add_validation_game, game_id, version_id, seed, seats)
-        req = GameRequest(game_id, seats, self.ruleset, self.settings.competition.preset, seed,
-                          self.tc, self.docker_limits)
+        games = check_games(spec, refs, [(self.settings.competition.preset, self.ruleset)],
+                            self.tc, seed=seed, prefix=f"v{version_id}-{token}",
+                            docker_limits=self.docker_limits)
+        # the game against the reference bots first: it is the recorded validation game, and
+        # the canary (a reference bot's fault voids it) is judged there before the others
+        games.sort(key=lambda cg: not self._is_validation_game(cg))
+        items = []
+        for cg in games:
+            item = await self._check_game(version_id, cg)
+            if item is None:  # not played (the host's failure): the version waits
+                return
+            items.append(item)
+        report = Report(bot_name, tuple(items))
+        failed = report.first_failure
+        why = None if failed is None else f"validation: {failed.name}: {failed.problem}"
+        with open(log_path, "a") as f:
+            f.write("\n--- validation (the checks of `moon bot check`, against the reference "
+                    f"bots): {'passed' if why is None else 'FAILED'}\n")
+            for item in items:
+                f.write(f"{item.status}: {item.name}\n"
+                        + (f"    {item.problem}\n" if item.problem else ""))
+                if item.status != "pass" and item.tail:
+                    f.write("    the end of your bot's output in that game:\n"
+                            + "".join(f"    | {line}\n" for line in item.tail))
+        await self.write(self._set_status, version_id, "rejected" if why else "active",
+                         why or "")
+        self._wake_games.set()
+
+    @staticmethod
+    def _is_validation_game(cg: CheckGame) -> bool:
+        """The check's whole game against the reference bots (its one seat the version's,
+        no probe): recorded as the version's validation game."""
+        return not cg.request.probe and len(cg.seats) == 1
+
+    async def _check_game(self, version_id: int, cg: CheckGame) -> Item | None:
+        """Play one game of a version's validation (:func:`arena.botcheck.check_games`)
+        and judge it; the whole game against the reference bots is recorded as the
+        version's validation game. Returns None when the game could not be judged (an
+        infrastructure failure, or a reference bot faulted: the host's canary), after
+        putting the version back to pending."""
+        req = cg.request
+        recorded = self._is_validation_game(cg)
+        if recorded:
+            await self.write(self._add_validation_game, req.game_id, version_id, req.seed,
+                             req.bots)
         assert self._slots is not None
         async with self._slots:
             try:
                 fg = await self._play_game(req)
             except InfrastructureError as e:
-                await self.write(self._void_game, game_id, str(e))
+                if recorded:
+                    await self.write(self._void_game, req.game_id, str(e))
                 await self.write(self._set_status, version_id, "pending")
                 await asyncio.sleep(1)
-                return
-        canary = [f for f in fg.faults if f.seat != 0]
+                return None
+        canary = [f for f in fg.faults if f.seat not in cg.seats]
         if canary:  # a reference bot faulted: the host is unwell, the version not judged
             f0 = canary[0]
             log.error("validation game %s: reference bot %s (seat %d) faulted: %s %s; "
-                      "version %d waits (check the [[reference]] bots)", game_id,
-                      seats[f0.seat].name, f0.seat, name_of(f0.reason), f0.detail, version_id)
-            await self.write(self._void_game, game_id,
-                             f"reference bot faulted: {name_of(f0.reason)}")
+                      "version %d waits (check the [[reference]] bots)", req.game_id,
+                      req.bots[f0.seat].name, f0.seat, name_of(f0.reason), f0.detail,
+                      version_id)
+            if recorded:
+                await self.write(self._void_game, req.game_id,
+                                 f"reference bot faulted: {name_of(f0.reason)}")
             await self.write(self._set_status, version_id, "pending")
             await asyncio.sleep(30)
-            return
-        await self.write(self._record, fg)
-        why = validation_verdict(fg, {0})
-        with open(log_path, "a") as f:
-            f.write(f"\n--- validation game {game_id} against the reference bots: "
-                    f"{'passed' if why is None else 'FAILED: ' + why}\n")
-            seat_log = self._executor.seat_log(game_id, 0)
-            if why is not None and seat_log.is_file():
-                f.write("--- your bot's stderr in that game:\n")
-                f.write(seat_log.read_text(errors="replace")[-16_384:])
-        await self.write(self._set_status, version_id, "rejected" if why else "active",
-                         why or "")
-        self._wake_games.set()
+            return None
+        if recorded:
+            await self.write(self._record, fg)
+        return judge(cg, fg)
 
     def _add_validation_game(self, game_id: str, version_id: int, seed: int,
                              seats: tuple[BotSpec, ...]) -> None:

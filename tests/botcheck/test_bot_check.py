@@ -131,9 +131,15 @@ def test_the_example_bots_pass_with_3_and_4_players(tmp_path, bot):
     # the planted refusal happened (and is the only fault of the hand against itself)
     from arena.records import load_record
 
-    faults = load_record(tmp_path / "check" / "records" / "check-0-self.json")["faults"]
-    assert [(f["seat"], f["reason"], f["forfeit"]) for f in faults] == \
+    record = load_record(tmp_path / "check" / "records" / "check-0-self.json")
+    assert [(f["seat"], f["reason"], f["forfeit"]) for f in record["faults"]] == \
         [(0, "illegal_action", False)]
+    # every phase of a hand came up, all played by the bot: bids, the widow taken and a
+    # tile discarded, trumps named, 7 tricks of 3 plays (docs/rules.md, "Widow, discard,
+    # trumps", "Play")
+    [hand] = record["hands"]
+    assert hand["bids"] and hand["bid"] and hand["discard"] and hand["trump"]
+    assert len(hand["plays"]) == 21 and hand["finished"]
 
 
 def test_a_fresh_stdio_starter_passes(tmp_path):

@@ -14,12 +14,13 @@ from arena.cli import main
 
 
 def flaky_bot(counter: Path) -> bytes:
-    """Plays like the random bot in its first game (its validation game), then crashes at
-    the start of every later game: it counts its runs in ``counter``."""
+    """Plays like the random bot in its validation (the checks of `moon bot check` with 3
+    players: a hand against itself, 3 runs; a dropped stream, 1; a whole game, 1), then
+    crashes at the start of every later game: it counts its runs in ``counter``."""
     random_py = (EXAMPLES / "random" / "bot.py").read_text()
     bot_py = (f"import pathlib, sys\nc = pathlib.Path({str(counter)!r})\n"
               "n = int(c.read_text()) if c.exists() else 0\nc.write_text(str(n + 1))\n"
-              "if n >= 1:\n    print('crashing on purpose', file=sys.stderr)\n"
+              "if n >= 5:\n    print('crashing on purpose', file=sys.stderr)\n"
               "    sys.exit(1)\n" + random_py)
     files = {"bot.toml": b'name = "flaky"\nrun = "{python} bot.py"\n',
              "bot.py": bot_py.encode()}

@@ -132,12 +132,12 @@ def test_new_bot_in_other_languages_from_the_wheel(arena_venv: Path, work: Path,
 
 
 def test_bot_check_without_a_clone(arena_venv: Path, work: Path) -> None:
-    helped = run_in(arena_venv, work, "moon", "bot", "check", "--help")
-    if helped.returncode != 0 and "No such command" in helped.stderr:
-        pytest.skip("`moon bot check` does not exist yet (its own issue): this step runs "
-                    "as soon as it does")
+    """A fresh starter passes `moon bot check` against the example bots bundled in the
+    wheel (3 and 4 players, the dropped stream, a whole game)."""
     _ok(run_in(arena_venv, work, "moon", "new-bot", "checked"))
-    _ok(run_in(arena_venv, work, "moon", "bot", "check", "./checked"))
+    out = _ok(run_in(arena_venv, work, "moon", "bot", "check", "./checked"))
+    assert out.rstrip().endswith("checked: passed")
+    assert sum(line.startswith("ok ") for line in out.splitlines()) == 6, out
 
 
 def test_sdk_alone_installs_grpcio_and_protobuf_only(sdk_venv: Path, work: Path) -> None:
