@@ -37,7 +37,8 @@ def blocked(*modules: str, args: list[str], cwd: Path = ROOT) -> subprocess.Comp
 
 def test_every_command_is_registered():
     assert set(main.commands) == {"serve", "play", "replay", "ladder", "new-bot", "host",
-                                  "submit"}
+                                  "submit", "bot"}
+    assert set(main.commands["bot"].commands) == {"check"}  # type: ignore[attr-defined]
 
 
 def test_a_missing_package_keeps_the_command_and_says_what_it_needs(tmp_path):
