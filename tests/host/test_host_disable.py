@@ -16,10 +16,12 @@ from arena.cli import main
 def flaky_bot(counter: Path) -> bytes:
     """Plays like the random bot in its validation (the checks of `moon bot check` with 3
     players: a hand against itself, 3 runs; a dropped stream, 1; a whole game, 1), then
-    crashes at the start of every later game: it counts its runs in ``counter``."""
+    crashes at the start of every later game: it counts its runs in ``counter``, one byte
+    appended a run (atomic, so the 3 runs started at once each get their own number)."""
     random_py = (EXAMPLES / "random" / "bot.py").read_text()
-    bot_py = (f"import pathlib, sys\nc = pathlib.Path({str(counter)!r})\n"
-              "n = int(c.read_text()) if c.exists() else 0\nc.write_text(str(n + 1))\n"
+    bot_py = (f"import os, sys\nfd = os.open({str(counter)!r}, "
+              "os.O_WRONLY | os.O_APPEND | os.O_CREAT)\nos.write(fd, b'x')\n"
+              "n = os.lseek(fd, 0, os.SEEK_CUR) - 1\nos.close(fd)\n"
               "if n >= 5:\n    print('crashing on purpose', file=sys.stderr)\n"
               "    sys.exit(1)\n" + random_py)
     files = {"bot.toml": b'name = "flaky"\nrun = "{python} bot.py"\n',
@@ -60,7 +62,9 @@ def test_forfeits_in_a_row_disable_a_version(tmp_path: Path, monkeypatch,
         v = host.submit(bob, tar_folder(EXAMPLES / "random")).json()
         assert host.wait_version(bob, v["id"])["status"] == "active"
         flaky = host.submit(zed, flaky_bot(tmp_path / "runs.txt")).json()
-        assert host.wait_version(zed, flaky["id"])["status"] == "active"
+        passed = host.wait_version(zed, flaky["id"])
+        assert passed["status"] == "active", (passed, host.ok(
+            "GET", f"/api/versions/{flaky['id']}", host.admin)["reason"])
 
         def disabled() -> dict | None:
             v = host.ok("GET", f"/api/versions/{flaky['id']}", zed)
