@@ -138,7 +138,7 @@ def main() -> None:
         start, mark, t_start = finished(host), 100, time.monotonic()
         while True:
             n = finished(host) - start
-            if n >= mark:
+            if n >= mark or n >= args.games:  # every 100 games, and at the end
                 mins = (time.monotonic() - t_start) / 60
                 print(f"  {n:5d} games  {rss_mb(pid):7.1f} MB  ({mins:.1f} min)", flush=True)
                 mark += 100
