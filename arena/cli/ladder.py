@@ -22,11 +22,13 @@ from rich.progress import (
 from rich.table import Table
 
 from ..containment import cleanup_stale_once
+from ..labels import fit_width, unique_labels
 from ..ladder.config import LadderConfig, concurrency_warning, ladder_from_dict, load_ladder
 from ..ladder.runner import Reporter, RunSummary
 from ..ladder.schedule import ScheduledGame
 from ..ladder.store import GameRow, ResultsStore
 from ..text import clean, clean_line
+from .console import make_console
 from .options import parse_options, time_options
 from .play import resolve_bot
 
@@ -57,12 +59,24 @@ def _config(file: Path | None, bots: tuple[str, ...], overrides: dict[str, Any])
     return ladder_from_dict(data, Path("--bot"), overrides=overrides)
 
 
-def _live_table(live: LiveRatings) -> Table:
-    t = Table(title="live OpenSkill (μ − 3σ)", title_justify="left")
-    for c in ("bot", "μ", "σ", "μ − 3σ"):
-        t.add_column(c, justify="left" if c == "bot" else "right")
-    for b, mu, sigma, cons in live.table():
-        t.add_row(escape(clean_line(b)), f"{mu:.1f}", f"{sigma:.1f}", f"{cons:.1f}")
+LIVE_CAPTION = ("live view: OpenSkill, updated as each game finishes, ordered by μ − 3σ (a "
+                "cautious figure that rises as σ, its uncertainty, shrinks); the final "
+                "leaderboard after the run replaces it")
+
+
+def _live_table(live: LiveRatings, width: int) -> Table:
+    """The live view, bots labelled distinctly within ``width`` columns."""
+    t = Table(title="live ratings (OpenSkill)", title_justify="left", caption=LIVE_CAPTION,
+              caption_justify="left")
+    for c in ("bot", "μ", "σ", "μ − 3σ", "games"):
+        t.add_column(c, justify="left" if c == "bot" else "right", no_wrap=True)
+    rows = live.table()
+    names = [b for b, *_ in rows]
+    full = unique_labels(names)
+    room = fit_width(width, 3 * 6 + 5, 5, max((len(x) for x in full), default=1))
+    for (b, mu, sigma, cons), label in zip(rows, unique_labels(names, room), strict=True):
+        t.add_row(escape(label), f"{mu:.1f}", f"{sigma:.1f}", f"{cons:.1f}",
+                  str(live.games.get(b, 0)))
     return t
 
 
@@ -84,7 +98,7 @@ class _LiveReporter(Reporter):
 
     def view(self) -> Group:
         """The progress bar above the live ratings."""
-        return Group(self.progress, _live_table(self.ratings))
+        return Group(self.progress, _live_table(self.ratings, self.console.width))
 
     def bot_left_out(self, bot: str, why: str) -> None:
         self.console.print(f"[red]left out[/] {escape(clean_line(bot))}: {escape(clean(why))}")
@@ -157,7 +171,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     from ..ladder.report import build_report, print_report
     from ..ladder.runner import open_store, run_ladder
 
-    console = Console()
+    console = make_console()
     crowded = concurrency_warning(cfg)
     if crowded:
         console.print(f"[yellow]warning[/]: {escape(crowded)}")
@@ -185,7 +199,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     if summary.skipped_games:
         console.print(f"{summary.skipped_games} game(s) with a dropped bot not played; run "
                       "again (after fixing it, or with a higher --max-forfeits) to play them")
-    print_report(console, build_report(store, bootstrap=bootstrap))
+    print_report(console, build_report(store, bootstrap=bootstrap), live_note=True)
     console.print(f"results: {escape(str(results))}")
     store.close()
     if summary.scheduled and not summary.played and not summary.already_done:
@@ -217,7 +231,7 @@ def show(results: Path, fmt: str, bootstrap: int, reveal_seed: bool) -> None:
     store = ResultsStore(results)
     rep = build_report(store, bootstrap=bootstrap, reveal_seed=reveal_seed)
     if fmt == "table":
-        print_report(Console(), rep)
+        print_report(make_console(), rep)
     else:
         click.echo(export(rep, fmt), nl=False)
     store.close()

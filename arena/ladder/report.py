@@ -4,17 +4,23 @@ CSV / JSON exports. Everything is computed from the results file alone."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from moon_sdk.rules import Ruleset, RulesetError
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..labels import fit_width, unique_labels
 from ..text import clean, clean_line
+from ..timecontrol import TimeControl
 from .ratings import Rating, rate
 from .schedule import make_schedule
 from .store import ResultsStore
@@ -50,9 +56,9 @@ class BotStats:
         return self.points / self.hands if self.hands else 0.0
 
     @property
-    def made_pct(self) -> float:
-        """Contracts made, % of auctions won."""
-        return 100.0 * self.contracts_made / self.auctions_won if self.auctions_won else 0.0
+    def made_pct(self) -> float | None:
+        """Contracts made, % of auctions won; None when it won no auction."""
+        return 100.0 * self.contracts_made / self.auctions_won if self.auctions_won else None
 
 
 @dataclass
@@ -168,6 +174,9 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
                         scheduled=progress[1] if progress else None, finished=finished)
 
 
+DASH = "–"
+"""A figure that does not exist (a share of nothing), as the tables show it."""
+
 FEW_BOARDS = 8
 """Fewer boards than this: the report warns that the intervals are rough (wide, and their
 width itself uncertain: it is estimated from so few boards)."""
@@ -184,68 +193,201 @@ def _notes(rep: LadderReport) -> list[str]:
     return [f"{b}: {n}" for b, n in noted]
 
 
-def print_report(console: Console, rep: LadderReport) -> None:
-    """Leaderboard, cross-table and per-bot statistics as tables."""
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 board"``, ``"2 boards"`` (``many``: the plural when not ``word + "s"``)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def rules_text(meta: dict[str, Any]) -> str:
+    """The ladder's rules for its title: the preset, then every option that differs from
+    the preset's (``moon3 with players=4, min_bid=3``), from the results file's meta."""
+    preset = str(meta.get("preset") or "")
+    ruleset = meta.get("ruleset") or {}
+    try:
+        base = Ruleset.from_dict({"preset": preset}).to_dict() if preset else {}
+    except (RulesetError, TypeError, ValueError):
+        base = {}
+    changed = [f"{k}={v}" for k, v in ruleset.items() if base.get(k, object()) != v]
+    if not preset:
+        return ", ".join(changed) or "custom rules"
+    return preset + (f" with {', '.join(changed)}" if changed else "")
+
+
+def time_text(meta: dict[str, Any]) -> str:
+    """The time control for the title: the decision time and bank always, then every other
+    field that differs from the default (``2000 ms a decision + 30000 ms bank,
+    max_hands=40``); empty when the meta has none."""
+    tc = meta.get("time_control") or {}
+    if not tc:
+        return ""
+    defaults = {f.name: f.default for f in dataclasses.fields(TimeControl)}
+    text = (f"{tc.get('decision_ms', defaults['decision_ms'])} ms a decision + "
+            f"{tc.get('bank_ms', defaults['bank_ms'])} ms bank")
+    other = [f"{k}={v}" for k, v in tc.items()
+             if k not in ("decision_ms", "bank_ms") and defaults.get(k) != v]
+    return text + (", " + ", ".join(other) if other else "")
+
+
+def title_text(rep: LadderReport) -> str:
+    """The leaderboard's title: the ladder, its games and boards, its rules (every option
+    other than the preset's) and its time control, and the gauntlet if any."""
     gauntlet = rep.meta.get("gauntlet") or []
-    title = (f"ladder {rep.meta.get('name', '')}: {rep.games} games, "
-             f"{rep.meta.get('preset', '')}, {rep.meta.get('boards', '?')} boards"
-             + (f", gauntlet of {', '.join(gauntlet)}" if gauntlet else ""))
-    lb = Table(title=_t(title), caption="rating ± x: its 95% interval (≥ or ≤: a one-sided "
-               "bound, the data cannot bound the other side). vs next: the difference from the "
-               "next bot down, with its 95% interval. LOS ↓: how likely it is stronger than "
-               "the next bot down")
-    for col, j in (("#", "right"), ("bot", "left"), ("rating", "right"), ("vs next", "right"),
-                   ("LOS ↓", "right"), ("games", "right"), ("win %", "right"),
-                   ("pts/hand", "right")):
-        # figures never wrap (a rating cut in two misleads); on a narrow terminal the bot
-        # names give way first
-        lb.add_column(col, justify=j, no_wrap=col != "bot",  # type: ignore[arg-type]
-                      min_width=8 if col == "bot" else None)
-    for i, r in enumerate(rep.ratings, 1):
-        s = rep.stats[r.bot]
-        lb.add_row(str(i), _t(r.bot), r.estimate.text(),
-                   "" if r.diff_next is None else r.diff_next.text(signed=True),
-                   "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
-                   str(s.games),
-                   f"{100 * s.wins / s.games:.0f}%" if s.games else "-",
-                   f"{s.points_per_hand:+.2f}")
-    console.print(lb)
-    for line in _notes(rep):
-        console.print(f"  {_t(line)}")
-    if rep.boards < FEW_BOARDS and rep.ratings:
-        console.print(f"[yellow]only {rep.boards} board{'s' if rep.boards != 1 else ''}[/]: "
-                      + ("no interval can be estimated" if rep.boards < 2
-                         else "the intervals and LOS are rough")
-                      + "; play more boards (boards = N) for figures worth quoting")
-    if rep.unrated:
-        console.print(f"not rated (no games): {_t(', '.join(rep.unrated))}")
-    for name, why in (rep.meta.get("left_out") or {}).items():
-        console.print(f"[red]left out[/] of the last run: {_t(name)}: {escape(clean(why))}")
+    parts = [f"ladder {rep.meta.get('name', '')}: {plural(rep.games, 'game')} on "
+             f"{plural(rep.boards, 'board')}", rules_text(rep.meta)]
+    tc = time_text(rep.meta)
+    if tc:
+        parts.append(tc)
+    if gauntlet:
+        parts.append(f"gauntlet of {', '.join(gauntlet)}")
+    return ", ".join(parts)
+
+
+def shared_ranks(ratings: Sequence[Rating]) -> list[str]:
+    """The place shown for each bot of a leaderboard (best first): ``"1"``, ``"2"``, ... when
+    each bot is told apart from the next one down (the 95% interval of the difference
+    excludes 0), else the bots that cannot be told apart share the best place among them,
+    marked ``=`` (``"2="``, ``"2="``). Without intervals (fewer than 2 boards) no two bots are
+    told apart."""
+    out: list[str] = []
+    start = 0
+    for i in range(len(ratings)):
+        d = ratings[i - 1].diff_next if i else None
+        if d is not None and d.low is not None and d.low > 0:  # told apart from the one above
+            start = i
+        out.append(str(start + 1))
+    return [f"{p}=" if out.count(p) > 1 else p for p in out]
+
+
+FAULTS_WIDTH = 16
+"""The faults column's share of the width when the bot labels are fitted (it wraps)."""
+
+LIVE_NOTE = ("The live view during the run is OpenSkill, updated game by game in the order "
+             "the games finished; this leaderboard is the final fit over all games and "
+             "replaces it (the two may order close bots differently).")
+
+
+def _cell_width(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> list[int]:
+    """The width each column takes: its widest cell or header line (nothing wraps)."""
+    widths = [max((cell_len(w) for w in h.splitlines()), default=0) for h in headers]
+    for row in rows:
+        widths = [max(w, cell_len(c)) for w, c in zip(widths, row, strict=True)]
+    return widths
+
+
+def _columns(table: Table, headers: Sequence[str], rows: Sequence[Sequence[str]],
+             label_width: int, wraps: Sequence[str] = ()) -> None:
+    """Add ``headers`` as columns of ``table``: ``bot`` left and exactly ``label_width``
+    wide; figures right and never wrapped nor cut (a rating cut in two misleads); the
+    columns in ``wraps`` may wrap."""
+    widths = _cell_width(rows, headers)
+    for k, h in enumerate(headers):
+        if h == "bot":
+            table.add_column(h, min_width=label_width, max_width=label_width, no_wrap=True)
+        elif h in wraps:
+            table.add_column(h)
+        else:
+            table.add_column(h, justify="right", no_wrap=True, min_width=widths[k])
+
+
+def print_report(console: Console, rep: LadderReport, live_note: bool = False) -> None:
+    """Leaderboard, cross-table and per-bot statistics as tables, each explained in plain
+    words under it. Bots are shown by labels that are never alike and fit the console's
+    width (:mod:`arena.labels`); ``live_note`` says how this leaderboard relates to the
+    live view that ran before it (`moon ladder run`)."""
     order = [r.bot for r in rep.ratings]
+    ranks = shared_ranks(rep.ratings)
+    lb_head = ("#", "bot", "rating", "vs next", "LOS ↓", "games", "win %", "pts/hand")
+    lb_rows = []
+    for i, r in enumerate(rep.ratings):
+        s = rep.stats[r.bot]
+        lb_rows.append((ranks[i], r.bot, r.estimate.text(),
+                        "" if r.diff_next is None else r.diff_next.text(signed=True),
+                        "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
+                        str(s.games), f"{100 * s.wins / s.games:.0f}%" if s.games else DASH,
+                        f"{s.points_per_hand:+.2f}"))
+    st_head = ("bot", "auctions\nwon", "made %", "moons\ntried", "moons\nmade", "faults",
+               "forfeits")
+    st_rows = []
+    for b in order:
+        s = rep.stats[b]
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(s.faults.items())) or DASH
+        st_rows.append((b, str(s.auctions_won),
+                        DASH if s.made_pct is None else f"{s.made_pct:.0f}%",
+                        str(s.moons_tried), str(s.moons_made), clean_line(faults),
+                        str(s.forfeits)))
+    full = unique_labels(order)
+    longest = max((cell_len(x) for x in full), default=1)
+    room = []
+    for head, rows in ((lb_head, lb_rows), (st_head, st_rows)):
+        widths = _cell_width(rows, head)
+        if "faults" in head:  # it wraps: count a short line of it
+            widths[head.index("faults")] = min(widths[head.index("faults")], FAULTS_WIDTH)
+        k = head.index("bot")
+        room.append(fit_width(console.width, sum(widths) - widths[k], len(head), longest))
+    labels = dict(zip(order, unique_labels(order, min(room, default=longest)), strict=True))
+
+    width = max((cell_len(x) for x in labels.values()), default=3)
+    lb = Table(title=_t(title_text(rep)), title_justify="left")
+    _columns(lb, lb_head, lb_rows, width)
+    for row in lb_rows:
+        lb.add_row(row[0], escape(labels[row[1]]), *(_t(c) for c in row[2:]))
+    console.print(lb)
+    for line in _explain(rep, ranks, live_note):
+        console.print(line, highlight=False)
     if not order:
         console.print("no games yet: nothing to compare")
         return
-    ct = Table(title="head to head: row finished ahead of column (ties ½), games")
-    ct.add_column("")
-    for b in order:
-        ct.add_column(_t(b), justify="right")
-    for a in order:
+    ct = Table(title="head to head: how often the row's bot finished ahead of the column's "
+                     "(ties count ½), and in how many games", title_justify="left")
+    ct.add_column("#", justify="right", no_wrap=True)
+    ct.add_column("bot", min_width=width, max_width=width, no_wrap=True)
+    for i in range(len(order)):
+        ct.add_column(f"#{i + 1}", justify="right", no_wrap=True)
+    for i, a in enumerate(order):
         cells = []
         for b in order:
             v = rep.cross.get(a, {}).get(b)
             cells.append("" if a == b or v is None else f"{100 * v[0]:.0f}% ({v[1]})")
-        ct.add_row(_t(a), *cells)
+        ct.add_row(str(i + 1), escape(labels[a]), *cells)
     console.print(ct)
-    st = Table(title="per bot")
-    for col in ("bot", "auctions won", "made %", "moons tried", "moons made", "faults",
-                "forfeits"):
-        st.add_column(col, justify="left" if col in ("bot", "faults") else "right")
-    for b in order:
-        s = rep.stats[b]
-        faults = _t(", ".join(f"{k} {v}" for k, v in sorted(s.faults.items())) or "-")
-        st.add_row(_t(b), str(s.auctions_won), f"{s.made_pct:.0f}%", str(s.moons_tried),
-                   str(s.moons_made), faults, str(s.forfeits))
+    console.print("columns #1, #2, ... are the bots in leaderboard order", highlight=False)
+    st = Table(title="per bot", title_justify="left")
+    _columns(st, st_head, st_rows, width, wraps=("faults",))
+    for row in st_rows:
+        st.add_row(escape(labels[row[0]]), *(escape(c) for c in row[1:]))
     console.print(st)
+    console.print("made %: contracts made of the auctions won (– when it won none)",
+                  highlight=False)
+
+
+def _explain(rep: LadderReport, ranks: Sequence[str], live_note: bool) -> list[str]:
+    """The plain-words lines under the leaderboard (rich markup, bot text escaped)."""
+    lines = []
+    if rep.ratings:
+        lines.append(f"rating: strength on the Elo scale (the field's average is 1500), fit "
+                     f"over all {plural(rep.games, 'game')}; ± x is its 95% interval, from "
+                     f"resampling whole boards ({plural(rep.boards, 'board')} here). "
+                     "≥ or ≤: a one-sided bound (the data cannot bound the other side). "
+                     "vs next: the difference from the next bot down, with its 95% interval. "
+                     "LOS ↓: how likely the bot is stronger than the next one down.")
+    if any(r.endswith("=") for r in ranks):
+        lines.append("2= and the like: these bots share a place; the data cannot tell them "
+                     "apart (the interval of a difference between them includes 0).")
+    lines += [f"  {_t(x)}" for x in _notes(rep)]
+    if rep.boards < FEW_BOARDS and rep.ratings:
+        lines.append(f"[yellow]only {plural(rep.boards, 'board')}[/]: "
+                     + ("no interval can be estimated (it needs at least 2 boards)"
+                        if rep.boards < 2
+                        else f"the intervals are wide and rough (fewer than {FEW_BOARDS} "
+                             "boards), and so are the LOS")
+                     + "; play more boards (boards = N) for figures worth quoting")
+    if live_note and rep.ratings:
+        lines.append(LIVE_NOTE)
+    if rep.unrated:
+        lines.append(f"not rated (no games): {_t(', '.join(rep.unrated))}")
+    for name, why in (rep.meta.get("left_out") or {}).items():
+        lines.append(f"[red]left out[/] of the last run: {_t(name)}: {escape(clean(why))}")
+    return lines
 
 
 ROW_FIELDS = ("rank", "bot", "rating", "ci_low", "ci_high", "ci_note", "los_next",
@@ -281,7 +423,7 @@ def report_rows(rep: LadderReport) -> list[dict[str, Any]]:
             "games": s.games,
             "wins": s.wins, "points_per_hand": round(s.points_per_hand, 4),
             "auctions_won": s.auctions_won, "contracts_made": s.contracts_made,
-            "made_pct": round(s.made_pct, 2), "moons_tried": s.moons_tried,
+            "made_pct": _round(s.made_pct, 2), "moons_tried": s.moons_tried,
             "moons_made": s.moons_made, "forfeits": s.forfeits,
             "faults": ";".join(f"{k}={v}" for k, v in sorted(s.faults.items())),
             "duplicate_sets": rep.duplicate_sets, "boards": rep.boards,

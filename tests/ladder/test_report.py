@@ -112,7 +112,7 @@ def test_identical_bots_read_n_a_not_1500_plus_minus_zero(tmp_path):
     assert "± 0" not in text
     assert "1500 (n/a)" in leaderboard_row(text, "x")
     assert "no interval: every board gave the same result" in text
-    assert "only 6 boards: the intervals and LOS are rough" in text
+    assert "only 6 boards: the intervals are wide and rough" in text
 
 
 def test_a_normal_ladder_shows_one_symmetric_interval_form(tmp_path):
