@@ -31,7 +31,12 @@ def host() -> None:
 @click.option("--seed", type=int, default=None, help="Master seed of the boards.")
 def init(folder: Path, name: str, open_registration: bool, trust_local: bool,
          seed: int | None) -> None:
-    """Write a competition folder (competition.toml, admin.token, a reference bot)."""
+    """Write a competition folder (competition.toml, admin.token, a reference bot).
+
+    \b
+    Example:  moon host init mycomp --name "Autumn cup"
+              moon host init mycomp --open --trust-local
+    """
     from ..host import init_competition
 
     try:
@@ -53,7 +58,12 @@ def init(folder: Path, name: str, open_registration: bool, trust_local: bool,
 @click.option("--address", default="127.0.0.1:8000", show_default=True,
               help="HOST:PORT to serve the API on (port 0: any free port).")
 def run(folder: Path, database: str | None, address: str) -> None:
-    """Serve a competition until Ctrl-C / SIGTERM; it restarts where it stopped."""
+    """Serve a competition until Ctrl-C / SIGTERM; it restarts where it stopped.
+
+    \b
+    Example:  moon host run mycomp
+              moon host run mycomp --address 127.0.0.1:8080
+    """
     from ..host.run import open_host, parse_address, serve
 
     console = Console(stderr=True)
@@ -86,7 +96,11 @@ def run(folder: Path, database: str | None, address: str) -> None:
 @click.option("--database", envvar="MOON_DATABASE", default=None,
               help="The database URL the host runs with (default: FOLDER/host.sqlite).")
 def rerate(folder: Path, database: str | None) -> None:
-    """Recompute every version's ratings from all results (the host must be stopped)."""
+    """Recompute every version's ratings from all results (the host must be stopped).
+
+    \b
+    Example:  moon host rerate mycomp
+    """
     from ..host.run import open_host
 
     try:
@@ -101,7 +115,11 @@ def rerate(folder: Path, database: str | None) -> None:
 @host.command()
 @click.argument("url")
 def status(url: str) -> None:
-    """Print the status of a running host."""
+    """Print the status of a running host.
+
+    \b
+    Example:  moon host status http://127.0.0.1:8000
+    """
     try:
         st = api("GET", url, "/api/status")
     except ClientError as e:
@@ -122,7 +140,11 @@ def status(url: str) -> None:
 @click.option("--folder", type=click.Path(file_okay=False, exists=True, path_type=Path),
               default=None, help="The competition folder: its admin.token is used.")
 def invite(url: str, token: str | None, folder: Path | None) -> None:
-    """Print a new invite code (the organiser's): good for one registration."""
+    """Print a new invite code (the organiser's): good for one registration.
+
+    \b
+    Example:  moon host invite http://127.0.0.1:8000 --folder mycomp
+    """
     from ..host.settings import ADMIN_TOKEN_FILE
 
     if token is None and folder is not None:
@@ -143,7 +165,11 @@ def invite(url: str, token: str | None, folder: Path | None) -> None:
 @click.option("--save/--no-save", default=True, show_default=True,
               help="Keep the token in your moon config file for this server.")
 def register(url: str, name: str, invite: str | None, save: bool) -> None:
-    """Register NAME at the host URL and print your API token."""
+    """Register NAME at the host URL and print your API token.
+
+    \b
+    Example:  moon host register http://127.0.0.1:8000 alice --invite CODE
+    """
     try:
         out = api("POST", url, "/api/register", json={"name": name, "invite": invite})
     except ClientError as e:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from moon_sdk.rules import PRESETS
 from rich.console import Console, Group
 from rich.live import Live
 from rich.markup import escape
@@ -134,7 +135,8 @@ class _LiveReporter(Reporter):
 @click.option("--boards", type=int, default=None, help="Number of boards (seeded deals).")
 @click.option("--concurrency", "-j", type=int, default=None, help="Games at once.")
 @click.option("--seed", type=int, default=None, help="Master seed of the boards.")
-@click.option("--preset", default=None, help="Ruleset preset (moon3, moon4, ...).")
+@click.option("--preset", default=None, type=click.Choice(list(PRESETS)),
+              help="Ruleset preset [default: the ladder file's, else moon3].")
 @click.option("--check/--no-check", default=None,
               help="Check each bot first with one hand against itself; a bot that forfeits "
                    "it is left out (default: on).")
@@ -212,8 +214,11 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
 @ladder.command()
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
-              show_default=True)
-@click.option("--bootstrap", type=int, default=200, show_default=True)
+              show_default=True,
+              help="Tables for people; CSV (one row per bot) or JSON (everything) for tools, "
+                   "with names never cut.")
+@click.option("--bootstrap", type=int, default=200, show_default=True,
+              help="Bootstrap resamples for the rating intervals.")
 @click.option("--reveal-seed", is_flag=True,
               help="Include the master seed even though the ladder is not finished (it "
                    "gives away every deal of the ladder).")
@@ -221,7 +226,12 @@ def show(results: Path, fmt: str, bootstrap: int, reveal_seed: bool) -> None:
     """Show a ladder's leaderboard, cross-table and per-bot statistics.
 
     The master seed is left out of the exports while the ladder is not finished (every
-    scheduled game played), unless --reveal-seed."""
+    scheduled game played), unless --reveal-seed.
+
+    \b
+    Example:  moon ladder show runs/demo.sqlite
+              moon ladder show runs/demo.sqlite --format csv > demo.csv
+    """
     if results.suffix == ".toml":
         raise click.ClickException(f"{results} is a ladder file; `moon ladder show` reads its "
                                    "results (runs/<ladder name>.sqlite, or the file its "

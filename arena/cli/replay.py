@@ -27,7 +27,12 @@ def replay() -> None:
               help="Also print the end of every bot's output (stdout and stderr).")
 def show(file: Path, plays: bool, logs: bool) -> None:
     """Print a record as a readable hand-by-hand story (a damaged record: what it holds,
-    and what is damaged)."""
+    and what is damaged).
+
+    \b
+    Example:  moon replay show runs/records/MATCH.json
+              moon replay show runs/records/MATCH.json --no-plays --logs
+    """
     record = read_record(file)
     print_game(Console(), record, plays=plays)
     if logs:
@@ -41,7 +46,11 @@ def show(file: Path, plays: bool, logs: bool) -> None:
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def verify(files: tuple[Path, ...]) -> None:
     """Re-simulate records with the engine and report every disagreement
-    (exit 1 if any record disagrees)."""
+    (exit 1 if any record disagrees).
+
+    \b
+    Example:  moon replay verify runs/records/*.json
+    """
     bad = 0
     for f in files:
         try:
@@ -64,15 +73,20 @@ def verify(files: tuple[Path, ...]) -> None:
 
 @replay.command()
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="The HTML file to write [default: the record's path with .html].")
 @click.option("--logs", is_flag=True, help="Include the bots' logs (escaped, in <pre>).")
 def html(file: Path, output: Path | None, logs: bool) -> None:
     """Write a record as one self-contained HTML page that steps through the game hand by
-    hand and trick by trick (no network, no external files)."""
+    hand and trick by trick (no network, no external files).
+
+    \b
+    Example:  moon replay html runs/records/MATCH.json
+              moon replay html runs/records/MATCH.json --output game.html --logs
+    """
     out = output or file.with_suffix(".html")
     if out.resolve() == file.resolve():
-        raise click.ClickException(f"{out} is the record itself: give another -o/--output")
+        raise click.ClickException(f"{out} is the record itself: give another --output")
     page = render_html(read_record(file), logs=logs)
     try:
         out.write_text(page, encoding="utf-8")

@@ -35,6 +35,11 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
 
     Create matches with MatchService.CreateMatch (e.g. grpcurl), hand each bot its token.
     When bots you do not trust can reach the address, set --admin-token.
+
+    \b
+    Example:  moon serve
+              moon serve --address 127.0.0.1:50052 --records runs/served
+              MOON_ADMIN_TOKEN=secret moon serve --address 0.0.0.0:50051
     """
     from ..game import serving
     from ..referee import Referee

@@ -26,7 +26,11 @@ FINAL = ("active", "rejected", "disabled", "retired")
               help="Seconds --wait waits at most.")
 def submit(folder: Path, server: str, token: str | None, wait: bool, timeout: float) -> None:
     """Submit the bot in FOLDER: it is packed (sources and bot.toml, no build outputs),
-    uploaded, then built and validated by the host. Exits 1 if it is rejected."""
+    uploaded, then built and validated by the host. Exits 1 if it is rejected.
+
+    \b
+    Example:  moon submit ./mybot --server http://127.0.0.1:8000 --wait
+    """
     from ..host.submissions import pack
 
     tok = find_token(server, token)

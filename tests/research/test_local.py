@@ -165,7 +165,7 @@ def test_moon_replay_reads_a_local_record(tmp_path):
     play_local([SeededRandom(1), SeededRandom(2), SeededRandom(3), SeededRandom(4)], "moon4",
                seed=9, time_control={"max_hands": 15}, record_path=path)
     for args in (["verify", str(path)], ["show", str(path)],
-                 ["html", str(path), "-o", str(tmp_path / "g.html")]):
+                 ["html", str(path), "--output", str(tmp_path / "g.html")]):
         done = subprocess.run([MOON, "replay", *args], capture_output=True, text=True,
                               timeout=60)
         assert done.returncode == 0, done.stdout + done.stderr
