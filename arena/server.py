@@ -9,8 +9,10 @@ and server reflection are served too.
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -213,6 +215,45 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         return await self._guard(context, go)
 
 
+def tcp_listen_problem(address: str) -> str | None:
+    """Why ``address`` (``host:port``) cannot be listened on, as one line saying what to do,
+    or None when it can (or port 0, any free port). Found by binding a socket there first,
+    as gRPC would (``SO_REUSEADDR``), so that gRPC's own log line never reaches a user:
+    the port in use (another referee, or any program), not an address of this machine, a
+    privileged port, an unknown host name. Raises nothing."""
+    host, sep, port_text = address.rpartition(":")
+    if not sep or not port_text.isdigit() or int(port_text) > 65535:
+        return f"cannot listen on {address!r}: write HOST:PORT, e.g. 127.0.0.1:50051"
+    port = int(port_text)
+    if port == 0:
+        return None
+    host = host.strip("[]") or "0.0.0.0"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        return (f"cannot listen on {address}: {host!r} is not a host name this machine "
+                "knows; use 127.0.0.1 (this machine only) or one of its own addresses")
+    for family, kind, proto, _, sockaddr in infos[:1]:
+        with socket.socket(family, kind, proto) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(sockaddr)
+            except OSError as e:
+                if e.errno == errno.EADDRINUSE:
+                    return (f"cannot listen on {address}: port {port} is already in use "
+                            "(another referee, or another program): stop that one, or "
+                            f"choose another port (e.g. --address {host}:{port + 1}; "
+                            "port 0 picks a free one)")
+                if e.errno == errno.EADDRNOTAVAIL:
+                    return (f"cannot listen on {address}: {host} is not an address of this "
+                            "machine; use 127.0.0.1 (this machine only) or one of its own")
+                if e.errno == errno.EACCES:
+                    return (f"cannot listen on {address}: ports below 1024 need "
+                            "privileges; choose a port from 1024 up")
+                return f"cannot listen on {address}: {e.strerror}"
+    return None
+
+
 def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
                   unix_socket: str | None = None, match_service: bool = False,
                   admin_token: str | None = None) -> tuple[grpc.aio.Server, int]:
@@ -257,6 +298,9 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
     )
     reflection.enable_server_reflection(names, server)
     port = 0
+    problem = tcp_listen_problem(address) if address else None
+    if problem:
+        raise ConfigError(problem)
     try:
         if address:
             port = server.add_insecure_port(address)
