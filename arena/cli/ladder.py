@@ -143,8 +143,9 @@ class _LiveReporter(Reporter):
 @click.option("--max-forfeits", type=int, default=None, metavar="N",
               help="Drop a bot once it has forfeited N games (default 0: never).")
 @click.option("--gauntlet", "gauntlet", multiple=True, metavar="BOT",
-              help="A challenger (repeatable): play only the games with a challenger in "
-                   "them, against the rest as a pool.")
+              help="A challenger (repeatable): a bot of the ladder by name, or a bot folder "
+                   "(added to the ladder's bots for this run); only the games with a "
+                   "challenger in them are played, against the rest as a pool.")
 @click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
               help="Override a ruleset option of the ladder, e.g. -o min_bid=3.")
 @time_options
@@ -160,6 +161,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     Example:  moon ladder run ladders/demo.toml
               moon ladder run --bot ./mybot --bot heuristic --bot random -j 2
               moon ladder run ladders/demo.toml --gauntlet random --results runs/g.sqlite
+              moon ladder run ladders/demo.toml --gauntlet ./mybot
     """
     cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
                                "preset": preset, "gauntlet": list(gauntlet) or None,
@@ -167,6 +169,8 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
                                "options": parse_options(options) or None,
                                "time_control": {k: v for k, v in tc.items() if v is not None}
                                or None})
+    if results is None and cfg.joined:  # another ladder: the ladder file's and more bots
+        results = Path("runs") / f"{cfg.name}-gauntlet-{'-'.join(cfg.joined)}.sqlite"
     if results is None:
         results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
     from ..ladder.ratings import LiveRatings

@@ -71,6 +71,9 @@ class LadderConfig:
     """Names of the challengers: only games with one of them are played (empty: every
     group, a round robin). Not part of :meth:`identity`: a gauntlet's games are games of
     the round robin (see :mod:`arena.ladder.schedule`)."""
+    joined: tuple[str, ...] = ()
+    """Challengers given as folders that are not bots of the ladder file: they joined
+    ``bots`` for this run (which makes it another ladder: :meth:`identity` differs)."""
 
     def identity(self) -> str:
         """A hash of everything that fixes the games' content (not ``boards`` nor
@@ -286,11 +289,10 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     if not isinstance(gauntlet, list) or not all(isinstance(g, str) for g in gauntlet):
         raise ConfigError(f"{origin('gauntlet')}: gauntlet must list the "
                           'challengers by bot name, e.g. gauntlet = ["mybot"]')
-    names = [b.name for b in bots]
-    for g in gauntlet:
-        if g not in names:
-            raise ConfigError(f"{origin('gauntlet')}: gauntlet challenger "
-                              f"{g!r} is not a bot of this ladder ({', '.join(names)})")
+    base = Path.cwd() if "gauntlet" in flags else path.parent
+    known = {b.name for b in bots}
+    gauntlet = [_challenger(g, bots, base, origin("gauntlet")) for g in gauntlet]
+    joined = tuple(b.name for b in bots if b.name not in known)
     results = lad.get("results")
     name = check_name(lad["name"], origin("name"), "ladder name") if "name" in lad \
         else path.stem
@@ -300,4 +302,39 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         results=(path.parent / results) if isinstance(results, str) else None,
         docker_limits=docker_limits,
         source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)), check=check,
-        max_forfeits=max_forfeits)
+        max_forfeits=max_forfeits, joined=joined)
+
+
+def _challenger(value: str, bots: list[BotSpec], base: Path, where: str) -> str:
+    """The name of the gauntlet challenger ``value``: a bot of the ladder by name, or a bot
+    folder (its ``bot.toml`` too), relative to ``base``: a bot of the ladder if it is one's
+    folder, else that bot, added to ``bots``.
+
+    Raises:
+        ConfigError: neither a bot of the ladder nor a bot folder, a bad bot folder, or a
+            bot whose name another bot of the ladder has.
+    """
+    names = [b.name for b in bots]
+    if value in names:
+        return value
+    folder = Path(value) if Path(value).is_absolute() else base / value
+    if folder.name == "bot.toml":
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigError(f"{where}: gauntlet challenger {value!r} is neither a bot of this "
+                          f"ladder ({', '.join(names)}) nor a bot folder")
+    folder = folder.resolve()
+    same = next((b for b in bots if b.folder.resolve() == folder), None)
+    if same is not None:
+        return same.name
+    try:
+        spec = load_bot(folder)
+    except ConfigError as e:
+        raise ConfigError(f"{where}: gauntlet challenger {value!r}: {e}") from None
+    if spec.name in names:
+        raise ConfigError(f"{where}: gauntlet challenger {value!r} is named {spec.name!r}, "
+                          "like another bot of this ladder from another folder; give it "
+                          "another name in its bot.toml, or add it to the ladder file as a "
+                          "[[bots]] entry with name = \"...\"")
+    bots.append(spec)
+    return spec.name
