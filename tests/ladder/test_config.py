@@ -47,7 +47,7 @@ def test_good_file_loads(tmp_path):
     ('path = "{R}/example_bots/random"', 'path = "{R}/example_bots/heuristic"', 10,
      "two bots are named"),
     ("seed = 5", 'seed = 5\ngauntlet = ["heuristc"]', 5,
-     "challenger 'heuristc' is not a bot of this ladder (heuristic, random)"),
+     "challenger 'heuristc' is neither a bot of this ladder (heuristic, random) nor a bot folder"),
     ("seed = 5", "seed = 5\ngauntlet = 3", 5, "gauntlet must list the challengers"),
 ])
 def test_bad_values_name_the_line(tmp_path, old, new, line, words):
