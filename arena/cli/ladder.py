@@ -104,6 +104,12 @@ class _LiveReporter(Reporter):
     def bot_left_out(self, bot: str, why: str) -> None:
         self.console.print(f"[red]left out[/] {escape(clean_line(bot))}: {escape(clean(why))}")
 
+    def bot_output(self, bot: str, lines: list[str], record: Path | None) -> None:
+        more = f" (more: `moon replay show --logs {record}`)" if record else ""
+        self.console.print(f"the end of its output{escape(more)}:", highlight=False)
+        for line in lines:
+            self.console.print(f"  | {escape(clean_line(line))}", highlight=False)
+
     def planned(self, summary: RunSummary) -> None:
         # the bar counts what this run can play: games with a bot left out are not coming
         self.progress.update(self.task, total=summary.already_done + summary.to_play,

@@ -67,6 +67,12 @@ class Reporter:
         """Before the first game: ``bot`` will not play in this run (its build failed, it
         failed its admission check, or it had forfeited ``max_forfeits`` games)."""
 
+    def bot_output(self, bot: str, lines: list[str], record: Path | None) -> None:
+        """Right after :meth:`bot_left_out` for a failed admission check: the last lines
+        of the bot's output in that game (at most :data:`CHECK_OUTPUT_LINES`, oldest first;
+        the bot's own text: make it safe before printing, :mod:`arena.text`) and the
+        game's record (None when none was written). Not called when it wrote nothing."""
+
     def planned(self, summary: RunSummary) -> None:
         """The plan is made: ``summary.to_play`` games are coming, after
         ``summary.already_done`` of ``summary.scheduled`` done before."""
@@ -149,10 +155,42 @@ def check_request(spec: BotSpec, cfg: LadderConfig) -> GameRequest:
         docker_limits=cfg.docker_limits)
 
 
-async def check_bot(executor: GameExecutor, spec: BotSpec, cfg: LadderConfig) -> str | None:
-    """Play the admission check of ``spec`` (:func:`check_request`); returns why it
-    failed (a forfeit: which seat, the reason, the record), or None when it passed. A
-    failure of the executor itself is not the bot's: it passes (logged)."""
+CHECK_OUTPUT_LINES = 20
+"""How many of the last lines of a bot's output a failed admission check shows (as many
+as `moon play` shows of a forfeiting bot)."""
+
+
+@dataclass(frozen=True)
+class CheckFailure:
+    """Why a bot failed its admission check, and what it wrote."""
+
+    why: str
+    """One line: the seat, the forfeit's reason and detail, the record."""
+    output: list[str]
+    """The last lines (at most :data:`CHECK_OUTPUT_LINES`) of that seat's output, oldest
+    first; empty when it wrote nothing or the record cannot be read."""
+    record: Path | None
+
+
+def _output_tail(record: Path | None, seat: int) -> list[str]:
+    """The last :data:`CHECK_OUTPUT_LINES` lines of ``seat``'s output in a record."""
+    from ..records import read_record
+
+    if record is None:
+        return []
+    try:
+        text = read_record(record).logs.get(str(seat), "")
+    except ArenaError:  # RecordError: no tail, the reason still stands
+        return []
+    return text.rstrip().splitlines()[-CHECK_OUTPUT_LINES:]
+
+
+async def check_failure(executor: GameExecutor, spec: BotSpec,
+                        cfg: LadderConfig) -> CheckFailure | None:
+    """Play the admission check of ``spec`` (:func:`check_request`); returns how it failed
+    (a forfeit: which seat, the reason, the record, the end of that seat's output), or
+    None when it passed. A failure of the executor itself is not the bot's: it passes
+    (logged)."""
     try:
         finished = await executor.play(check_request(spec, cfg))
     except InfrastructureError as e:
@@ -161,9 +199,17 @@ async def check_bot(executor: GameExecutor, spec: BotSpec, cfg: LadderConfig) ->
     f = finished.result.forfeit
     if finished.result.termination is not Termination.FORFEIT or f is None:
         return None
-    return (f"failed its admission check (one hand against itself): seat {f.seat} "
-            f"{f.reason.key}" + (f": {f.detail}" if f.detail else "")
-            + f"; record {finished.record_path or '(none)'}")
+    why = (f"failed its admission check (one hand against itself): seat {f.seat} "
+           f"{f.reason.key}" + (f": {f.detail}" if f.detail else "")
+           + f"; record {finished.record_path or '(none)'}")
+    output = _output_tail(finished.record_path, f.seat) if f.seat is not None else []
+    return CheckFailure(why, output, finished.record_path)
+
+
+async def check_bot(executor: GameExecutor, spec: BotSpec, cfg: LadderConfig) -> str | None:
+    """:func:`check_failure`'s one line, or None when the bot passed."""
+    failure = await check_failure(executor, spec, cfg)
+    return failure.why if failure else None
 
 
 class LadderRun:
@@ -235,10 +281,13 @@ class LadderRun:
         pending = self._pending()
         bots = [b for b in self.cfg.bots if b.name not in self.summary.skipped_bots
                 and any(b.name in g.seats for g in pending)]
-        verdicts = await asyncio.gather(*(check_bot(self.executor, b, self.cfg) for b in bots))
-        for b, why in zip(bots, verdicts, strict=True):
-            if why:
-                self._leave_out(b.name, why)
+        verdicts = await asyncio.gather(*(check_failure(self.executor, b, self.cfg)
+                                          for b in bots))
+        for b, failure in zip(bots, verdicts, strict=True):
+            if failure:
+                self._leave_out(b.name, failure.why)
+                if failure.output:
+                    self.reporter.bot_output(b.name, failure.output, failure.record)
 
     def plan(self) -> None:
         """Leave out the bots that had forfeited ``max_forfeits`` games already, then
@@ -318,5 +367,6 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
     return await LadderRun(cfg, store, results, executor, reporter).run()
 
 
-__all__ = ["LadderRun", "Reporter", "RunSummary", "VOID_RETRIES", "build_all", "check_bot",
-           "check_request", "open_store", "records_dir", "run_ladder"]
+__all__ = ["CHECK_OUTPUT_LINES", "CheckFailure", "LadderRun", "Reporter", "RunSummary",
+           "VOID_RETRIES", "build_all", "check_bot", "check_failure", "check_request",
+           "open_store", "records_dir", "run_ladder"]
