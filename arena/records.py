@@ -250,6 +250,12 @@ class RecordedSeat:
     reported_name: str
     reported_version: str
 
+    @property
+    def shown_name(self) -> str:
+        """The name to show: a seat started by hand (named ``manual``,
+        :data:`arena.game.MANUAL`) shows the name its bot reported once it joined."""
+        return self.reported_name if self.name == "manual" and self.reported_name else self.name
+
 
 @dataclass(frozen=True)
 class RecordedBid:
@@ -388,9 +394,10 @@ class GameRecord:
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     def seat_label(self, seat: int | None) -> str:
-        """``"1:random"``, or ``"7:?"`` for a seat the record does not have."""
+        """``"1:random"``, or ``"7:?"`` for a seat the record does not have; a manual
+        seat by its bot's reported name (:attr:`RecordedSeat.shown_name`)."""
         if seat is not None and 0 <= seat < len(self.seats):
-            return f"{seat}:{self.seats[seat].name}"
+            return f"{seat}:{self.seats[seat].shown_name}"
         return f"{seat}:?"
 
     def side_labels(self) -> list[str]:

@@ -20,9 +20,11 @@ def _bid_text(b: int) -> str:
     return "-" if b == 0 else str(b)
 
 
-def print_game(console: Console, record: GameRecord, plays: bool = False) -> None:
+def print_game(console: Console, record: GameRecord, plays: bool = False,
+               forfeit: bool = True) -> None:
     """Print a record hand by hand: the auction, the contract, (with ``plays``) every
-    trick, the tricks taken, made or set, and the scores; then the result and the faults.
+    trick, the tricks taken, made or set, and the scores; then the result and the faults
+    (the forfeit's line unless ``forfeit`` is False: a caller that says it itself).
     A damaged record shows what it holds (:attr:`GameRecord.errors` says what not)."""
     sides = record.side_labels()
     table = Table(title=_e(f"match {record.match_id}  ({record.preset or 'custom'}, "
@@ -61,7 +63,7 @@ def print_game(console: Console, record: GameRecord, plays: bool = False) -> Non
                       f"final scores {_e(final)}")
     else:
         console.print(f"[bold yellow]no winner[/] ({_e(res.termination)})")
-    if res.forfeit is not None:
+    if res.forfeit is not None and forfeit:
         f = res.forfeit
         console.print(f"[red]forfeit[/]: seat {_e(record.seat_label(f.seat))} — "
                       f"{_e(f.reason)}: {_e(f.detail)}")

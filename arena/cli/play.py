@@ -154,7 +154,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
             match = await play_game(referee, ep, specs, ruleset, preset=preset, seed=seed,
                                     tc=time_control, on_start=tell, seat_clocks=seat_clocks)
         record = GameRecord.from_dict(game_record(match), match.record_path)
-        print_game(console, record)
+        print_game(console, record, forfeit=False)  # said once, below, with the output
         console.print(f"record: {escape(match.record_path)}")
         return record
 
@@ -162,7 +162,8 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     forfeit = record.result.forfeit
     if forfeit is not None and forfeit.seat is not None:
         seat = forfeit.seat
-        click.echo(f"seat {seat} ({clean_line(specs[seat].name)}) forfeited: "
+        name = record.seats[seat].shown_name if seat < len(record.seats) else specs[seat].name
+        click.echo(f"seat {seat} ({clean_line(name)}) forfeited: "
                    f"{clean_line(forfeit.reason)}"
                    + (f": {clean_line(forfeit.detail)}" if forfeit.detail else ""), err=True)
         tail = clean(record.logs.get(str(seat), "")).rstrip().splitlines()

@@ -1,0 +1,55 @@
+"""What `moon play` prints: a forfeit said once (with the bot's name and the end of its
+output), and a seat started by hand shown by the name its bot gives when it joins."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MOON = [sys.executable, "-m", "arena.cli"]
+ENV = {**os.environ, "COLUMNS": "200"}
+
+
+def test_a_forfeit_is_said_once(tmp_path):
+    bot = tmp_path / "crasher"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "crasher"\nrun = "{python} bot.py"\n')
+    (bot / "bot.py").write_text("import sys\nprint('about to fail', file=sys.stderr)\n"
+                                "sys.exit(1)\n")
+    out = subprocess.run([*MOON, "play", "--seed", "3", "--records", str(tmp_path / "rec"),
+                          "random", str(bot), "random"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, env=ENV)
+    assert out.returncode == 3, out.stderr
+    both = out.stdout + out.stderr
+    # the reason once (it was twice: the story's own forfeit line, then this one)
+    assert len(re.findall(r"\bcrash\b", both)) == 1, both
+    assert len(re.findall(r"exited \(code 1\)", both)) == 1, both
+    assert "seat 1 (crasher) forfeited: crash" in out.stderr
+    assert "  | about to fail" in out.stderr
+
+
+def test_a_manual_seat_shows_its_bots_name_once_it_joins(tmp_path):
+    proc = subprocess.Popen([*MOON, "play", "--seed", "5", "--tcp", "--records",
+                             str(tmp_path / "rec"), "manual", "weak", "weak"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    assert proc.stderr is not None
+    address = token = None
+    for line in proc.stderr:
+        m = re.search(r"MOON_ADDRESS=(\S+) MOON_TOKEN=(\S+)", line)
+        if m:
+            address, token = m.groups()
+            break
+    assert address and token
+    bot = subprocess.Popen([sys.executable, "bot.py"], cwd=ROOT / "example_bots" / "random",
+                           env={**os.environ, "MOON_ADDRESS": address, "MOON_TOKEN": token})
+    try:
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        bot.wait(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert "0:random" in stdout and "0:manual" not in stdout
+    assert "1:weak" in stdout and "2:weak" in stdout
