@@ -353,8 +353,8 @@ def print_report(console: Console, rep: LadderReport, live_note: bool = False) -
     console.print("columns #1, #2, ... are the bots in leaderboard order", highlight=False)
     st = Table(title="per bot", title_justify="left")
     _columns(st, st_head, st_rows, width, wraps=("faults",))
-    for row in st_rows:
-        st.add_row(escape(labels[row[0]]), *(escape(c) for c in row[1:]))
+    for st_row in st_rows:
+        st.add_row(escape(labels[st_row[0]]), *(escape(c) for c in st_row[1:]))
     console.print(st)
     console.print("made %: contracts made of the auctions won (– when it won none)",
                   highlight=False)
