@@ -112,7 +112,7 @@ def game(request, tmp_path_factory) -> Path:
 def render(record_path: Path, *extra: str) -> tuple[Node, str]:
     out = moon("replay", "html", str(record_path), *extra)
     assert out.returncode == 0, out.stderr
-    target = Path(extra[extra.index("-o") + 1]) if "-o" in extra \
+    target = Path(extra[extra.index("--output") + 1]) if "--output" in extra \
         else record_path.with_suffix(".html")
     assert f"wrote {target}" in out.stdout
     page = target.read_text(encoding="utf-8")
@@ -245,7 +245,7 @@ def test_holdings_at_each_trick(game):
 def test_logs_only_on_request(game, tmp_path):
     record = load_record(game)
     out = tmp_path / "with-logs.html"
-    root, page = render(game, "--logs", "-o", str(out))
+    root, page = render(game, "--logs", "--output", str(out))
     assert_self_contained(root, page)
     pres = [p.text() for p in root.one("section", "logs").all("pre")]
     assert pres == [record["logs"][k] for k in sorted(record["logs"])]
