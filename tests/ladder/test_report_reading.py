@@ -133,3 +133,28 @@ def test_csv_keeps_the_names_whole(results):
     rows = list(csv.DictReader(io.StringIO(export(build_report(store, bootstrap=5), "csv"))))
     assert sorted(r["bot"] for r in rows) == sorted(NAMES)
     assert all(r["made_pct"] == "" for r in rows)   # no auction won: no share
+
+
+@pytest.mark.parametrize("boards, apart", [(4, False), (6, True)])
+def test_a_bot_behind_on_every_board_gets_its_own_place_from_6_boards(tmp_path, boards, apart):
+    # "z" last in every game; the others mixed. A sweep of G boards has LOS 1 - 1/2^G:
+    # 93.75% on 4 boards (not told apart at 95%), 98.4% on 6 (told apart)
+    def order(board, seats):
+        if "z" in seats:
+            rest = [s for s in seats if s != "z"]
+            first = rest[(board + len(rest[0])) % 2]
+            return [3 if s == "z" else 1 if s == first else 2 for s in seats]
+        return places(board, seats)
+    store = ladder(tmp_path, ["x", "y", "w", "z"], boards, order)
+    rep = build_report(store, bootstrap=20)
+    text = shown_text(rep)
+    z_row = next(row for row in table_rows(text, "ladder ") if " z " in row)
+    place = z_row.split("│")[1].strip()
+    assert rep.ratings[-1].bot == "z"
+    assert (place == "4") is apart, (place, z_row)
+
+
+def shown_text(rep) -> str:
+    out = io.StringIO()
+    print_report(Console(file=out, width=120), rep)
+    return out.getvalue()
