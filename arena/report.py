@@ -35,8 +35,14 @@ def print_game(console: Console, record: GameRecord, plays: bool = False,
     table.add_column("contract")
     table.add_column("tricks")
     table.add_column("result")
-    for s in sides:
-        table.add_column(_e(s), justify="right")
+    # the score columns by seat number, the names in full above the table: a name cut to
+    # fit a column ("0:sea…") could not tell two bots apart
+    for k in range(len(sides)):
+        table.add_column("0 & 2" if len(sides) == 2 and k == 0 else "1 & 3" if len(sides) == 2
+                         else str(k), justify="right", no_wrap=True)
+    console.print(_e("seats: " + ", ".join(record.seat_label(i)
+                                           for i in range(len(record.seats)))),
+                  highlight=False)
     for h in record.hands:
         auction = " ".join(f"{b.seat}:{_bid_text(b.bid)}" for b in h.bids)
         if h.bidder is None:

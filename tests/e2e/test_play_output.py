@@ -3,6 +3,7 @@ output), and a seat started by hand shown by the name its bot gives when it join
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -53,3 +54,26 @@ def test_a_manual_seat_shows_its_bots_name_once_it_joins(tmp_path):
     assert proc.returncode == 0, stderr
     assert "0:random" in stdout and "0:manual" not in stdout
     assert "1:weak" in stdout and "2:weak" in stdout
+
+
+def test_replay_show_in_80_columns_names_every_seat_in_full(tmp_path):
+    out = subprocess.run([*MOON, "play", "--seed", "4", "--records", str(tmp_path), "random",
+                          "weak", "random", "--max-hands", "1"], capture_output=True, text=True,
+                         timeout=300, env=ENV)
+    assert out.returncode == 0, out.stderr
+    [path] = tmp_path.glob("*.json")
+    data = json.loads(path.read_text())
+    long = [f"search-mcts-rollouts-1000-seed-0001-{c}" for c in "abc"]   # 37 characters
+    for seat, name in zip(data["seats"], long, strict=True):
+        seat["name"] = name
+    path.write_text(json.dumps(data))
+    shown = subprocess.run([*MOON, "replay", "show", str(path)], capture_output=True,
+                           text=True, timeout=120, env={**os.environ, "COLUMNS": "80"})
+    assert shown.returncode == 0, shown.stderr
+    flat = "".join(shown.stdout.split())       # the line may wrap between names
+    for seat, name in enumerate(long):
+        assert f"{seat}:{name}" in flat
+    assert all(len(line) <= 80 for line in shown.stdout.splitlines())
+    # and no column header is a name cut short ("0:sea…" three times over)
+    headers = [line for line in shown.stdout.splitlines() if line.startswith("┃")]
+    assert headers and not any("…" in line for line in headers), headers
