@@ -371,8 +371,9 @@ def _explain(rep: LadderReport, ranks: Sequence[str], live_note: bool) -> list[s
                      "vs next: the difference from the next bot down, with its 95% interval. "
                      "LOS ↓: how likely the bot is stronger than the next one down.")
     if any(r.endswith("=") for r in ranks):
-        lines.append("2= and the like: these bots share a place; the data cannot tell them "
-                     "apart (the interval of a difference between them includes 0).")
+        shared = next(r for r in ranks if r.endswith("="))
+        lines.append(f"{shared} (a place with =): these bots share a place; the data cannot "
+                     "tell them apart (the interval of a difference between them includes 0).")
     lines += [f"  {_t(x)}" for x in _notes(rep)]
     if rep.boards < FEW_BOARDS and rep.ratings:
         lines.append(f"[yellow]only {plural(rep.boards, 'board')}[/]: "
