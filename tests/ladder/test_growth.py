@@ -12,12 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from moon_sdk.rules import Ruleset
 from rich.console import Console
 
+from arena.bots import BotSpec
 from arena.executor import FinishedGame, GameRequest
 from arena.ladder.config import load_ladder
-from arena.ladder.report import build_report, print_report
-from arena.ladder.schedule import make_schedule
+from arena.ladder.report import build_report, export, print_report
+from arena.ladder.schedule import ScheduledGame, make_schedule
 from arena.ladder.store import ResultsStore, hold_results
 from arena.results import GameResult, Termination
 from arena.timecontrol import TimeControl
@@ -164,10 +166,6 @@ def test_a_held_ladder_file_is_refused_and_left_untouched(tmp_path):
 
 def add(store: ResultsStore, gid: str, board: int, dset: str, seats: tuple[str, ...],
         places: tuple[int, ...]) -> None:
-    from arena.bots import BotSpec
-    from arena.ladder.schedule import ScheduledGame
-    from moon_sdk.rules import Ruleset
-
     request = GameRequest(gid, tuple(BotSpec(b, Path("."), "") for b in seats),
                           Ruleset.preset("moon3"), "moon3", 1, TimeControl())
     result = GameResult(Termination.TARGET, places.index(1), (0, 0, 0), places, 1)
@@ -198,5 +196,5 @@ def test_only_complete_duplicate_sets_are_rated(tmp_path):
     text = out.getvalue()
     assert "not rated yet: 1 duplicate set(s) with only 1 of their games played" in text
     assert "only 8 boards" not in text  # 8 whole boards: no rough-interval warning
-    js = json.loads(__import__("arena.ladder.report", fromlist=["export"]).export(rep, "json"))
+    js = json.loads(export(rep, "json"))
     assert js["partial_sets"] == 1 and js["games"] == 48
