@@ -229,6 +229,10 @@ def show(results: Path, fmt: str, bootstrap: int, reveal_seed: bool) -> None:
     from ..ladder.report import build_report, export, print_report
 
     store = ResultsStore(results)
+    if store.meta().get("kind") == "match":
+        store.close()
+        raise click.ClickException(f"{results} holds an A/B match, not a ladder: moon match "
+                                   f"--results {results} --show")
     rep = build_report(store, bootstrap=bootstrap, reveal_seed=reveal_seed)
     if fmt == "table":
         print_report(Console(), rep)

@@ -192,3 +192,5 @@ def test_a_second_run_on_a_held_results_file_is_refused_at_once(tmp_path):
     show = moon("match", "--results", str(res), "--show", "--format", "json")
     assert show.returncode == 0, show.stderr
     assert json.loads(show.stdout)["games"] == n
+    wrong = moon("ladder", "show", str(res))
+    assert wrong.returncode == 1 and "holds an A/B match, not a ladder" in wrong.stderr
