@@ -71,12 +71,12 @@ def unique_names(a: BotSpec, b: BotSpec, against: Sequence[BotSpec]
     taken = {a.name, b.name}
     thirds: list[BotSpec] = []
     for c in against:
-        k = 1
-        while c.name in taken:
-            c = renamed(c, ".third" + (str(k) if k > 1 else ""))
+        named, k = c, 1
+        while named.name in taken:
+            named = renamed(c, ".third" + (str(k) if k > 1 else ""))
             k += 1
-        taken.add(c.name)
-        thirds.append(c)
+        taken.add(named.name)
+        thirds.append(named)
     return a, b, tuple(thirds)
 
 
@@ -472,8 +472,10 @@ def progress_line(status: MatchStatus, a: str = "A", b: str = "B") -> str:
     """One line of figures: games, A's score, Elo ± interval, LOS, and the LLR with its
     bounds (``LLR 1.52 (-2.94, 2.94)``)."""
     st = status.stats
-    parts = [f"games {status.games}"
-             + (f" ({status.uncounted} not counted yet)" if status.uncounted else ""),
+    left = "" if not status.uncounted else \
+        f" ({status.uncounted} not counted yet)" if status.verdict is None else \
+        f" ({status.uncounted} finished after the verdict, not counted)"
+    parts = [f"games {status.games}{left}",
              f"boards {st.sets}"]
     if st.sets:
         parts.append(f"{a} scores {100 * st.score:.1f}% against {b}")
