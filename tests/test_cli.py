@@ -36,8 +36,8 @@ def blocked(*modules: str, args: list[str], cwd: Path = ROOT) -> subprocess.Comp
 
 
 def test_every_command_is_registered():
-    assert set(main.commands) == {"serve", "play", "replay", "ladder", "new-bot", "host",
-                                  "submit", "bot"}
+    assert set(main.commands) == {"serve", "play", "replay", "ladder", "match", "new-bot",
+                                  "host", "submit", "bot"}
     assert set(main.commands["bot"].commands) == {"check"}  # type: ignore[attr-defined]
 
 

@@ -25,6 +25,7 @@ from ..errors import ArenaError
 from .bot import bot
 from .host import host
 from .ladder import ladder
+from .match import match
 from .new_bot import new_bot
 from .play import play
 from .replay import replay
@@ -90,6 +91,7 @@ main.add_command(serve)
 main.add_command(play)
 main.add_command(replay)
 main.add_command(ladder)
+main.add_command(match)
 main.add_command(new_bot)
 main.add_command(host)
 main.add_command(submit)

@@ -24,9 +24,16 @@ from rich.table import Table
 
 from ..containment import cleanup_stale_once
 from ..labels import fit_width, unique_labels
-from ..ladder.config import LadderConfig, concurrency_warning, ladder_from_dict, load_ladder
+from ..ladder.config import (
+    ON_CHANGE,
+    LadderConfig,
+    concurrency_warning,
+    ladder_from_dict,
+    load_ladder,
+)
 from ..ladder.runner import Reporter, RunSummary
 from ..ladder.schedule import ScheduledGame
+from ..ladder.sets import game_entries
 from ..ladder.store import GameRow, ResultsStore
 from ..text import clean, clean_line
 from .console import make_console
@@ -154,13 +161,17 @@ class _LiveReporter(Reporter):
                    "challenger in them are played, against the rest as a pool.")
 @click.option("--option", "-o", "options", multiple=True, metavar="NAME=VALUE",
               help="Override a ruleset option of the ladder, e.g. -o min_bid=3.")
+@click.option("--on-change", type=click.Choice(ON_CHANGE), default=None,
+              help="When a bot's code changed since its games in the results file: refuse "
+                   "to run (default), enter it as a new version rated separately "
+                   "(name@version), or replace the old version in the ratings.")
 @time_options
 @click.option("--bootstrap", type=int, default=200, show_default=True,
               help="Bootstrap resamples for the rating intervals.")
 def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: int | None,
         concurrency: int | None, seed: int | None, preset: str | None, check: bool | None,
         max_forfeits: int | None, gauntlet: tuple[str, ...], options: tuple[str, ...],
-        bootstrap: int, **tc: int | None) -> None:
+        on_change: str | None, bootstrap: int, **tc: int | None) -> None:
     """Play a ladder (resuming RESULTS if it exists) and print the leaderboard.
 
     \b
@@ -172,6 +183,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
                                "preset": preset, "gauntlet": list(gauntlet) or None,
                                "check": check, "max_forfeits": max_forfeits,
+                               "on_change": on_change,
                                "options": parse_options(options) or None,
                                "time_control": {k: v for k, v in tc.items() if v is not None}
                                or None})
@@ -190,8 +202,10 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     cleanup_stale_once()  # bots and cgroups a killed earlier run left behind
     store = open_store(cfg, results)
     live = LiveRatings([b.name for b in cfg.bots])
+    current = {(b.name, cfg.versions.get(b.name, "")) for b in cfg.bots}
     for g in store.games():
-        live.update(g)
+        if set(game_entries(g)) <= current:  # the live view: this run's bots only
+            live.update(g)
     reporter = _LiveReporter(console, live, results)
     try:
         with Live(reporter.view(), console=console, transient=False,
@@ -249,6 +263,10 @@ def show(results: Path, fmt: str, bootstrap: int, reveal_seed: bool) -> None:
     from ..ladder.report import build_report, export, print_report
 
     store = ResultsStore(results)
+    if store.meta().get("kind") == "match":
+        store.close()
+        raise click.ClickException(f"{results} holds an A/B match, not a ladder: moon match "
+                                   f"--results {results} --show")
     rep = build_report(store, bootstrap=bootstrap, reveal_seed=reveal_seed)
     if fmt == "table":
         print_report(make_console(), rep)

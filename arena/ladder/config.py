@@ -35,6 +35,7 @@ from moon_sdk.rules import DEAL_VERSION, Ruleset, RulesetError
 
 from ..bots import BotSpec, load_bot
 from ..names import check_name
+from ..versions import SHORT, bot_version
 
 if TYPE_CHECKING:
     from ..sandbox.docker import DockerLimits
@@ -42,7 +43,13 @@ from ..errors import ConfigError
 from ..timecontrol import TimeControl
 
 LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results",
-               "gauntlet", "check", "max_forfeits"}
+               "gauntlet", "check", "max_forfeits", "on_change"}
+ON_CHANGE = ("refuse", "new-version", "replace")
+"""What a run does with a bot whose code changed since its games in the results file:
+stop with a message (the default); enter the new code as a new version, rated separately
+beside the old (``name@version`` each); or rate the new code only, the old version's games
+kept in the file but out of the ratings (docs/ladder.md, "Growing a ladder, and new
+versions")."""
 BOT_KEYS = {"path", "runner", "name"}
 
 
@@ -73,19 +80,58 @@ class LadderConfig:
     the round robin (see :mod:`arena.ladder.schedule`)."""
     joined: tuple[str, ...] = ()
     """Challengers given as folders that are not bots of the ladder file: they joined
-    ``bots`` for this run (which makes it another ladder: :meth:`identity` differs)."""
+    ``bots`` for this run (by default the run's results go to a file of their own)."""
+    versions: dict[str, str] = field(default_factory=dict)
+    """Each bot's version by name: the first :data:`arena.versions.SHORT` hex digits of its
+    folder's content hash (:func:`arena.versions.bot_version`), taken when the ladder is
+    loaded. Recorded with every game; a bot's games are keyed by name and version."""
+    on_change: str = "refuse"
+    """What to do when a bot's code changed since its games in the results file (one of
+    :data:`ON_CHANGE`)."""
+
+    def settings(self) -> dict[str, Any]:
+        """What every game of one results file must share: the rules, the master seed, the
+        time control and how boards are dealt (:func:`settings_of`). Bots and boards are not
+        among them: a ladder grows by both."""
+        return settings_of(self.ruleset, self.seed, self.time_control)
 
     def identity(self) -> str:
-        """A hash of everything that fixes the games' content (not ``boards`` nor
-        ``concurrency``: a ladder may be extended with more boards and resumed)."""
-        data = {
-            "ruleset": self.ruleset.to_dict(), "seed": self.seed,
-            "time_control": self.time_control.__dict__,
-            "bots": [[b.name, b.version, b.runner] for b in self.bots],
-            "deal_version": DEAL_VERSION,  # the same seeds deal other tiles in another
-            "board_seeds": 2,  # keyed BLAKE2b (1: SplitMix64, before 2026-11-30)
-        }
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        """A hash of :meth:`settings`: two ladders with the same identity may share a
+        results file (not the bots, ``boards`` nor ``concurrency``: a ladder may grow by
+        bots and boards and be resumed)."""
+        return identity_of(self.settings())
+
+
+def settings_of(ruleset: Ruleset, seed: int, time_control: TimeControl) -> dict[str, Any]:
+    """The settings that fix what a board deals and how its games are played, as stored in
+    a results file (``meta["settings"]``): ``ruleset`` (its options), ``seed``,
+    ``time_control`` (milliseconds), ``deal_version`` (the rules engine's dealing) and
+    ``board_seeds`` (how board seeds derive from the master seed)."""
+    return {
+        "ruleset": ruleset.to_dict(), "seed": seed,
+        "time_control": dict(time_control.__dict__),
+        "deal_version": DEAL_VERSION,  # the same seeds deal other tiles in another
+        "board_seeds": 2,  # keyed BLAKE2b (1: SplitMix64, before 2026-11-30)
+    }
+
+
+def identity_of(settings: dict[str, Any]) -> str:
+    """A short hash of :func:`settings_of` (16 hex digits)."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def version_of(spec: BotSpec) -> str:
+    """A bot's version: the first :data:`arena.versions.SHORT` hex digits of its folder's
+    content hash.
+
+    Raises:
+        ConfigError: the folder cannot be read.
+    """
+    try:
+        return bot_version(spec.folder)[:SHORT]
+    except OSError as e:
+        raise ConfigError(f"bot {spec.name!r}: cannot read its folder {spec.folder} to take "
+                          f"its version: {e}") from None
 
 
 def available_cores() -> float:
@@ -293,6 +339,10 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     known = {b.name for b in bots}
     gauntlet = [_challenger(g, bots, base, origin("gauntlet")) for g in gauntlet]
     joined = tuple(b.name for b in bots if b.name not in known)
+    on_change = lad.get("on_change", "refuse")
+    if on_change not in ON_CHANGE:
+        raise ConfigError(f"{origin('on_change')}: on_change = {on_change!r}: use "
+                          + " or ".join(repr(x) for x in ON_CHANGE))
     results = lad.get("results")
     name = check_name(lad["name"], origin("name"), "ladder name") if "name" in lad \
         else path.stem
@@ -302,7 +352,8 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         results=(path.parent / results) if isinstance(results, str) else None,
         docker_limits=docker_limits,
         source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)), check=check,
-        max_forfeits=max_forfeits, joined=joined)
+        max_forfeits=max_forfeits, joined=joined,
+        versions={b.name: version_of(b) for b in bots}, on_change=on_change)
 
 
 def _challenger(value: str, bots: list[BotSpec], base: Path, where: str) -> str:

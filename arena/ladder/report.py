@@ -23,6 +23,7 @@ from ..text import clean, clean_line
 from ..timecontrol import TimeControl
 from .ratings import Rating, rate
 from .schedule import make_schedule
+from .sets import rated_view
 from .store import ResultsStore
 
 
@@ -83,6 +84,12 @@ class LadderReport:
     """Games of the ladder's schedule (None when the results file cannot say)."""
     finished: bool = False
     """Every scheduled game has been played."""
+    partial_sets: int = 0
+    """Duplicate sets with some, not all, games recorded: not rated (:mod:`.sets`)."""
+    partial_games: int = 0
+    """The games of those sets."""
+    retired_games: int = 0
+    """Games of bots (or versions) no longer in the ladder: kept, not rated."""
 
 
 SEED_WITHHELD = ("the ladder is not finished ({done} of {scheduled} games): its master seed "
@@ -95,8 +102,9 @@ def schedule_progress(store: ResultsStore, meta: dict[str, Any]) -> tuple[int, i
     enough."""
     try:
         names = [b["name"] for b in meta["bots"]]
+        versions = {b["name"]: b.get("version", "") for b in meta["bots"]}
         schedule = make_schedule(names, int(meta["players"]), int(meta["boards"]),
-                                 int(meta["seed"]), meta.get("gauntlet") or ())
+                                 int(meta["seed"]), meta.get("gauntlet") or (), versions)
     except (KeyError, TypeError, ValueError):
         return None
     done = store.done_ids()
@@ -107,16 +115,22 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
                  reveal_seed: bool = False) -> LadderReport:
     """Compute the report from a results file. The master seed (``meta["seed"]``) is None,
     and ``meta["seed_withheld"]`` says why, while the ladder is not finished, unless
-    ``reveal_seed`` (docs/ladder.md: the seed gives away every deal)."""
+    ``reveal_seed`` (docs/ladder.md: the seed gives away every deal). Only complete
+    duplicate sets of the ladder's entries are rated and counted (:mod:`.sets`); the
+    others are counted apart."""
     meta = store.meta()
     progress = schedule_progress(store, meta)
     finished = progress is not None and progress[0] == progress[1]
     if "seed" in meta and not finished and not reveal_seed:
         done, scheduled = progress or ("?", "?")
         meta["seed"] = None
+        if isinstance(meta.get("settings"), dict):
+            meta["settings"] = {**meta["settings"], "seed": None}
         meta["seed_withheld"] = SEED_WITHHELD.format(done=done, scheduled=scheduled)
-    bots = [b["name"] for b in meta.get("bots", [])]
-    games = list(store.games())
+    entries = [(e[0], e[1]) for e in meta["entries"]] if "entries" in meta else None
+    view = rated_view(store.games(), entries)
+    games = view.games
+    bots = [view.labels[e] for e in entries or [] if e in view.labels]
     for g in games:
         for b in g.seats:
             if b not in bots:
@@ -161,17 +175,22 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
                 stats[b].moons_made += int(bool(h.made))
     # a bot that sits twice at a table (2-bot ladders) counts each hand once per seat
     for f in store.faults():
-        c = Counter(stats[f.bot].faults)
+        if f.game_id not in players:  # not rated (a partial set, a retired bot)
+            continue
+        b = seat_bot[(f.game_id, f.seat)]
+        c = Counter(stats[b].faults)
         c[f.reason] += 1
-        stats[f.bot].faults = dict(c)
-        stats[f.bot].forfeits += f.forfeit
+        stats[b].faults = dict(c)
+        stats[b].forfeits += f.forfeit
     cross = {a: {b: (sum(v) / len(v), len(v)) for b, v in row.items()}
              for a, row in cross_acc.items()}
     return LadderReport(meta, ratings, stats, cross, len(games),
                         duplicate_sets=len({g.dset for g in games}),
                         boards=len({g.board for g in games}),
                         unrated=[b for b in bots if b not in played],
-                        scheduled=progress[1] if progress else None, finished=finished)
+                        scheduled=progress[1] if progress else None, finished=finished,
+                        partial_sets=view.partial_sets, partial_games=view.partial_games,
+                        retired_games=view.retired_games)
 
 
 DASH = "–"
@@ -386,6 +405,13 @@ def _explain(rep: LadderReport, ranks: Sequence[str], live_note: bool) -> list[s
         lines.append(LIVE_NOTE)
     if rep.unrated:
         lines.append(f"not rated (no games): {_t(', '.join(rep.unrated))}")
+    if rep.partial_sets:
+        lines.append(f"not rated yet: {plural(rep.partial_sets, 'duplicate set')} with only "
+                     f"{plural(rep.partial_games, 'game')} played (a set is rated once "
+                     "complete: run the ladder again to finish it)")
+    if rep.retired_games:
+        lines.append(f"not rated: {plural(rep.retired_games, 'game')} of bots or versions no "
+                     "longer in the ladder (kept in the results file)")
     for name, why in (rep.meta.get("left_out") or {}).items():
         lines.append(f"[red]left out[/] of the last run: {_t(name)}: {escape(clean(why))}")
     return lines
@@ -445,6 +471,8 @@ def export(rep: LadderReport, fmt: str) -> str:
     return json.dumps({
         "ladder": rep.meta, "games": rep.games, "duplicate_sets": rep.duplicate_sets,
         "boards": rep.boards, "unrated": rep.unrated, "leaderboard": rows,
+        "partial_sets": rep.partial_sets, "partial_games": rep.partial_games,
+        "retired_games": rep.retired_games,
         "cross_table": {a: {b: {"score": round(v[0], 4), "games": v[1]} for b, v in row.items()}
                         for a, row in rep.cross.items()},
         "stats": {b: asdict(s) for b, s in rep.stats.items()},

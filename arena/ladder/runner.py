@@ -23,9 +23,10 @@ from pathlib import Path
 
 from .. import sandbox
 from ..bots import BotSpec
-from ..errors import ArenaError, InfrastructureError
+from ..errors import ArenaError, ConfigError, InfrastructureError
 from ..executor import FinishedGame, GameExecutor, GameRequest, LocalExecutor
 from ..results import Termination
+from ..versions import version_label
 from .config import LadderConfig
 from .schedule import ScheduledGame, check_seed, make_schedule
 from .store import GameRow, ResultsStore
@@ -101,23 +102,71 @@ def records_dir(results: Path) -> Path:
     return results.with_name(results.name + ".records")
 
 
-def open_store(cfg: LadderConfig, results: Path) -> ResultsStore:
-    """Open (or create) the results file of ``cfg``.
+def open_store(cfg: LadderConfig, results: Path,
+               hold: str | None = "moon ladder run") -> ResultsStore:
+    """Open (or create) the results file of ``cfg`` and hold it for this run
+    (:func:`arena.ladder.store.hold_results`; ``hold=None`` holds nothing). Its bots,
+    their versions and the ladder's entries (:mod:`arena.ladder.sets`) are brought up to
+    date with ``cfg``: a bot added to the ladder file joins, a removed one leaves the
+    ratings, and a bot whose code changed since its games is dealt with by
+    ``cfg.on_change`` (:func:`version_changes`).
 
     Raises:
-        ConfigError: the file belongs to another ladder or is damaged.
+        ConfigError: another run holds the file; it holds other settings (the message
+            names each one) or is damaged; a bot's code changed and ``cfg.on_change`` is
+            ``"refuse"`` (the message names the bot, both versions and the choices).
     """
+    bots = [{"name": b.name, "version": cfg.versions.get(b.name, ""),
+             "folder": str(b.folder), "runner": b.runner} for b in cfg.bots]
     store = ResultsStore(results, cfg.identity(), meta={
+        "kind": "ladder", "settings": cfg.settings(),
         "name": cfg.name, "preset": cfg.preset, "ruleset": cfg.ruleset.to_dict(),
         "seed": cfg.seed, "players": cfg.ruleset.players,
-        "bots": [{"name": b.name, "version": b.version, "folder": str(b.folder),
-                  "runner": b.runner} for b in cfg.bots],
         "time_control": cfg.time_control.__dict__,
-    })
-    # a run with fewer boards plays none of the others, but keeps the games of all
-    store.set_meta("boards", max(cfg.boards, int(store.meta().get("boards") or 0)))
-    store.set_meta("gauntlet", list(cfg.gauntlet))  # this run's format (a file may hold both)
+    }, hold=hold)
+    try:
+        meta = store.meta()
+        changed = version_changes(cfg, store)
+        if changed and cfg.on_change == "refuse":
+            raise ConfigError(
+                f"{results}: the code of {_changed_text(changed)} changed since its games "
+                "there; it is never mixed with the old code in one rating: pass "
+                "--on-change new-version to enter the new code as a new version (rated "
+                "separately), --on-change replace to rate only the new code, or give a new "
+                "--results path")
+        current = [(b.name, cfg.versions.get(b.name, "")) for b in cfg.bots]
+        names = {b.name for b in cfg.bots}
+        before = [(e[0], e[1]) for e in meta.get("entries") or []]
+        if cfg.on_change == "replace":
+            before = []  # the earlier versions of the ladder's bots leave the ratings
+        entries = [e for e in before if e[0] in names and e not in current] + current
+        store.set_meta("entries", [list(e) for e in entries])
+        store.set_meta("bots", bots)
+        # a run with fewer boards plays none of the others, but keeps the games of all
+        store.set_meta("boards", max(cfg.boards, int(meta.get("boards") or 0)))
+        store.set_meta("gauntlet", list(cfg.gauntlet))  # this run's format
+    except BaseException:
+        store.close()
+        raise
     return store
+
+
+def version_changes(cfg: LadderConfig, store: ResultsStore) -> dict[str, tuple[list[str], str]]:
+    """The bots of ``cfg`` whose current version has no game in ``store`` though an earlier
+    version of theirs has: ``{name: (versions in the file, current version)}``."""
+    played = store.versions_played()
+    out: dict[str, tuple[list[str], str]] = {}
+    for b in cfg.bots:
+        now = cfg.versions.get(b.name, "")
+        had = played.get(b.name, set())
+        if had and now not in had:
+            out[b.name] = (sorted(had), now)
+    return out
+
+
+def _changed_text(changed: dict[str, tuple[list[str], str]]) -> str:
+    return ", ".join(f"{n} ({'/'.join(version_label(n, v) for v in had)} there, "
+                     f"{version_label(n, now)} now)" for n, (had, now) in changed.items())
 
 
 def build_all(cfg: LadderConfig, log_dir: Path) -> dict[str, str]:
@@ -235,7 +284,7 @@ class LadderRun:
         self.reporter = reporter or Reporter()
         self.specs = {b.name: b for b in cfg.bots}
         self.schedule = make_schedule([b.name for b in cfg.bots], cfg.ruleset.players,
-                                      cfg.boards, cfg.seed, cfg.gauntlet)
+                                      cfg.boards, cfg.seed, cfg.gauntlet, cfg.versions)
         self.done = store.done_ids()
         self.summary = RunSummary(scheduled=len(self.schedule),
                                   already_done=sum(1 for g in self.schedule
@@ -369,4 +418,4 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
 
 __all__ = ["CHECK_OUTPUT_LINES", "CheckFailure", "LadderRun", "Reporter", "RunSummary",
            "VOID_RETRIES", "build_all", "check_bot", "check_failure", "check_request",
-           "open_store", "records_dir", "run_ladder"]
+           "open_store", "records_dir", "run_ladder", "version_changes"]

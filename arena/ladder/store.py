@@ -3,15 +3,25 @@
 A game is written whole (game, seats, hands, faults) in one transaction or not at all, so
 a ladder killed at any moment — even ``kill -9`` — loses no finished game, and on resume
 the games already in the file are skipped: none is played twice.
+
+A run that plays into a results file holds it (:func:`hold_results`: an exclusive
+``flock`` on ``<results>.lock`` beside it, released by the operating system when the
+process ends, however it ends), so a second run on the same file is refused at once.
+
+The file's *settings* (rules, master seed, time control, dealing) are fixed when it is
+created: a run with other settings is refused, and the message names each one that differs
+(:func:`settings_difference`). Its bots and boards may grow.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +33,9 @@ if TYPE_CHECKING:
     from ..executor import FinishedGame
     from .schedule import ScheduledGame
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: each seat's bot version is recorded, and the identity covers the settings only (the
+bots may change). Files of version 1 can be shown, not resumed."""
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,6 +49,7 @@ CREATE TABLE IF NOT EXISTS games (
 CREATE TABLE IF NOT EXISTS seats (
     game_id TEXT NOT NULL REFERENCES games(id), seat INTEGER NOT NULL, bot TEXT NOT NULL,
     side INTEGER NOT NULL, place INTEGER NOT NULL, score INTEGER NOT NULL,
+    version TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (game_id, seat)
 );
 CREATE TABLE IF NOT EXISTS hands (
@@ -72,6 +85,8 @@ class GameRow:
     hands: int
     wall_ms: int
     think_ms: int
+    versions: list[str] = field(default_factory=list)
+    """Version of the bot per seat (``""`` where the file does not say: version 1 files)."""
 
 
 @dataclass(frozen=True)
@@ -99,44 +114,150 @@ class FaultRow:
     forfeit: bool
 
 
+def lock_path(results: Path) -> Path:
+    """The lock file of a results file: ``<results>.lock`` beside it."""
+    return results.with_name(results.name + ".lock")
+
+
+def hold_results(results: Path, command: str) -> int:
+    """Hold ``results`` for this process: an exclusive, non-blocking ``flock`` on
+    :func:`lock_path` (created if need be), which then names the holder (pid, ``command``,
+    since when). The operating system releases it when the returned descriptor is closed or
+    the process ends, even by ``kill -9``: a lock is never left stale.
+
+    Raises:
+        ConfigError: another process holds it (the message names that process).
+    """
+    path = lock_path(results)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        try:
+            holder = path.read_text(errors="replace").strip().splitlines()[0][:200]
+        except (OSError, IndexError):
+            holder = "another process"
+        raise ConfigError(
+            f"{results} is in use by another run ({holder}): wait for it to end (or stop "
+            "it), then run again; two runs on one results file would play the same games"
+        ) from None
+    since = dt.datetime.now().isoformat(timespec="seconds")
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()}, {command}, since {since}\n".encode(), 0)
+    return fd
+
+
+def _changed(there: Any, here: Any, what: str) -> list[str]:
+    if isinstance(there, dict) and isinstance(here, dict):
+        return [f"{what} {k} = {json.dumps(there.get(k))} there, {json.dumps(here.get(k))} here"
+                for k in sorted(set(there) | set(here)) if there.get(k) != here.get(k)]
+    return [] if there == here else [f"{what} = {json.dumps(there)} there, "
+                                     f"{json.dumps(here)} here"]
+
+
+def settings_difference(there: dict[str, Any], here: dict[str, Any]) -> list[str]:
+    """Each setting that differs between a results file's settings (``there``) and a run's
+    (``here``) (:func:`arena.ladder.config.settings_of`), one phrase each, with both values:
+    ``seed = 1 there, 2 here``, ``ruleset option min_bid = 3 there, 4 here``,
+    ``time control decision_ms = 2000 there, 1000 here``."""
+    out = _changed(there.get("seed"), here.get("seed"), "seed")
+    out += _changed(there.get("ruleset") or {}, here.get("ruleset") or {}, "ruleset option")
+    out += _changed(there.get("time_control") or {}, here.get("time_control") or {},
+                    "time control")
+    for key, what in (("deal_version", "the rules engine's deal version"),
+                      ("board_seeds", "the board seeds' derivation")):
+        out += _changed(there.get(key), here.get(key), what)
+    return out
+
+
 class ResultsStore:
-    """One ladder's results file.
+    """One ladder's (or A/B match's) results file.
+
+    Args:
+        path: the SQLite file (created with its folder if need be).
+        identity: the settings' hash of the run that opens it to play
+            (:meth:`arena.ladder.config.LadderConfig.identity`); None to read only.
+        meta: with ``identity``, what to store about the run: ``kind`` (``"ladder"`` or
+            ``"match"``) and ``settings`` are checked against the file's, the rest is
+            stored as given when the file is new.
+        hold: with ``identity``, what this run is (``"moon ladder run"``): the file is held
+            for it (:func:`hold_results`) until :meth:`close`; None holds nothing.
 
     Raises (on open):
-        ConfigError: the file is not a results file, is damaged, or belongs to another
-            ladder (a different identity).
+        ConfigError: another run holds the file; the file is not a results file, is
+            damaged, holds results of the other kind or of other settings (the message says
+            which, with both values, and what to do), or was written by an earlier arena
+            and cannot be resumed.
     """
 
     def __init__(self, path: Path, identity: str | None = None,
-                 meta: dict[str, Any] | None = None) -> None:
+                 meta: dict[str, Any] | None = None, hold: str | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._hold: int | None = None
+        if identity is not None and hold is not None:
+            self._hold = hold_results(self.path, hold)
+        try:
+            self._open(identity, meta or {})
+        except BaseException:
+            self._release()
+            raise
+
+    def _open(self, identity: str | None, meta: dict[str, Any]) -> None:
         try:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.db.row_factory = sqlite3.Row  # columns by name
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(_DDL)
+            seat_cols = {r["name"] for r in self.db.execute("PRAGMA table_info(seats)")}
+            if "version" not in seat_cols:  # a version 1 file: its seats say no version
+                self.db.execute("ALTER TABLE seats ADD COLUMN version TEXT NOT NULL "
+                                "DEFAULT ''")
             rows = {r["key"]: r["value"] for r in self.db.execute("SELECT key, value FROM meta")}
         except sqlite3.DatabaseError as e:
             raise ConfigError(f"{self.path} is not a usable results file ({e}); "
                               "give another --results path") from None
-        if identity is not None:
-            have = rows.get("identity")
-            if have is None:
-                with self.tx() as c:
-                    c.execute("INSERT INTO meta VALUES ('identity', ?)", (identity,))
-                    c.execute("INSERT INTO meta VALUES ('schema_version', ?)",
-                              (str(SCHEMA_VERSION),))
-                    for k, v in (meta or {}).items():
-                        c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, json.dumps(v)))
-            elif have != identity:
-                raise ConfigError(
-                    f"{self.path} holds results of a different ladder (other bots, seed, rules "
-                    "or time control); resume only with the same ladder file, or give a new "
-                    "--results path")
-        elif "identity" not in rows:
-            raise ConfigError(f"{self.path} holds no ladder results")
+        if identity is None:
+            if "identity" not in rows:
+                raise ConfigError(f"{self.path} holds no ladder or match results")
+            return
+        have = rows.get("identity")
+        if have is None:
+            with self.tx() as c:
+                c.execute("INSERT INTO meta VALUES ('identity', ?)", (identity,))
+                c.execute("INSERT INTO meta VALUES ('schema_version', ?)",
+                          (str(SCHEMA_VERSION),))
+                for k, v in meta.items():
+                    c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (k, json.dumps(v)))
+            return
+        stored = self.meta()
+        if int(stored.get("schema_version") or 1) < 2:
+            raise ConfigError(
+                f"{self.path} was written by an earlier Moon Arena, which did not record the "
+                "bots' versions: it can be shown (moon ladder show) but not resumed; give a "
+                "new --results path")
+        kind, want = stored.get("kind", "ladder"), meta.get("kind", "ladder")
+        if kind != want:
+            what = "an A/B match" if kind == "match" else "a ladder"
+            raise ConfigError(f"{self.path} holds the results of {what} (moon {kind} show "
+                              f"{self.path}), not of a {want}: give another --results path")
+        if have != identity:
+            diff = settings_difference(stored.get("settings") or {},
+                                       meta.get("settings") or {})
+            raise ConfigError(
+                f"{self.path} holds games played under other settings: "
+                + ("; ".join(diff) or "other rules, seed or time control")
+                + ". Games under different rules, seed or time control cannot be rated "
+                "together: set them back to the file's values to resume it, or give a new "
+                "--results path")
+
+    def _release(self) -> None:
+        if self._hold is not None:
+            os.close(self._hold)
+            self._hold = None
 
     class _Tx:
         def __init__(self, db: sqlite3.Connection) -> None:
@@ -199,8 +320,9 @@ class ResultsStore:
                 "think_ms": finished.think_ms,
                 "record_path": str(finished.record_path) if finished.record_path else "",
                 "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+        versions = scheduled.versions or ("",) * players
         seats = [{"game_id": gid, "seat": s, "bot": b, "side": side(s),
-                  "place": places[side(s)], "score": scores[side(s)]}
+                  "place": places[side(s)], "score": scores[side(s)], "version": versions[s]}
                  for s, b in enumerate(scheduled.seats)]
         hands = [{"game_id": gid, "number": h.number, "dealer": h.dealer,
                   "bidder": h.bidder, "bid": h.bid,
@@ -217,15 +339,16 @@ class ResultsStore:
                 "INSERT INTO games VALUES (:id, :board, :dset, :seed, :players, :termination,"
                 " :winner, :scores, :places, :hands, :wall_ms, :think_ms, :record_path,"
                 " :finished_at)", game)
-            c.executemany("INSERT INTO seats VALUES (:game_id, :seat, :bot, :side, :place,"
-                          " :score)", seats)
+            c.executemany("INSERT INTO seats (game_id, seat, bot, side, place, score, version)"
+                          " VALUES (:game_id, :seat, :bot, :side, :place, :score, :version)",
+                          seats)
             c.executemany("INSERT INTO hands VALUES (:game_id, :number, :dealer, :bidder, :bid,"
                           " :trump, :made, :tricks, :deltas, :finished)", hands)
             c.executemany("INSERT INTO faults VALUES (:game_id, :seat, :bot, :reason, :detail,"
                           " :forfeit)", faults)
         return GameRow(gid, scheduled.board, scheduled.dset, players, res.termination.key,
                        res.winner, scores, places, list(scheduled.seats), res.hands_played,
-                       finished.wall_ms, finished.think_ms)
+                       finished.wall_ms, finished.think_ms, [x["version"] for x in seats])
 
     def add_voided(self, game_id: str, reason: str, at: str) -> None:
         """Note a game voided by an infrastructure fault (it will be replayed)."""
@@ -234,16 +357,25 @@ class ResultsStore:
 
     def games(self) -> Iterator[GameRow]:
         """Every recorded game."""
-        seats: dict[str, list[tuple[int, str]]] = {}
-        for r in self.db.execute("SELECT game_id, seat, bot FROM seats"):
-            seats.setdefault(r["game_id"], []).append((r["seat"], r["bot"]))
+        seats: dict[str, list[tuple[int, str, str]]] = {}
+        for r in self.db.execute("SELECT game_id, seat, bot, version FROM seats"):
+            seats.setdefault(r["game_id"], []).append((r["seat"], r["bot"], r["version"]))
         for r in self.db.execute(
                 "SELECT id, board, dset, players, termination, winner, scores, places, hands,"
                 " wall_ms, think_ms FROM games ORDER BY rowid"):
+            sat = sorted(seats.get(r["id"], []))
             yield GameRow(r["id"], r["board"], r["dset"], r["players"], r["termination"],
                           r["winner"], json.loads(r["scores"]), json.loads(r["places"]),
-                          [b for _, b in sorted(seats.get(r["id"], []))], r["hands"],
-                          r["wall_ms"], r["think_ms"])
+                          [b for _, b, _ in sat], r["hands"], r["wall_ms"], r["think_ms"],
+                          [v for _, _, v in sat])
+
+    def versions_played(self) -> dict[str, set[str]]:
+        """Every version of each bot (by name) that has a game in the file (``""``: a
+        version 1 file's games, which say no version)."""
+        out: dict[str, set[str]] = {}
+        for r in self.db.execute("SELECT DISTINCT bot, version FROM seats"):
+            out.setdefault(r["bot"], set()).add(r["version"])
+        return out
 
     def finished_hands(self) -> Iterator[HandRow]:
         """Every finished hand of every recorded game (redeals included)."""
@@ -261,5 +393,6 @@ class ResultsStore:
                            bool(r["forfeit"]))
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file, and let go of it if this run held it."""
         self.db.close()
+        self._release()

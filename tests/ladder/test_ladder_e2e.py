@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.ladder.config import load_ladder
 from arena.ladder.report import build_report, export
 from arena.ladder.schedule import make_schedule
 from arena.ladder.store import ResultsStore
@@ -102,7 +103,9 @@ def test_resume_after_kill_9_loses_nothing_and_plays_nothing_twice(tmp_path):
     db = sqlite3.connect(res)
     after = db.execute("SELECT id, scores, places, termination FROM games").fetchall()
     ids = [r[0] for r in after]
-    expected = {g.game_id for g in make_schedule(["heuristic", "random", "weak"], 3, 3, 3)}
+    versions = load_ladder(lf).versions
+    expected = {g.game_id for g in make_schedule(["heuristic", "random", "weak"], 3, 3, 3,
+                                                 versions=versions)}
     assert len(ids) == len(set(ids)) == 18 and set(ids) == expected
     assert set(before) <= set(after)  # finished games survive unchanged
     seats = db.execute("SELECT COUNT(*) FROM seats").fetchone()[0]

@@ -35,16 +35,21 @@ def add(store: ResultsStore, gid: str, seats: list[str], places: list[int],
 def test_head_to_head_counts_games_not_seats(tmp_path):
     store = ResultsStore(tmp_path / "r.sqlite", "id", meta={"bots": [{"name": "x"},
                                                                      {"name": "y"}]})
-    # 4 players, each bot partnering a copy of itself: x's side first, in one game
-    add(store, "g4", ["x", "y", "x", "y"], [1, 2])
-    # 3 players, x in two seats: first and third; y second. Each x seat is a player:
-    # one x seat beat y, the other lost to it.
-    add(store, "g3", ["x", "y", "x"], [1, 2, 3])
+    # 4 players, each bot partnering a copy of itself; a whole duplicate set (both
+    # tables): x's side first at both
+    add(store, "g4a", ["x", "y", "x", "y"], [1, 2], dset="d4")
+    add(store, "g4b", ["y", "x", "y", "x"], [2, 1], dset="d4")
+    # 3 players, x in two seats, in the set's 3 seatings. Each x seat is a player: with
+    # x first and third, one x seat beat y, the other lost to it (1 of 2); with both x
+    # ahead of y 2 of 2; with both behind 0 of 2
+    add(store, "g3a", ["x", "y", "x"], [1, 2, 3], dset="d3")
+    add(store, "g3b", ["x", "x", "y"], [1, 2, 3], dset="d3")
+    add(store, "g3c", ["y", "x", "x"], [1, 2, 3], dset="d3")
     rep = build_report(store, bootstrap=10)
-    # x vs y: the 4-player game once (a win), the 3-player one twice (a win and a loss)
-    assert rep.cross["x"]["y"] == (2 / 3, 3)
-    assert rep.cross["y"]["x"] == (1 / 3, 3)
-    assert rep.duplicate_sets == 2 and rep.unrated == []
+    # x vs y: each 4-player game once (2 wins), each 3-player one twice (3 of 6)
+    assert rep.cross["x"]["y"] == (5 / 8, 8)
+    assert rep.cross["y"]["x"] == (3 / 8, 8)
+    assert rep.duplicate_sets == 2 and rep.unrated == [] and rep.partial_sets == 0
 
 
 def ladder(tmp_path, bots, boards, places_of) -> ResultsStore:

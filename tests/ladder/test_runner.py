@@ -121,7 +121,8 @@ def run(tmp_path: Path, cfg: LadderConfig, ex: EngineExecutor) -> tuple[Any, Log
 
 def test_a_voided_game_is_replayed_and_stored_once(tmp_path):
     cfg = config(tmp_path, ["heuristic", "random", "weak"], check=False)
-    games = [g.game_id for g in make_schedule(["heuristic", "random", "weak"], 3, 1, 3)]
+    games = [g.game_id for g in make_schedule(["heuristic", "random", "weak"], 3, 1, 3,
+                                              versions=cfg.versions)]
     ex = EngineExecutor(fail={games[0]: 2, games[1]: VOID_RETRIES + 1})
     summary, log, store = run(tmp_path, cfg, ex)
     # the first game plays at its third try, under the retry id; the second never does
@@ -182,6 +183,7 @@ def test_max_forfeits_drops_the_bot_and_skips_its_games(tmp_path):
     for row in store.games():
         assert row.termination == "forfeit"
         assert row.places[row.seats.index("crasher")] == 3
+    store.close()  # this run is over: it lets go of the results file
     # the next run leaves it out from the start
     summary, log, _ = run(tmp_path, cfg, EngineExecutor(capacity=1))
     assert ("left out", "crasher", "has forfeited 2 games of this ladder (max_forfeits = 2)"
