@@ -109,11 +109,17 @@ def test_one_game_on_one_board_is_singular(tmp_path):
     store = ResultsStore(tmp_path / "r.sqlite", "id",
                          meta={"name": "t", "preset": "moon3", "bots": [{"name": "x"},
                                                                       {"name": "y"}]})
-    add(store, "g", ["x", "y", "x"], [1, 2, 3])
+    # one whole duplicate set on board 0 (x sits twice: 3 distinct seatings), and one game
+    # of a second set, not complete, so not rated
+    for gid, seats in (("g1", ["x", "y", "x"]), ("g2", ["x", "x", "y"]),
+                       ("g3", ["y", "x", "x"])):
+        add(store, gid, seats, [1, 2, 3], dset="d0")
+    add(store, "h1", ["x", "y", "x"], [1, 2, 3], board=1, dset="d1")
     out = io.StringIO()
     print_report(Console(file=out, width=100), build_report(store, bootstrap=5))
     flat = " ".join(out.getvalue().split())
-    assert "1 game on 1 board" in flat and "1 boards" not in flat and "1 games" not in flat
+    assert "3 games on 1 board" in flat and "1 boards" not in flat
+    assert "1 duplicate set with only 1 game played" in flat and "1 games" not in flat
     assert "no interval can be estimated" in flat
     # no intervals: nobody is told apart, the places are shared and said so
     assert "share a place" in flat

@@ -158,6 +158,12 @@ def ruleset_to_pb(r: Ruleset, preset: str = "") -> pb.Ruleset:
     return m
 
 
+CACHE_SIZE = 512
+"""Entries of each conversion cache below (finished tricks and hands, which every turn
+repeats). They only save work within a game, so a few hundred serve dozens of games at once;
+larger caches held tens of MB for nothing in a server that plays games for weeks."""
+
+
 @functools.lru_cache(maxsize=64)
 def _ruleset_pb(r: Ruleset, preset: str) -> pb.Ruleset:
     # Shared: only ever copied into another message, never handed out or changed.
@@ -225,14 +231,14 @@ def hand_summary_to_pb(h: HandSummary) -> pb.HandResult:
     return m
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=CACHE_SIZE)
 def _trick_pb(t: Trick) -> pb.Trick:
     # Every turn carries the hand's finished tricks: convert each once (shared, as below).
     return pb.Trick(plays=[pb.SeatPlay(seat=s, tile=_TILE_PB[x]) for s, x in t.plays],
                     winner=t.winner)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=CACHE_SIZE)
 def _hand_summary_pb(h: HandSummary) -> pb.HandResult:
     # Every turn carries all the finished hands of the game: convert each once. Shared: only
     # ever copied into an Observation, never handed out or changed.
@@ -280,7 +286,7 @@ def _trick_from_pb(m: pb.Trick) -> Trick:
     return Trick(plays[0][0] if plays else 0, plays, m.winner)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=CACHE_SIZE)
 def _hand_summary_from_bytes(data: bytes) -> HandSummary:
     # Every turn carries all the finished hands of the game: convert each once. Equal bytes
     # are an equal message, and a HandSummary is immutable; errors are not cached.
