@@ -64,7 +64,7 @@ def main() -> int:
             while time.monotonic() < deadline:
                 done = api("GET", url, "/api/games?status=finished&limit=1")["total"]
                 board = api("GET", url, "/api/leaderboard")
-                if done >= args.games and board and all(r["rating_low"] is not None
+                if done >= args.games and board and all(r["rating"] is not None
                                                         for r in board):
                     break
                 time.sleep(1)

@@ -64,10 +64,13 @@ def rating_chart(points: Sequence[tuple[int, float]], width: int = 640, height: 
 def interval_bar(low: float | None, mid: float | None, high: float | None, lo: float,
                  hi: float, width: int = 160, height: int = 18) -> Markup:
     """A rating's 95% interval ``[low, high]`` as a bar and its estimate ``mid`` as a tick,
-    on the scale ``lo..hi`` shared by every row of the leaderboard. Empty markup when the
-    rating is not fitted yet."""
-    if low is None or mid is None or high is None:
+    on the scale ``lo..hi`` shared by every row of the leaderboard; an end that is None
+    (unbounded: the bootstrap found no limit on that side) runs to the scale's edge. Empty
+    markup when the rating is not fitted yet or has no interval at all."""
+    if mid is None or (low is None and high is None):
         return Markup("")
+    low = lo if low is None else low
+    high = hi if high is None else high
     if hi - lo < 1e-9:
         lo, hi = lo - 1, hi + 1
 

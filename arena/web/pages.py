@@ -154,9 +154,8 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
             table.sort(key=lambda t: value(t)[0])
     elif desc:
         table.reverse()
-    lows = [r.rating_low for r in rows if r.rating_low is not None]
-    highs = [r.rating_high for r in rows if r.rating_high is not None]
-    lo, hi = (min(lows), max(highs)) if lows and highs else (0.0, 1.0)
+    ends = [x for r in rows for x in (r.rating_low, r.rating, r.rating_high) if x is not None]
+    lo, hi = (min(ends), max(ends)) if ends else (0.0, 1.0)
     for t in table:
         r = t["row"]
         t["bar"] = charts.interval_bar(r.rating_low, r.rating, r.rating_high, lo, hi)

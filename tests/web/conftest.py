@@ -25,6 +25,7 @@ CHROMIUM = os.environ.get("MOON_CHROMIUM") or shutil.which("chromium") or "/usr/
 
 STEADY_BOT = b'''"""random, but it thinks 0.12 s a turn: games long enough to watch live."""
 import random
+import sys
 import time
 
 from moon_sdk import Bot, run
@@ -40,6 +41,7 @@ class Steady(Bot):
 
 
 if __name__ == "__main__":
+    print("<script>document.title = 'owned'</script> \x1b[2J\x1b]0;owned\x07", file=sys.stderr)
     run(Steady())
 '''
 

@@ -73,8 +73,10 @@ def test_leaderboard_order_ratings_and_win_rates(browser, competition: Competiti
     assert [x["bot"] for x in cells] == [r["bot"] for r in api]
     for row, r in zip(cells, api, strict=True):
         assert row["rating"] == f"{r['rating']:.1f}"
-        if r["rating_low"] is not None:
-            assert row["interval"] == f"[{r['rating_low']:.1f}, {r['rating_high']:.1f}]"
+        if r["rating_low"] is not None or r["rating_high"] is not None:
+            low = "−∞" if r["rating_low"] is None else f"{r['rating_low']:.1f}"
+            high = "∞" if r["rating_high"] is None else f"{r['rating_high']:.1f}"
+            assert row["interval"] == f"[{low}, {high}]"
             assert row["bar"] == 2  # the interval and the estimate, drawn
         else:
             assert row["interval"] is None and row["bar"] == 0
@@ -328,10 +330,20 @@ def test_owners_logs_only_to_owners(browser, competition: Competition):
     ctx, page = sign_in(browser, c, "bob")
     for p in (page, browser.new_page()):
         p.goto(c.url + f"/games/{game['id']}")
-        assert p.query_selector(".own-logs") is None
+        # (bob may have a seat of his own in this game: only that one is linked)
+        assert p.query_selector(f".own-logs a[href$='/stderr/{seat}']") is None
         r = p.goto(c.url + f"/games/{game['id']}/stderr/{seat}")
         assert r is not None and r.status == 404
         assert p.query_selector("pre.stderr") is None
         p.goto(c.url + f"/versions/{c.versions['alice']}")
         assert p.query_selector("pre.build-log") is None
+    # bob's own stderr (his bot prints markup and terminal escapes): shown as inert text
+    mine = next(g for g in finished_games(c, bot="steady"))
+    seat = next(x["seat"] for x in mine["seats"] if x["version_id"] == c.versions["bob"])
+    page.goto(c.url + f"/games/{mine['id']}/stderr/{seat}")
+    text = page.inner_text("pre.stderr")
+    assert "<script>document.title = 'owned'</script>" in text
+    assert "\\x1b[2J" in text and "\x1b" not in text and "\x07" not in text
+    assert page.title() != "owned"
+    assert page.eval_on_selector_all("main script", "s => s.length") == 0
     ctx.close()
