@@ -130,7 +130,8 @@ def test_bot_page_and_games_filter(browser, competition: Competition):
     won = {g["id"] for g in api
            if any(x["version_id"] == vid and x["place"] == 1 for x in g["seats"])}
     assert won_page <= won and lost_page <= {g["id"] for g in api} - won
-    assert len(won_page) + len(lost_page) >= len(api) - 4 > 0
+    assert won_page | lost_page  # (games may finish between the page and the API)
+    assert len(won_page) + len(lost_page) >= len(api) - 4
     assert set(outcomes) <= {"lost"}
     page.goto(c.url + "/games?result=forfeit")
     assert int(page.inner_text(".total")) == len(finished_games(c, termination="forfeit"))
