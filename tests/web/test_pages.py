@@ -285,6 +285,11 @@ def test_sign_in_submit_and_watch_validation(browser, competition: Competition, 
     cookies = {k["name"]: k for k in ctx.cookies()}
     assert cookies["moon_session"]["httpOnly"] and cookies["moon_session"]["sameSite"] == "Lax"
     assert cookies["moon_csrf"]["httpOnly"] and cookies["moon_csrf"]["sameSite"] == "Strict"
+    # a submission posted from elsewhere with carol's session but not the page's CSRF value
+    r = httpx.post(c.url + "/submit", cookies={"moon_session": cookies["moon_session"]["value"]},
+                   files={"archive": ("x.tar.gz", tar_folder(EXAMPLES / "random",
+                                                             rename="forged"))})
+    assert r.status_code == 403
     # the same checks as the API: an archive without bot.toml is refused with its reason
     bad = tmp_path / "bad.tar.gz"
     from conftest import tar_files
