@@ -13,7 +13,7 @@ BUF_STAMP := tools/node_modules/.installed
 # released, committed in tools/ (`make proto-baseline` writes it, deliberately, at a release).
 BUF_BASELINE := tools/protocol-v1.binpb
 
-.PHONY: all setup test lint typecheck pytest demo host-demo proto clean
+.PHONY: all setup test lint typecheck pytest demo host-demo screenshots proto clean
 .PHONY: buf buflint proto-baseline docker-up docker-down
 
 all: test
@@ -118,6 +118,11 @@ demo: setup bots
 # submitted by three demo participants; prints the API address and plays until Ctrl-C.
 host-demo: setup
 	$(PY) scripts/host_demo.py
+
+# The README's pictures: a small competition photographed by the system's Chromium
+# (Playwright, the [dev] extra) into docs/screenshots/.
+screenshots: setup
+	$(PY) scripts/screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache sdk/rust/target

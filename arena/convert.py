@@ -8,6 +8,7 @@ else in the arena handles these messages. The rules engine's values go through
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from moon_sdk.v1 import game_pb2 as pb
 
@@ -71,5 +72,24 @@ def time_control_from_pb(m: pb.TimeControl, base: TimeControl | None = None) -> 
                           for f in dataclasses.fields(TimeControl)})
 
 
-__all__ = ["fault_from_pb", "fault_to_pb", "result_from_pb", "result_to_pb",
+def event_to_dict(ev: pb.Event) -> dict[str, Any]:
+    """A public event of the referee's watch stream as JSON-ready data for spectators (the
+    host's live page): ``{"seq": 7, "kind": "played", "seat": 1, "tile": "6-4"}``; the
+    other kinds (``hand_started``, ``bid``, ``widow_taken``, ``discarded``, ``trump_named``,
+    ``trick_won``, ``hand_ended``, ``game_ended``, ``fault``) carry their message's fields
+    by their proto names. Public events hold no hidden tile (the widow and the discard are
+    only ``seat``), so neither does this."""
+    from google.protobuf.json_format import MessageToDict
+
+    kind = ev.WhichOneof("kind")
+    body: dict[str, Any] = {}
+    if kind is not None:
+        body = MessageToDict(getattr(ev, kind), preserving_proto_field_name=True,
+                             always_print_fields_with_no_presence=True)
+        if kind == "played":
+            body["tile"] = f"{ev.played.tile.high}-{ev.played.tile.low}"
+    return {"seq": ev.sequence, "kind": kind or "", **body}
+
+
+__all__ = ["event_to_dict", "fault_from_pb", "fault_to_pb", "result_from_pb", "result_to_pb",
            "time_control_from_pb", "time_control_to_pb"]

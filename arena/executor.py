@@ -24,9 +24,10 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from moon_sdk.rules import Ruleset
 
@@ -204,6 +205,15 @@ class LocalExecutor:
             hands=hand_results(match.state, result.termination),
             record_path=Path(match.record_path) if match.record_path else None,
             wall_ms=wall_ms, think_ms=round(match.turn_seconds * 1000))
+
+    def watch(self, game_id: str) -> AsyncIterator[Any] | None:
+        """The referee's public watch stream of a game being played here: every
+        ``moon.v1.Event`` from the start, then live ones until the game ends (no hidden
+        tile: the widow and the discard are never in it). None if the game is not playing
+        here (not started yet, or over)."""
+        referee = self._referee
+        match = referee.matches.get(game_id) if referee is not None else None
+        return match.watch() if match is not None else None
 
     def seat_log(self, game_id: str, seat: int) -> Path | None:
         """Where the output of ``seat`` in game ``game_id`` is kept (while the game runs,

@@ -9,7 +9,7 @@ line overwrite what came before it, and the bidirectional overrides (U+202E...) 
 an order other than the bytes'. :func:`clean` shows each such character as a visible escape
 (``\\x1b``, ``\\r``, ``\\u202e``) instead, so nothing is lost and nothing is acted on.
 
-This is for terminals. HTML pages escape markup on their own (:mod:`arena.replay_html`),
+This is for terminals. HTML pages escape markup on their own (:mod:`arena.web`: Jinja2 autoescape),
 and rich's markup is escaped with ``rich.markup.escape`` on top of this.
 """
 

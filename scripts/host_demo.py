@@ -56,7 +56,8 @@ def main() -> int:
                     files={"archive": (f"{bot}.tar.gz", pack(ROOT / "example_bots" / bot),
                                        "application/gzip")})
             print(f"{person} submitted {v['label']}")
-        print(f"\nMoon demo competition: API on {url}/api  (OpenAPI: {url}/docs)")
+        print(f"\nMoon demo competition: pages on {url}/  API on {url}/api  "
+              f"(OpenAPI: {url}/docs)")
         print(f"  moon host status {url}      curl {url}/api/leaderboard")
         print("playing until Ctrl-C ...", flush=True)
         while host.poll() is None:

@@ -19,10 +19,10 @@ from arena.records import (
     result_dict,
     verify_record,
 )
-from arena.replay_html import render_html
 from arena.report import print_game
 from arena.results import GameResult
 from arena.timecontrol import TimeControl
+from arena.web.replay import render_html
 
 
 def record(seed: int = 3) -> dict:
@@ -80,7 +80,7 @@ def test_damaged_fields_are_named_defaulted_and_reported_by_verify():
     assert any(p.startswith("hand 0 dealer: recorded None, replay gives ") for p in problems)
     # the viewers show what is there, and say what is damaged
     page = render_html(rec, logs=True)
-    assert "hand 0 bidder: &#x27;x&#x27; is not an int or null" in page
+    assert "hand 0 bidder: &#39;x&#39; is not an int or null" in page  # quotes escaped
     console = Console(record=True, width=200)
     print_game(console, rec, plays=True)
     assert "damaged: result scores: 'lots' is not a list of ints" in console.export_text()

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from arena.records import load_record
-from arena.replay_html import SCRIPT
+from arena.web.templating import static_text
+
+SCRIPT = static_text("replay.js")
 
 ROOT = Path(__file__).resolve().parents[1]
 MOON = [sys.executable, "-m", "arena.cli"]
@@ -167,24 +169,24 @@ def test_html_shows_the_record(game):
     assert len(hands) == len(record["hands"])
     for sec, h in zip(hands, record["hands"], strict=True):
         # the deal, the widow and the auction
-        dealt = [[d.attrs["data-tile"] for d in row.all("span", "dom")]
-                 for row in sec.all("tr", "dealt")]
+        dealt = [[d.attrs["data-tile"] for d in row.all("span", "dom")
+                  if "data-enter" not in d.attrs] for row in sec.all("div", "held")]
         assert dealt == h["dealt"]
-        widow = sec.all("tr", "widow")
+        widow = sec.all("div", "widow")
         assert [d.attrs["data-tile"] for w in widow for d in w.all("span", "dom")] == h["widow"]
         bids = sec.all("li", "bid")
-        assert [(int(b.attrs["data-seat"]), b.one("span", "seat").text()) for b in bids] == \
+        assert [(int(b.attrs["data-seat"]), b.one("a", "seat").text()) for b in bids] == \
             [(b["seat"], label(record, b["seat"])) for b in h["bids"]]
         # every trick: count, leader, plays, winner
         tricks = sec.all("li", "trick")
-        assert len(tricks) == len(h["tricks"]) == int(sec.attrs["data-tricks"])
+        assert len(tricks) == len(h["tricks"])
         for li, t in zip(tricks, h["tricks"], strict=True):
             assert li.one(cls="leader").text() == label(record, t["leader"])
             plays = li.all("li", "play")
-            assert [(p.one("span", "seat").text(), p.one("span", "tt").text()) for p in plays] \
+            assert [(p.one("a", "seat").text(), p.one("span", "tt").text()) for p in plays] \
                 == [(label(record, p["seat"]), p["tile"]) for p in t["plays"]]
             [win] = [p for p in plays if "win" in p.classes]
-            assert win.one("span", "seat").text() == label(record, t["winner"])
+            assert win.one("a", "seat").text() == label(record, t["winner"])
             assert li.one("div", "won").text() == f"won by {label(record, t['winner'])}"
         # the hand's outcome and running scores
         assert [int(td.text()) for td in sec.one("tr", "running").all("td")] == h["scores"]
@@ -214,21 +216,28 @@ def test_a_chosen_trick_in_detail(game):
     sec = root.all("section", "hand")[i]
     li = [x for x in sec.all("li", "trick") if x.attrs["data-trick"] == "3"][0]
     assert li.attrs["data-winner"] == str(trick["winner"])
-    shown = [(p.one("span", "seat").text(), p.one("span", "tt").text(),
+    shown = [(p.one("a", "seat").text(), p.one("span", "tt").text(),
               p.one("span", "ms").text()) for p in li.all("li", "play")]
     assert shown == [(label(record, p["seat"]), p["tile"], f"{f['ms']} ms")
                      for p, f in zip(trick["plays"], h["plays"][3 * n:4 * n], strict=True)]
 
 
 def test_holdings_at_each_trick(game):
-    """What each seat still holds at trick k: dealt tiles (the bidder's with the widow and
-    without the discard) minus the tiles it played in the tricks before k."""
+    """What each seat holds just before the first play of trick k (a tile is held at step s when
+    data-enter <= s < data-leave): dealt tiles (the bidder's with the widow and without the
+    discard) minus the tiles it played in the tricks before k."""
     record = load_record(game)
     root, _ = render(game)
+
+    def held_at(d: Node, s: int) -> bool:
+        enter, leave = d.attrs.get("data-enter"), d.attrs.get("data-leave")
+        return (enter is None or int(enter) <= s) and (leave is None or s < int(leave))
+
     for sec, h in zip(root.all("section", "hand"), record["hands"], strict=True):
-        rows = sec.all("tr", "hold")
+        rows = sec.all("div", "held")
         assert [int(r.attrs["data-seat"]) for r in rows] == list(range(len(record["seats"])))
-        for k in range(len(h["tricks"]) or 1):
+        for k, li in enumerate(sec.all("li", "trick")):
+            step = int(li.attrs["data-first"]) - 1  # just before its first play
             for seat, row in enumerate(rows):
                 start = set(h["dealt"][seat])
                 if seat == h["bidder"] and h["discard"] is not None:
@@ -236,10 +245,9 @@ def test_holdings_at_each_trick(game):
                 gone = {p["tile"] for t in h["tricks"][:k] for p in t["plays"]
                         if p["seat"] == seat}
                 shown = {d.attrs["data-tile"] for d in row.all("span", "dom")
-                         if int(d.attrs.get("data-k") or 99) >= k}
+                         if held_at(d, step)}
                 assert shown == start - gone
-                if h["tricks"]:
-                    assert len(shown) == 7 - k
+                assert len(shown) == 7 - k
 
 
 def test_logs_only_on_request(game, tmp_path):
@@ -273,7 +281,7 @@ def test_hostile_names_and_logs_stay_text(tmp_path):
     assert root.one("li", "fault").one("span", "detail").text() == "<script>alert(4)</script>"
     assert "</pre><script>alert(3)</script>" in [p.text() for p in root.all("pre")]
     # the seat names show in every play, escaped
-    plays = [p.one("span", "seat").text() for p in root.all("li", "play")]
+    plays = [p.one("a", "seat").text() for p in root.all("li", "play")]
     assert f"1:{HOSTILE}" in plays and f"2:{HOSTILE_ATTR}" in plays
 
 
@@ -289,7 +297,7 @@ def test_forfeit_and_trick_in_progress(tmp_path):
     assert res["termination"] == "forfeit" and res["winner"] is None
     root, page = render(path)
     assert_self_contained(root, page)
-    assert root.one(cls="winner").text() == "no winner"
+    assert not root.all(cls="winner") and root.one(cls="no-winner").text() == "no winner"
     f = res["forfeit"]
     line = root.one("p", "forfeit-line").text()
     assert f"seat {label(record, f['seat'])}" in line and f["reason"] in line

@@ -78,8 +78,8 @@ def run(folder: Path, database: str | None, address: str) -> None:
 
     def ready(url: str) -> None:
         s = host_.settings
-        console.print(f"[bold]{escape(clean_line(s.competition.name))}[/]: API on {url}/api "
-                      f"(OpenAPI: {url}/docs);"
+        console.print(f"[bold]{escape(clean_line(s.competition.name))}[/]: pages on {url}/, "
+                      f"API on {url}/api (OpenAPI: {url}/docs);"
                       f" {s.runner.kind} runner, {s.matchmaking.concurrency} games at once")
         print(f"serving {url}", flush=True)
 

@@ -9,9 +9,9 @@ from rich.console import Console
 
 from ..errors import RecordError
 from ..records import read_record, verify_record
-from ..replay_html import render_html
 from ..report import print_game
 from ..text import clean, clean_line
+from ..web.replay import render_html
 
 
 @click.group()

@@ -1,5 +1,6 @@
 """The competition's ASGI app: :func:`create_app` wires a :class:`~arena.host.service.Host`
-to the API routers; the host's loops run on the server's event loop for the app's life."""
+to the API routers and the web pages (:mod:`arena.web.pages`, static files under
+``/static``); the host's loops run on the server's event loop for the app's life."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from .routes import accounts, bots, games, leaderboard, status, submissions
@@ -18,7 +20,11 @@ from .service import Host
 
 def create_app(host: Host) -> FastAPI:
     """The app serving ``host``: the JSON API under ``/api`` (OpenAPI at
-    ``/openapi.json``, browsable at ``/docs``)."""
+    ``/openapi.json``, browsable at ``/docs``) and the competition's pages (``/``,
+    ``/bots/...``, ``/games/...``, ``/signin``, ``/submit``; every asset from ``/static``)."""
+    from ..web import pages
+    from ..web.templating import STATIC
+
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -38,7 +44,7 @@ def create_app(host: Host) -> FastAPI:
     @app.middleware("http")
     async def upload_limit(request: Request, call_next: Any) -> Response:
         """Refuse an oversize upload by its Content-Length, before it is read at all."""
-        if request.method == "POST" and request.url.path == "/api/submissions":
+        if request.method == "POST" and request.url.path in ("/api/submissions", "/submit"):
             length = request.headers.get("content-length")
             if length is None or not length.isdigit():
                 return JSONResponse({"detail": "send the archive with a Content-Length "
@@ -52,4 +58,6 @@ def create_app(host: Host) -> FastAPI:
 
     for module in (accounts, submissions, bots, games, leaderboard, status):
         app.include_router(module.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -1,0 +1,108 @@
+"""Signing in on the pages: a cookie session and CSRF protection for forms.
+
+- The session cookie (``moon_session``, ``HttpOnly``, ``SameSite=Lax``) holds the
+  participant's id, when it was issued, and an HMAC-SHA256 over both and the hash of the
+  participant's API token, keyed by the host's secret (kept in the database, made once).
+  A new token (or a changed secret) ends every session made with the old one; nothing
+  secret is in the cookie itself.
+- CSRF: double submit. Every page sets a random ``moon_csrf`` cookie (``HttpOnly``,
+  ``SameSite=Strict``) if it has none, and every form carries the same value in a hidden
+  field; a POST whose field does not match its cookie is refused (403). With SameSite on
+  top, another site can neither read the value nor send the cookie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+
+from fastapi import Request, Response
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ..host.models import Meta, Participant
+from ..host.security import digest
+
+SESSION = "moon_session"
+CSRF = "moon_csrf"
+SESSION_DAYS = 30
+_SECRET_KEY = "web_secret"
+
+
+def host_secret(s: Session) -> bytes:
+    """The host's key for session cookies (made on first use, kept in ``meta``)."""
+    row = s.get(Meta, _SECRET_KEY)
+    if row is None:
+        row = Meta(key=_SECRET_KEY, value=secrets.token_hex(32))
+        s.add(row)
+        s.commit()
+    return bytes.fromhex(str(row.value))
+
+
+def _sign(secret: bytes, pid: int, issued: int, token_hash: str) -> str:
+    msg = f"{pid}.{issued}.{token_hash}".encode()
+    return hmac.new(secret, msg, hashlib.sha256).hexdigest()
+
+
+def sign_in(s: Session, token: str) -> tuple[Participant, str] | None:
+    """The participant whose API token this is and their new session cookie value, or
+    None for a token that is not known."""
+    p = s.scalar(select(Participant).where(Participant.token_hash == digest(token.strip())))
+    if p is None:
+        return None
+    issued = int(time.time())
+    return p, f"{p.id}.{issued}.{_sign(host_secret(s), p.id, issued, p.token_hash)}"
+
+
+def signed_in(request: Request, s: Session) -> Participant | None:
+    """Who the request's session cookie belongs to, or None (no cookie, a forged or
+    expired one, or one made with a token that has since changed)."""
+    raw = request.cookies.get(SESSION, "")
+    parts = raw.split(".")
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    pid, issued = int(parts[0]), int(parts[1])
+    if time.time() - issued > SESSION_DAYS * 86400:
+        return None
+    p = s.get(Participant, pid)
+    if p is None:
+        return None
+    good = _sign(host_secret(s), pid, issued, p.token_hash)
+    return p if hmac.compare_digest(good, parts[2]) else None
+
+
+def set_session(response: Response, value: str | None) -> None:
+    """Set (or with None, clear) the session cookie."""
+    if value is None:
+        response.delete_cookie(SESSION, path="/", httponly=True, samesite="lax")
+    else:
+        response.set_cookie(SESSION, value, max_age=SESSION_DAYS * 86400, path="/",
+                            httponly=True, samesite="lax")
+
+
+def csrf_token(request: Request) -> str:
+    """The request's CSRF value: its cookie's, or a new one (set by :func:`keep_csrf`)."""
+    value = request.cookies.get(CSRF, "")
+    if len(value) < 32:
+        value = getattr(request.state, "new_csrf", "") or secrets.token_urlsafe(32)
+        request.state.new_csrf = value
+    return value
+
+
+def keep_csrf(request: Request, response: Response) -> None:
+    """Set the CSRF cookie if this request made a new value."""
+    value = getattr(request.state, "new_csrf", "")
+    if value:
+        response.set_cookie(CSRF, value, path="/", httponly=True, samesite="strict")
+
+
+def csrf_ok(request: Request, field: str | None) -> bool:
+    """Whether a form's CSRF field matches the request's CSRF cookie."""
+    cookie = request.cookies.get(CSRF, "")
+    return bool(cookie) and bool(field) and hmac.compare_digest(cookie, field or "")
+
+
+__all__ = ["CSRF", "SESSION", "csrf_ok", "csrf_token", "host_secret", "keep_csrf",
+           "set_session", "sign_in", "signed_in"]

@@ -1,0 +1,462 @@
+"""The competition's pages (server-rendered, Jinja2), a FastAPI router the host mounts
+next to its JSON API (:func:`arena.host.app.create_app`).
+
+Every page reads the same rows the API does, through the API's own functions where one
+exists (the leaderboard, a version, a game), so the pages and the API cannot disagree.
+What is private stays private exactly as in the API: a version's reason and build log
+and a seat's stderr only for its owner (and the organiser); validation games only for the
+owners of the versions in them; anyone else gets the same 404 as for something that does
+not exist.
+
+Pages: ``/`` (leaderboard), ``/bots/{name}``, ``/versions/{id}`` (build and validation
+progress; log for its owner), ``/games`` (filter by bot and result), ``/games/{id}``
+(replay player once over, live view while it runs), ``/games/{id}/events`` (server-sent
+events from the referee's public watch stream), ``/games/{id}/stderr/{seat}``,
+``/signin``, ``/signout``, ``/submit``. Static files under ``/static``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload
+
+from ..convert import event_to_dict
+from ..host.deps import can_see, get_host, get_session
+from ..host.models import Bot, FaultRow, Game, GameSeat, Participant, Version
+from ..host.routes.leaderboard import leaderboard as api_leaderboard
+from ..host.routes.submissions import submit as api_submit
+from ..host.schemas import GameOut, VersionOut
+from ..host.service import Host
+from ..ladder.ratings import LiveRatings
+from ..records import GameRecord
+from ..timecontrol import TimeControl
+from ..versions import version_label
+from . import auth, charts
+from .replay import replay_view
+from .templating import templates
+
+router = APIRouter(include_in_schema=False)
+
+HostDep = Annotated[Host, Depends(get_host)]
+SessionDep = Annotated[Session, Depends(get_session)]
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+"""The pages' Content-Security-Policy: nothing from anywhere but the host, no inline
+script."""
+
+RESULTS = ("won", "lost", "target", "moon", "forfeit", "hand_limit")
+"""The games list's result filter: ``won``/``lost`` (of the bot filtered on: its seat's
+place is 1, or not) or a termination."""
+
+SORTS = {"rank": "rank", "bot": "bot", "owner": "owner", "rating": "rating",
+         "games": "games", "win": "win", "trend": "trend"}
+TREND_GAMES = 10
+"""The leaderboard's trend: the win % over a version's last this many games, against
+its win % over all its games."""
+
+
+def page(request: Request, s: Session, host: Host, name: str, status: int = 200,
+         **context: Any) -> HTMLResponse:
+    """Render ``pages/<name>.html`` with what every page needs (the competition, who is
+    signed in, the CSRF value) and the pages' security headers."""
+    user = auth.signed_in(request, s)
+    html = templates().get_template(f"pages/{name}.html").render(
+        request=request, competition=host.settings.competition.name, user=user,
+        csrf=auth.csrf_token(request), **context)
+    response = HTMLResponse(html, status_code=status)
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    auth.keep_csrf(request, response)
+    return response
+
+
+def _not_found(request: Request, s: Session, host: Host, what: str) -> HTMLResponse:
+    return page(request, s, host, "error", status=404, title="Not found", message=what)
+
+
+# -- the leaderboard -------------------------------------------------------------------------
+def _records(s: Session, version_ids: list[int]) -> dict[int, list[bool]]:
+    """Per version, its finished rated games in result order: True where it won (its
+    side's place is 1)."""
+    out: dict[int, list[bool]] = {v: [] for v in version_ids}
+    if not version_ids:
+        return out
+    rows = s.execute(select(GameSeat.version_id, GameSeat.place).join(Game)
+                     .where(Game.status == "finished", Game.kind == "rated",
+                            GameSeat.version_id.in_(version_ids))
+                     .order_by(Game.seq)).all()
+    for vid, place in rows:
+        if vid is not None:
+            out[vid].append(place == 1)
+    return out
+
+
+def rules_text(host: Host) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The competition's rules (preset and options) and time control as ``(name, value)``
+    for the pages."""
+    rs = host.ruleset
+    rules = [("preset", host.settings.competition.preset), ("players", str(rs.players)),
+             ("minimum bid", str(rs.min_bid)),
+             ("target", f"{rs.target_marks} marks" if rs.scoring == "marks"
+              else f"{rs.target_score} points"),
+             ("trumps before widow", "yes" if rs.trump_before_widow else "no"),
+             ("doubles may be trumps", "yes" if rs.allow_doubles_trump else "no"),
+             ("no trumps allowed", "yes" if rs.allow_no_trump else "no"),
+             ("all pass", rs.all_pass), ("shooting the moon wins", "yes"
+                                         if rs.moon_wins_game else "no")]
+    tc = TimeControl.from_dict(dict(host.settings.time_control))
+    clock = [("per decision", f"{tc.decision_ms / 1000:g} s"),
+             ("time bank", f"{tc.bank_ms / 1000:g} s"),
+             ("start-up", f"{tc.startup_ms / 1000:g} s"),
+             ("illegal action retries", str(tc.illegal_retries)),
+             ("hand limit", str(tc.max_hands))]
+    return rules, clock
+
+
+@router.get("/", response_class=HTMLResponse)
+def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
+                     sort: str = Query("rank"), desc: int = Query(0)) -> HTMLResponse:
+    """The leaderboard: rank, bot, owner, version, rating with its 95% interval (as a
+    bar), games, win %, trend; sortable by any column (``?sort=rating&desc=1``)."""
+    rows = api_leaderboard(s)
+    results = _records(s, [r.version_id for r in rows])
+    table = []
+    for r in rows:
+        wins = results[r.version_id]
+        win = 100.0 * sum(wins) / len(wins) if wins else None
+        recent = wins[-TREND_GAMES:]
+        recent_win = 100.0 * sum(recent) / len(recent) if recent else None
+        trend = (recent_win - win) if win is not None and recent_win is not None and \
+            len(wins) > len(recent) else None
+        table.append({"row": r, "played": len(wins), "win": win, "trend": trend,
+                      "recent": recent_win})
+    key = SORTS.get(sort, "rank")
+    if key != "rank":
+        def value(t: dict[str, Any]) -> Any:
+            r = t["row"]
+            v = {"bot": r.bot.lower(), "owner": r.owner.lower(),
+                 "rating": r.rating if r.rating is not None else r.conservative - 1e6,
+                 "games": r.games, "win": t["win"], "trend": t["trend"]}[key]
+            return (v is None, v if v is not None else 0)
+        table.sort(key=value, reverse=bool(desc))
+        if desc:  # keep the rows without a value last
+            table.sort(key=lambda t: value(t)[0])
+    elif desc:
+        table.reverse()
+    ends = [x for r in rows for x in (r.rating_low, r.rating, r.rating_high) if x is not None]
+    lo, hi = (min(ends), max(ends)) if ends else (0.0, 1.0)
+    for t in table:
+        r = t["row"]
+        t["bar"] = charts.interval_bar(r.rating_low, r.rating, r.rating_high, lo, hi)
+    rules, clock = rules_text(host)
+    return page(request, s, host, "leaderboard", table=table, sort=key, desc=bool(desc),
+                rules=rules, clock=clock, host_status=host.status(s),
+                trend_games=TREND_GAMES)
+
+
+# -- a bot --------------------------------------------------------------------------------------
+def rating_history(s: Session, version_ids: set[int]) -> list[tuple[int, float]]:
+    """The live rating (OpenSkill μ − 3σ) of a bot after each of its rated games, as
+    ``(its game number from 1, rating)``: every finished rated game replayed in result
+    order, exactly as the host's live updates applied them (``moon host rerate``)."""
+    from ..host.ratings import finished_games
+
+    games = finished_games(s)
+    ids = sorted({b for g in games for b in g.seats})
+    live = LiveRatings(ids)
+    mine = {str(v) for v in version_ids}
+    out: list[tuple[int, float]] = []
+    for g in games:
+        live.update(g)
+        played = mine.intersection(g.seats)
+        if played:
+            vid = sorted(played)[0]
+            r = live.ratings[vid]
+            out.append((len(out) + 1, float(r.mu) - 3 * float(r.sigma)))
+    return out
+
+
+@router.get("/bots/{name}", response_class=HTMLResponse)
+def bot_page(name: str, request: Request, host: HostDep, s: SessionDep) -> HTMLResponse:
+    """A bot: its versions with their build and validation status (the reasons and build
+    logs for its owner), its rating over time, its recent games, its faults by reason."""
+    b = s.scalar(select(Bot).where(Bot.name == name).options(
+        selectinload(Bot.versions), selectinload(Bot.owner)))
+    if b is None:
+        return _not_found(request, s, host, f"There is no bot named {name!r}.")
+    user = auth.signed_in(request, s)
+    mine = can_see(user, b.owner_id)
+    versions = [VersionOut.of(v, mine) for v in reversed(b.versions)]
+    vids = {v.id for v in b.versions}
+    history = rating_history(s, vids)
+    games = s.scalars(
+        select(Game).where(Game.kind == "rated", Game.id.in_(
+            select(GameSeat.game_id).where(GameSeat.version_id.in_(vids))))
+        .order_by(Game.created_at.desc(), Game.id.desc()).limit(20)
+        .options(selectinload(Game.seats).selectinload(GameSeat.version)
+                 .selectinload(Version.bot), selectinload(Game.faults))).all()
+    faults = Counter(s.scalars(select(FaultRow.reason).join(Game).where(
+        FaultRow.version_id.in_(vids), Game.kind == "rated")).all())
+    return page(request, s, host, "bot", bot=b, mine=mine, versions=versions,
+                chart=charts.rating_chart(history), history=history,
+                games=[_game_row(GameOut.of(g), vids) for g in games],
+                faults=sorted(faults.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _game_row(g: GameOut, vids: set[int] | None = None) -> dict[str, Any]:
+    """A game for a list: its seats, and ``outcome`` (won/lost) of the versions ``vids``."""
+    outcome = None
+    if vids is not None and g.status == "finished":
+        places = [x.place for x in g.seats if x.version_id in vids]
+        if places:
+            outcome = "won" if places[0] == 1 else "lost"
+    return {"game": g, "outcome": outcome}
+
+
+@router.get("/versions/{version_id}", response_class=HTMLResponse)
+def version_page(version_id: int, request: Request, host: HostDep, s: SessionDep
+                 ) -> HTMLResponse:
+    """A version: its status (the page refreshes itself while it is built and validated),
+    and for its owner the reason and the build and validation log."""
+    v = s.get(Version, version_id)
+    if v is None:
+        return _not_found(request, s, host, f"There is no version {version_id}.")
+    user = auth.signed_in(request, s)
+    mine = can_see(user, v.bot.owner_id)
+    log = None
+    if mine:
+        path = host.build_log(v.id)
+        log = path.read_text(errors="replace") if path.is_file() else ""
+    validation = []
+    if mine:
+        validation = [GameOut.of(g) for g in s.scalars(
+            select(Game).where(Game.kind == "validation", Game.id.in_(
+                select(GameSeat.game_id).where(GameSeat.version_id == v.id)))
+            .order_by(Game.created_at).options(
+                selectinload(Game.seats).selectinload(GameSeat.version)
+                .selectinload(Version.bot), selectinload(Game.faults))).all()]
+    return page(request, s, host, "version", version=VersionOut.of(v, mine), mine=mine,
+                log=log, validation=validation, owner=v.bot.owner.name,
+                busy=v.status in ("pending", "building", "validating"))
+
+
+# -- games ------------------------------------------------------------------------------------
+@router.get("/games", response_class=HTMLResponse)
+def games_page(request: Request, host: HostDep, s: SessionDep,
+               bot: str = Query(""), result: str = Query(""), page_no: int = Query(
+                   1, alias="page", ge=1, le=100000)) -> HTMLResponse:
+    """Rated games, newest first, filtered by bot and result (``won``/``lost`` of that bot,
+    or a termination)."""
+    per = 50
+    q = select(Game).where(Game.kind == "rated")
+    b = s.scalar(select(Bot).where(Bot.name == bot)) if bot else None
+    vids: set[int] | None = None
+    if bot:
+        vids = set(s.scalars(select(Version.id).where(Version.bot_id == (b.id if b else -1))))
+        q = q.where(Game.id.in_(select(GameSeat.game_id).where(
+            GameSeat.version_id.in_(vids))))
+    if result in ("won", "lost") and vids is not None:
+        winners = select(GameSeat.game_id).where(GameSeat.version_id.in_(vids),
+                                                 GameSeat.place == 1)
+        q = q.where(Game.status == "finished")
+        q = q.where(Game.id.in_(winners) if result == "won" else Game.id.not_in(winners))
+    elif result in RESULTS:
+        q = q.where(Game.termination == result, Game.status == "finished")
+    total = s.scalar(select(func.count()).select_from(q.subquery())) or 0
+    rows = s.scalars(q.order_by(Game.created_at.desc(), Game.id.desc())
+                     .limit(per).offset((page_no - 1) * per).options(
+                         selectinload(Game.seats).selectinload(GameSeat.version)
+                         .selectinload(Version.bot), selectinload(Game.faults))).all()
+    bots = list(s.scalars(select(Bot.name).order_by(Bot.name)))
+    return page(request, s, host, "games", games=[_game_row(GameOut.of(g), vids) for g in rows],
+                total=total, bot=bot, result=result, bots=bots, results=RESULTS,
+                page_no=page_no, pages=max(1, math.ceil(total / per)))
+
+
+def _visible_game(s: Session, game_id: str, user: Participant | None) -> Game | None:
+    g = s.scalar(select(Game).where(Game.id == game_id).options(
+        selectinload(Game.seats).selectinload(GameSeat.version).selectinload(Version.bot),
+        selectinload(Game.faults)))
+    if g is None:
+        return None
+    if g.kind != "rated" and not any(can_see(user, x.version.bot.owner_id)
+                                     for x in g.seats if x.version is not None):
+        return None
+    return g
+
+
+@router.get("/games/{game_id}", response_class=HTMLResponse)
+def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> HTMLResponse:
+    """A game: the replay player once it is over (the bots' stderr for their owners), the
+    live view while it runs."""
+    user = auth.signed_in(request, s)
+    g = _visible_game(s, game_id, user)
+    if g is None:
+        return _not_found(request, s, host, f"There is no game {game_id!r}.")
+    out = GameOut.of(g)
+    own_seats = [x.seat for x in g.seats
+                 if x.version is not None and can_see(user, x.version.bot.owner_id)]
+    if g.status in ("queued", "running"):
+        return page(request, s, host, "live", game=out, players=host.ruleset.players)
+    view = None
+    missing = ""
+    path = host.record_dir / f"{g.id}.json"
+    if g.status == "finished" and g.record_path and path.is_file():
+        data = json.loads(path.read_text())
+        data["logs"] = {}  # stderr is on its own owner-only page
+        view = replay_view(GameRecord.from_dict(data))
+    elif g.status == "finished":
+        missing = "Its record was pruned (retention); its result is kept."
+    return page(request, s, host, "game", game=out, view=view, missing=missing,
+                own_seats=own_seats)
+
+
+@router.get("/games/{game_id}/stderr/{seat}", response_class=HTMLResponse)
+def stderr_page(game_id: str, seat: int, request: Request, host: HostDep, s: SessionDep
+                ) -> HTMLResponse:
+    """A seat's stderr in a game: its owner and the organiser only (others: 404)."""
+    user = auth.signed_in(request, s)
+    g = _visible_game(s, game_id, user)
+    x = next((x for x in g.seats if x.seat == seat), None) if g is not None else None
+    if g is None or x is None or x.version is None or not can_see(user,
+                                                                  x.version.bot.owner_id):
+        return _not_found(request, s, host, f"No seat {seat} of yours in game {game_id!r}.")
+    if g.status in ("queued", "running"):
+        text = None
+    else:
+        path = host.seat_log(g.id, seat)
+        text = path.read_text(errors="replace") if path.is_file() else ""
+    return page(request, s, host, "stderr", game=GameOut.of(g), seat=seat,
+                bot=version_label(x.version.bot.name, x.version.hash), text=text)
+
+
+def _watch(host: Host, game_id: str) -> AsyncIterator[Any] | None:
+    ex = getattr(host, "_executor", None)
+    watch = getattr(ex, "watch", None)
+    return watch(game_id) if watch is not None else None
+
+
+@router.get("/games/{game_id}/events")
+async def game_events(game_id: str, request: Request, host: HostDep) -> Response:
+    """The game's public events as server-sent events (``event: moon``, data a JSON object
+    of :func:`arena.convert.event_to_dict`), from the referee's watch stream: from the
+    start, then live, then ``event: end``. Only the referee's public events go out: no
+    tile is sent before it is played, and the widow and the discard never are."""
+    with host.Session() as s:
+        g = _visible_game(s, game_id, auth.signed_in(request, s))
+        status = g.status if g is not None else None
+    if status is None:
+        raise HTTPException(404, f"no game {game_id!r}")
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield b"retry: 3000\n\n"
+        events = None
+        for _ in range(100):  # queued: wait for it to start here (up to ~20 s)
+            events = _watch(host, game_id)
+            if events is not None:
+                break
+            with host.Session() as s2:
+                now = s2.scalar(select(Game.status).where(Game.id == game_id))
+            if now not in ("queued", "running"):
+                break
+            yield b": waiting\n\n"
+            await asyncio.sleep(0.2)
+        if events is not None:
+            async for ev in events:
+                if await request.is_disconnected():
+                    return
+                d = event_to_dict(ev)
+                yield f"id: {d['seq']}\nevent: moon\ndata: {json.dumps(d)}\n\n".encode()
+        yield b"event: end\ndata: {}\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store",
+                                      "X-Accel-Buffering": "no"})
+
+
+# -- signing in, submitting -------------------------------------------------------------------
+@router.get("/signin", response_class=HTMLResponse)
+def signin_form(request: Request, host: HostDep, s: SessionDep) -> HTMLResponse:
+    """The sign-in form (an API token)."""
+    return page(request, s, host, "signin", error="")
+
+
+def _refuse_csrf(request: Request, s: Session, host: Host) -> HTMLResponse:
+    return page(request, s, host, "error", status=403, title="Form expired",
+                message="This form was not sent from this site's own page (or it has "
+                "expired): open the page again and send it from there.")
+
+
+@router.post("/signin", response_class=HTMLResponse)
+def signin(request: Request, host: HostDep, s: SessionDep,
+           token: Annotated[str, Form()] = "", csrf: Annotated[str, Form()] = ""
+           ) -> Response:
+    """Sign in with an API token: a session cookie, then back to the leaderboard."""
+    if not auth.csrf_ok(request, csrf):
+        return _refuse_csrf(request, s, host)
+    done = auth.sign_in(s, token)
+    if done is None:
+        return page(request, s, host, "signin", status=401,
+                    error="That token is not known here: paste the token you got when "
+                    "you registered (moon host register prints it).")
+    response = RedirectResponse("/submit", status_code=303)
+    auth.set_session(response, done[1])
+    return response
+
+
+@router.post("/signout")
+def signout(request: Request, host: HostDep, s: SessionDep,
+            csrf: Annotated[str, Form()] = "") -> Response:
+    """End the session."""
+    if not auth.csrf_ok(request, csrf):
+        return _refuse_csrf(request, s, host)
+    response = RedirectResponse("/", status_code=303)
+    auth.set_session(response, None)
+    return response
+
+
+@router.get("/submit", response_class=HTMLResponse)
+def submit_form(request: Request, host: HostDep, s: SessionDep) -> Response:
+    """The submission form, and the signed-in participant's bots."""
+    user = auth.signed_in(request, s)
+    if user is None:
+        return RedirectResponse("/signin", status_code=303)
+    bots = s.scalars(select(Bot).where(Bot.owner_id == user.id).order_by(Bot.name)
+                     .options(selectinload(Bot.versions))).all()
+    return page(request, s, host, "submit", error="", bots=bots,
+                limit_mb=host.settings.limits.max_archive_mb)
+
+
+@router.post("/submit", response_class=HTMLResponse)
+def submit(request: Request, host: HostDep, s: SessionDep,
+           archive: Annotated[UploadFile, File()], csrf: Annotated[str, Form()] = ""
+           ) -> Response:
+    """Take a bot folder's archive through the API's own submission (the same checks),
+    then show the version's progress."""
+    if not auth.csrf_ok(request, csrf):
+        return _refuse_csrf(request, s, host)
+    user = auth.signed_in(request, s)
+    if user is None:
+        return RedirectResponse("/signin", status_code=303)
+    try:
+        v = api_submit(archive, user, host, s, Response())
+    except HTTPException as e:
+        bots = s.scalars(select(Bot).where(Bot.owner_id == user.id).order_by(Bot.name)
+                         .options(selectinload(Bot.versions))).all()
+        return page(request, s, host, "submit", status=e.status_code, error=str(e.detail),
+                    bots=bots, limit_mb=host.settings.limits.max_archive_mb)
+    return RedirectResponse(f"/versions/{v.id}", status_code=303)
+
+
+__all__ = ["CSP", "router"]

@@ -1,0 +1,97 @@
+"""`make screenshots`: a small competition (the example bots, short games) on 127.0.0.1,
+its main pages photographed by the system's Chromium through Playwright into
+docs/screenshots/*.png (laptop and phone widths). Nothing leaves the machine.
+
+    python scripts/screenshots.py [--out docs/screenshots] [--games 18]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from arena.cli.client import api  # noqa: E402
+from arena.host.submissions import pack  # noqa: E402
+
+BOTS = {"ann": "heuristic", "ben": "random", "cat": "weak"}
+CHROMIUM = os.environ.get("MOON_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    ap.add_argument("--games", type=int, default=18, help="rated games before the pictures")
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    moon = [sys.executable, "-m", "arena.cli"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="moon-shots-") as tmp:
+        folder = Path(tmp) / "comp"
+        subprocess.run([*moon, "host", "init", str(folder), "--name", "Moon demo",
+                        "--trust-local", "--open"], check=True, stdout=subprocess.DEVNULL)
+        toml = folder / "competition.toml"
+        text = re.sub(r"(?m)^batch_every_s = \d+", "batch_every_s = 3", toml.read_text())
+        toml.write_text(re.sub(r"(?m)^bootstrap = \d+", "bootstrap = 40", text))
+        host = subprocess.Popen([*moon, "host", "run", str(folder), "--address",
+                                 "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert host.stdout is not None
+            m = re.match(r"serving (\S+)", host.stdout.readline())
+            if not m:
+                print("screenshots: the host did not start", file=sys.stderr)
+                return 1
+            url = m.group(1)
+            tokens = {}
+            for person, bot in BOTS.items():
+                tokens[person] = api("POST", url, "/api/register", json={"name": person}
+                                     )["token"]
+                api("POST", url, "/api/submissions", tokens[person],
+                    files={"archive": (f"{bot}.tar.gz", pack(ROOT / "example_bots" / bot),
+                                       "application/gzip")})
+            deadline = time.monotonic() + 900
+            while time.monotonic() < deadline:
+                done = api("GET", url, "/api/games?status=finished&limit=1")["total"]
+                board = api("GET", url, "/api/leaderboard")
+                if done >= args.games and board and all(r["rating"] is not None
+                                                        for r in board):
+                    break
+                time.sleep(1)
+            game = api("GET", url, "/api/games?status=finished&limit=1")["games"][0]["id"]
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+                page = browser.new_page(viewport={"width": 1200, "height": 800})
+                page.goto(url + "/")
+                page.screenshot(path=str(args.out / "leaderboard.png"), full_page=True)
+                page.goto(url + "/bots/heuristic")
+                page.screenshot(path=str(args.out / "bot.png"), full_page=True)
+                page.goto(url + f"/games/{game}#hand-1-trick-3")
+                page.reload()
+                page.screenshot(path=str(args.out / "replay.png"))
+                phone = browser.new_page(viewport={"width": 390, "height": 844})
+                phone.goto(url + "/")
+                phone.screenshot(path=str(args.out / "leaderboard-phone.png"))
+                browser.close()
+            for name in ("leaderboard", "bot", "replay", "leaderboard-phone"):
+                print(f"wrote {args.out / (name + '.png')}")
+            return 0
+        finally:
+            if host.poll() is None:
+                host.send_signal(signal.SIGTERM)
+                host.wait(30)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

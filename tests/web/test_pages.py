@@ -1,0 +1,355 @@
+"""The competition's pages in a real headless browser (Chromium through Playwright)
+against `moon host run` on 127.0.0.1 with real bots playing: every value shown is checked
+against what the API and the game records say, worked out here on its own (win % counted
+from the games, a replay's held tiles from the record's deal, the record itself replayed
+by the rules engine)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import httpx
+import pytest
+from conftest import Competition
+from host_support import EXAMPLES, tar_folder, wait_for
+
+from arena.records import GameRecord, verify_record
+
+TILE = re.compile(r"\b[0-6]-[0-6]\b")
+
+
+def finished_games(c: Competition, **filters: object) -> list[dict]:
+    return c.host.ok("GET", "/api/games", params={"status": "finished", "limit": 500,
+                                                  **filters})["games"]
+
+
+def enough_games(c: Competition, n: int) -> None:
+    """Wait for ``n`` finished rated games and a batch fit that rates every active bot."""
+    def ready() -> bool:
+        board = c.host.ok("GET", "/api/leaderboard")
+        return len(finished_games(c)) >= n and len(board) >= 3 and \
+            all(r["rating"] is not None for r in board)
+    wait_for(ready, 240, f"{n} finished games and a batch fit")
+
+
+def sign_in(browser, c: Competition, who: str):
+    """A new browser context signed in as ``who`` through the sign-in form."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(c.url + "/signin")
+    page.fill("#token", c.tokens[who])
+    page.click("form.form button[type=submit]")
+    page.wait_for_url(c.url + "/submit")
+    assert page.inner_text(".user-name") == who
+    return ctx, page
+
+
+def test_leaderboard_order_ratings_and_win_rates(browser, competition: Competition):
+    c = competition
+    enough_games(c, 6)
+    page = browser.new_page()
+    rows_js = """rows => rows.map(r => ({
+        bot: r.dataset.bot,
+        rating: r.querySelector('td.rating b').textContent,
+        interval: (r.querySelector('td.rating .interval') || {}).textContent || null,
+        games: r.querySelector('td.games').textContent,
+        win: r.querySelector('td.win').textContent,
+        owner: r.querySelector('td.owner').textContent,
+        bar: r.querySelectorAll('svg.interval rect').length}))"""
+    # games go on while we look: take a page between two equal reads of the API
+    for _ in range(60):
+        before = (c.host.ok("GET", "/api/leaderboard"), finished_games(c))
+        page.goto(c.url + "/")
+        cells = page.eval_on_selector_all("tr.lb-row", rows_js)
+        api, games = c.host.ok("GET", "/api/leaderboard"), finished_games(c)
+        if (api, games) == before:
+            break
+    else:
+        pytest.fail("the leaderboard never held still for one page load")
+    # best first by the batch rating, as the API says
+    ratings = [r["rating"] for r in api]
+    assert ratings == sorted(ratings, reverse=True)
+    assert [x["bot"] for x in cells] == [r["bot"] for r in api]
+    for row, r in zip(cells, api, strict=True):
+        assert row["rating"] == f"{r['rating']:.1f}"
+        if r["rating_low"] is not None or r["rating_high"] is not None:
+            low = "−∞" if r["rating_low"] is None else f"{r['rating_low']:.1f}"
+            high = "∞" if r["rating_high"] is None else f"{r['rating_high']:.1f}"
+            assert row["interval"] == f"[{low}, {high}]"
+            assert row["bar"] == 2  # the interval and the estimate, drawn
+        else:
+            assert row["interval"] is None and row["bar"] == 0
+        assert row["owner"] == {"heuristic": "alice", "steady": "bob", "random": "dave"}[r["bot"]]
+        # win %: games where its seat placed first, counted from the games list
+        mine = [x for g in games for x in g["seats"] if x["version_id"] == r["version_id"]]
+        assert int(row["games"]) == r["games"]
+        assert row["win"] == f"{100 * sum(x['place'] == 1 for x in mine) / len(mine):.0f}%"
+    # rules and time control are stated (FAST in the host tests: target 7, 1 s a decision)
+    rules = page.inner_text("dl.rules")
+    assert "7 points" in rules and "moon3" in rules
+    assert "1 s" in page.inner_text("dl.clock")
+    # sortable: by bot name, then by games (most first)
+    page.click("a.sort[data-sort=bot]")
+    names = page.eval_on_selector_all("tr.lb-row", "rows => rows.map(r => r.dataset.bot)")
+    assert names == sorted(names) and len(names) == 3
+    page.click("a.sort[data-sort=bot]")
+    assert page.eval_on_selector_all("tr.lb-row", "rows => rows.map(r => r.dataset.bot)") \
+        == sorted(names, reverse=True)
+    # a phone: the page fits its width (the table scrolls inside its own box)
+    phone = browser.new_page(viewport={"width": 375, "height": 740})
+    phone.goto(c.url + "/")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 375
+    phone.close()
+    page.close()
+
+
+def test_bot_page_and_games_filter(browser, competition: Competition):
+    c = competition
+    enough_games(c, 6)
+    page = browser.new_page()
+    page.goto(c.url + "/bots/heuristic")
+    assert page.inner_text("h1 .owner") == "alice"
+    assert page.eval_on_selector_all("tr.version-row", "r => r.map(x => x.dataset.status)") \
+        == ["active"]
+    # the chart has one point per rated game of the bot (as counted when the page was made)
+    points = int(page.get_attribute("svg.rating-chart", "data-points"))
+    played = len(finished_games(c, bot="heuristic"))
+    assert 1 <= points <= played
+    assert "Reason / log" not in page.inner_text("table.versions")  # not the owner
+    # games filtered by bot and result: the page is read first, the API after it, so what
+    # the page lists is in the API's answer: "won" where the bot's seat placed first,
+    # "lost" where it did not, and together every game of the bot
+    vid = c.versions["dave"]
+    page.goto(c.url + "/games?bot=random&result=won")
+    won_page = set(page.eval_on_selector_all("tr.game-row", "r => r.map(x => x.dataset.game)"))
+    page.goto(c.url + "/games?bot=random&result=lost")
+    lost_page = set(page.eval_on_selector_all("tr.game-row", "r => r.map(x => x.dataset.game)"))
+    outcomes = page.eval_on_selector_all("td.outcome", "r => r.map(x => x.textContent)")
+    api = finished_games(c, bot="random")
+    won = {g["id"] for g in api
+           if any(x["version_id"] == vid and x["place"] == 1 for x in g["seats"])}
+    assert won_page <= won and lost_page <= {g["id"] for g in api} - won
+    assert won_page | lost_page  # (games may finish between the page and the API)
+    assert len(won_page) + len(lost_page) >= len(api) - 4
+    assert set(outcomes) <= {"lost"}
+    page.goto(c.url + "/games?result=forfeit")
+    assert int(page.inner_text(".total")) == len(finished_games(c, termination="forfeit"))
+    page.close()
+
+
+def held(page, seat: int) -> set[str]:
+    return set(page.eval_on_selector_all(
+        f"section.hand:not([hidden]) .held[data-seat='{seat}'] .dom:not(.gone)",
+        "ds => ds.map(d => d.dataset.tile)"))
+
+
+def test_replay_steps_with_keyboard_and_slider(browser, competition: Competition):
+    c = competition
+    enough_games(c, 3)
+    game = next(g for g in finished_games(c) if g["termination"] in ("target", "moon"))
+    record = c.host.ok("GET", f"/api/games/{game['id']}/record")
+    rec = GameRecord.from_dict(record)
+    assert rec.errors == () and verify_record(rec) == []  # the rules engine agrees
+    page = browser.new_page()
+    page.goto(c.url + f"/games/{game['id']}")
+    # the final scores on the page are the record's, which the rules engine replayed
+    scores = page.eval_on_selector_all("table.final td.score", "t => t.map(x => +x.textContent)")
+    assert scores == record["result"]["scores"]
+    # the first hand with tricks; step to just before its first play with the slider
+    i, h = next((i, h) for i, h in enumerate(record["hands"]) if h["tricks"])
+    sec = f"section.hand[data-hand='{i}']"
+    first_play = int(page.get_attribute(f"{sec} li.trick[data-trick='0']", "data-first"))
+    page.eval_on_selector(".timeline", "(el, v) => { el.value = v; "
+                          "el.dispatchEvent(new Event('input')); }", first_play - 1)
+    n = len(record["seats"])
+
+    def expected(k: int, j: int) -> dict[int, set[str]]:
+        """By hand from the record: each seat's tiles before play j of trick k."""
+        out = {}
+        for seat in range(n):
+            start = set(h["dealt"][seat])
+            if seat == h["bidder"] and h["discard"] is not None:
+                start = (start | set(h["widow"])) - {h["discard"]}
+            gone = {p["tile"] for t in h["tricks"][:k] for p in t["plays"] if p["seat"] == seat}
+            gone |= {p["tile"] for p in h["tricks"][k]["plays"][:j] if p["seat"] == seat}
+            out[seat] = start - gone
+        return out
+
+    assert {s: held(page, s) for s in range(n)} == expected(0, 0)
+    # keyboard: four plays forward (into the second trick), one back
+    page.focus("body")
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    assert {s: held(page, s) for s in range(n)} == expected(1, 1)
+    page.keyboard.press("ArrowLeft")
+    assert {s: held(page, s) for s in range(n)} == expected(1, 0)
+    assert int(page.input_value(".timeline")) == first_play - 1 + 3
+    # a deep link uses the labels' numbers: trick 2 of hand i+1 is the second trick
+    page.goto(c.url + f"/games/{game['id']}#hand-{i + 1}-trick-2")
+    page.reload()
+    assert int(page.input_value(".timeline")) >= first_play + n - 1
+    page.close()
+
+
+def test_live_game_streams_public_events_and_never_a_hidden_tile(browser, competition):
+    c = competition
+    # the SSE stream of a game in progress, read until some plays have come
+    for _ in range(40):
+        running = c.host.ok("GET", "/api/games", params={"status": "running"})["games"]
+        if not running:
+            wait_for(lambda: c.host.ok("GET", "/api/games", params={"status": "running"}
+                                       )["games"], 60, "a running game", every=0.1)
+            continue
+        gid = running[0]["id"]
+        events: list[dict] = []
+        raw = ""
+        with httpx.stream("GET", c.url + f"/games/{gid}/events", timeout=30) as r:
+            assert r.headers["content-type"].startswith("text/event-stream")
+            for line in r.iter_lines():
+                raw += line + "\n"
+                if line.startswith("data: ") and line != "data: {}":
+                    events.append(json.loads(line[6:]))
+                if line.startswith("event: end") or \
+                        sum(e["kind"] == "played" for e in events) >= 4:
+                    break
+        if any(e["kind"] == "played" for e in events) and \
+                not any(e["kind"] == "game_ended" for e in events):
+            break
+    else:
+        pytest.fail("no game was seen in progress")
+    # only played tiles are in the stream: as many tiles as plays, and in the record's order
+    plays = [e["tile"] for e in events if e["kind"] == "played"]
+    assert len(TILE.findall(raw)) == len(plays)
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    wait_for(lambda: c.host.ok("GET", f"/api/games/{gid}")["status"] == "finished", 120,
+             "the watched game to end")
+    record = c.host.ok("GET", f"/api/games/{gid}/record")
+    all_plays = [p["tile"] for hh in record["hands"] for p in hh["plays"]]
+    assert plays == all_plays[:len(plays)]
+    hidden = {hh["discard"] for hh in record["hands"] if hh["discard"]}
+    assert not hidden & set(TILE.findall(raw))
+
+    # the live page as served holds no tile at all (its script adds played ones)
+    for _ in range(40):
+        running = c.host.ok("GET", "/api/games", params={"status": "running"})["games"]
+        if running:
+            r = httpx.get(c.url + f"/games/{running[0]['id']}")
+            if 'id="live"' in r.text:
+                assert not TILE.search(r.text)
+                assert "data-tile" not in r.text
+                break
+    else:
+        pytest.fail("no live page was served")
+    # the browser's live page receives the events as they happen
+    from playwright.sync_api import Error as BrowserError
+
+    page = browser.new_page()
+    for _ in range(40):
+        running = c.host.ok("GET", "/api/games", params={"status": "running"})["games"]
+        if not running:
+            continue
+        try:
+            page.goto(c.url + f"/games/{running[0]['id']}")
+            if page.query_selector("#live") is None:
+                continue  # it ended in between: the replay was served
+            page.wait_for_function("() => +(document.getElementById('live').dataset.seen"
+                                   " || 0) > 3", timeout=30000)
+            shown = page.eval_on_selector_all(".live-log li", "l => l.length")
+        except BrowserError:  # the game ended and the page went on to its replay
+            continue
+        assert shown >= 3
+        break
+    else:
+        pytest.fail("no live page was seen receiving events")
+    page.close()
+
+
+def test_sign_in_submit_and_watch_validation(browser, competition: Competition, tmp_path):
+    c = competition
+    # a form posted without the page's CSRF value is refused, and nothing is signed in
+    r = httpx.post(c.url + "/signin", data={"token": c.tokens["carol"]})
+    assert r.status_code == 403 and "moon_session" not in r.cookies
+    r = httpx.post(c.url + "/signin", data={"token": c.tokens["carol"], "csrf": "x" * 43},
+                   cookies={"moon_csrf": "y" * 43})
+    assert r.status_code == 403
+    # a wrong token is a clear message
+    page = browser.new_page()
+    page.goto(c.url + "/signin")
+    page.fill("#token", "moon_not-a-token")
+    page.click("form.form button[type=submit]")
+    assert "not known" in page.inner_text(".error")
+    page.close()
+
+    ctx, page = sign_in(browser, c, "carol")
+    cookies = {k["name"]: k for k in ctx.cookies()}
+    assert cookies["moon_session"]["httpOnly"] and cookies["moon_session"]["sameSite"] == "Lax"
+    assert cookies["moon_csrf"]["httpOnly"] and cookies["moon_csrf"]["sameSite"] == "Strict"
+    # a submission posted from elsewhere with carol's session but not the page's CSRF value
+    r = httpx.post(c.url + "/submit", cookies={"moon_session": cookies["moon_session"]["value"]},
+                   files={"archive": ("x.tar.gz", tar_folder(EXAMPLES / "random",
+                                                             rename="forged"))})
+    assert r.status_code == 403
+    # the same checks as the API: an archive without bot.toml is refused with its reason
+    bad = tmp_path / "bad.tar.gz"
+    from conftest import tar_files
+    bad.write_bytes(tar_files({"main.py": b"print(1)\n"}))
+    page.set_input_files("#archive", str(bad))
+    page.click("form.form button[type=submit]")
+    assert "bot.toml" in page.inner_text(".error")
+    # a real bot: submitted, built, validated, active
+    good = tmp_path / "carol.tar.gz"
+    good.write_bytes(tar_folder(EXAMPLES / "random", rename="carols-bot"))
+    page.set_input_files("#archive", str(good))
+    page.click("form.form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/versions/\d+$"))
+    vid = int(page.url.rsplit("/", 1)[1])
+    page.wait_for_function("() => document.getElementById('status') && "
+                           "document.getElementById('status').textContent === 'active'",
+                           timeout=120000)
+    v = c.host.ok("GET", f"/api/versions/{vid}", c.tokens["carol"])
+    assert v["status"] == "active" and v["bot"] == "carols-bot"
+    assert c.host.ok("GET", "/api/me", c.tokens["carol"])["bots"] == ["carols-bot"]
+    # its owner sees the build and validation log, the same text as the API gives
+    log = c.host.call("GET", f"/api/versions/{vid}/log", c.tokens["carol"]).text
+    assert log.strip() and page.inner_text("pre.build-log").strip() == log.strip()
+    ctx.close()
+
+
+def test_owners_logs_only_to_owners(browser, competition: Competition):
+    c = competition
+    enough_games(c, 3)
+    game = next(g for g in finished_games(c, bot="heuristic"))
+    seat = next(x["seat"] for x in game["seats"] if x["version_id"] == c.versions["alice"])
+    stderr = c.host.call("GET", f"/api/games/{game['id']}/logs/{seat}", c.tokens["alice"])
+    assert stderr.status_code == 200
+    # alice sees her bot's stderr and build log
+    ctx, page = sign_in(browser, c, "alice")
+    page.goto(c.url + f"/games/{game['id']}")
+    assert page.query_selector(f".own-logs a[href$='/stderr/{seat}']") is not None
+    page.goto(c.url + f"/games/{game['id']}/stderr/{seat}")
+    assert page.inner_text("pre.stderr").strip() == (stderr.text.strip() or "(empty)")
+    page.goto(c.url + f"/versions/{c.versions['alice']}")
+    assert page.query_selector("pre.build-log") is not None
+    ctx.close()
+    # bob, signed in, sees neither; nor does someone not signed in
+    ctx, page = sign_in(browser, c, "bob")
+    for p in (page, browser.new_page()):
+        p.goto(c.url + f"/games/{game['id']}")
+        # (bob may have a seat of his own in this game: only that one is linked)
+        assert p.query_selector(f".own-logs a[href$='/stderr/{seat}']") is None
+        r = p.goto(c.url + f"/games/{game['id']}/stderr/{seat}")
+        assert r is not None and r.status == 404
+        assert p.query_selector("pre.stderr") is None
+        p.goto(c.url + f"/versions/{c.versions['alice']}")
+        assert p.query_selector("pre.build-log") is None
+    # bob's own stderr (his bot prints markup and terminal escapes): shown as inert text
+    mine = next(g for g in finished_games(c, bot="steady"))
+    seat = next(x["seat"] for x in mine["seats"] if x["version_id"] == c.versions["bob"])
+    page.goto(c.url + f"/games/{mine['id']}/stderr/{seat}")
+    text = page.inner_text("pre.stderr")
+    assert "<script>document.title = 'owned'</script>" in text
+    assert "\\x1b[2J" in text and "\x1b" not in text and "\x07" not in text
+    assert page.title() != "owned"
+    assert page.eval_on_selector_all("main script", "s => s.length") == 0
+    ctx.close()
