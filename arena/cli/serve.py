@@ -31,9 +31,13 @@ from .options import TIME_FIELDS, make_time_control, time_options
 @click.option("--insecure-no-admin-token", "no_token", is_flag=True, default=False,
               help="Serve MatchService without a token: anyone who reaches the address can "
                    "create, list and cancel matches (only where nobody untrusted can).")
+@click.option("--keep-finished", type=click.IntRange(min=0), default=None,
+              help="Finished matches kept in memory for MatchService (default 64); older "
+                   "ones are forgotten (GetMatch then reads their record): memory stays flat.")
 @time_options
 def serve(address: str, unix_socket: str | None, records: Path, grace: float,
-          admin_token: str | None, no_token: bool, **tc: Any) -> None:
+          admin_token: str | None, no_token: bool, keep_finished: int | None,
+          **tc: Any) -> None:
     """Run a referee server until Ctrl-C / SIGTERM.
 
     Create matches with MatchService.CreateMatch (e.g. grpcurl), hand each bot its token.
@@ -54,14 +58,16 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
         raise click.UsageError("--admin-token and --insecure-no-admin-token contradict each "
                                "other: give one")
     from ..game import serving
-    from ..referee import Referee
+    from ..referee import KEEP_FINISHED, Referee
 
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = Console(stderr=True)
     cleanup_stale_once()  # local bots and cgroups a killed arena left behind
 
     async def run() -> None:
-        referee = Referee(record_dir=records, default_tc=time_control)
+        referee = Referee(record_dir=records, default_tc=time_control,
+                          keep_finished=KEEP_FINISHED if keep_finished is None
+                          else keep_finished)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
