@@ -451,6 +451,15 @@ class Match:
         """Start the match task (call from the event loop)."""
         self._task = asyncio.get_running_loop().create_task(self._run(),
                                                             name=f"match-{self.match_id}")
+        self._task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """The task is over: a task cancelled before it ever ran never reached
+        :meth:`_run`'s ending, so the match is finished here (stopped)."""
+        if self.status != Status.FINISHED:
+            term, self.stop_reason = self._stop or (Termination.ABORTED, "cancelled")
+            self._finish(GameResult.stopped(term, self.state.scores,
+                                            len(self.state.hand_records)))
 
     def stop(self, termination: Termination | int, reason: str) -> None:
         """Cancel the match: it ends as ``termination`` (CANCELLED or ABORTED; a
