@@ -7,12 +7,15 @@
 It starts a real `moon serve` (a subprocess, an admin token, records in a temporary
 folder) and plays moon3 games against it over gRPC: each game is created with
 MatchService.CreateMatch and played by three quick bots in this process (each a Play
-stream that answers every turn with its first legal action), ``--parallel`` games at a
-time. After each ``--window`` games it reads the server's VmRSS from ``/proc``.
+stream that bids its highest bid and otherwise answers with its first legal action),
+``--parallel`` games at a time. After each ``--window`` games it reads the server's VmRSS
+from ``/proc``.
 
-The figures: RSS (MB) after each window, and the growth ratio of the last window's RSS to
-the 2nd window's (by then the server's cache of finished matches, ``--keep-finished``, is
-full, so a flat server reads about 1.0). ``--compare`` runs the same soak a second time with
+The figures: RSS (MB) after each window; the growth ratio, the last window's growth over
+the 2nd window's (the 1st is start-up; in the 2nd the server fills its cache of finished
+matches, ``--keep-finished``, and the engine's bounded caches of converted tricks, so a
+server that forgets reads near 0 and one that keeps everything near 1); and the RSS at
+the end over the RSS after the 2nd window. ``--compare`` runs the same soak a second time with
 a server that keeps every finished match (``--keep-finished`` = the number of games), as
 `moon serve` did before it forgot them: its RSS climbs with every window. ``--json``
 prints one JSON object per soak instead of the table.
@@ -59,7 +62,8 @@ def free_port() -> int:
 
 
 async def seat(channel: grpc.aio.Channel, token: str) -> pb.GameResult:
-    """One quick bot: join, answer every turn with its first legal action; the result."""
+    """One quick bot: join, answer every turn (its highest bid in the auction, so that
+    hands are played out, else its first legal action); the result."""
     play = channel.stream_stream("/moon.v1.BotService/Play",
                                  request_serializer=bpb.PlayRequest.SerializeToString,
                                  response_deserializer=bpb.PlayResponse.FromString)
@@ -69,8 +73,10 @@ async def seat(channel: grpc.aio.Channel, token: str) -> pb.GameResult:
     async for resp in call:
         kind = resp.WhichOneof("kind")
         if kind == "turn":
+            legal = resp.turn.legal_actions
+            action = legal[-1] if legal[0].WhichOneof("kind") == "bid" else legal[0]
             await call.write(bpb.PlayRequest(action=bpb.ActionReply(
-                request_id=resp.turn.request_id, action=resp.turn.legal_actions[0])))
+                request_id=resp.turn.request_id, action=action)))
         elif kind == "event" and resp.event.WhichOneof("kind") == "game_ended":
             await call.done_writing()
             return resp.event.game_ended
@@ -141,11 +147,14 @@ def soak(games: int, window: int, parallel: int, max_hands: int,
                 proc.wait()
             log.close()
         records = len(list((Path(tmp) / "records").glob("*.json")))
-    second, last = points[min(2, len(points) - 1)][1], points[-1][1]
+    growth = [b[1] - a[1] for a, b in zip(points, points[1:], strict=False)]
+    second, last = growth[min(1, len(growth) - 1)], growth[-1]
     return {"games": games, "window": window, "keep_finished": keep_finished,
             "records": records, "seconds": round(time.monotonic() - started, 1),
             "rss_mb": [[g, round(m, 1)] for g, m in points],
-            "growth_ratio": round(last / second, 3)}
+            "growth_mb": [round(g, 2) for g in growth],
+            "growth_ratio": round(last / second, 3) if second > 0 else None,
+            "rss_ratio": round(points[-1][1] / points[min(2, len(points) - 1)][1], 3)}
 
 
 def main() -> None:
@@ -176,8 +185,8 @@ def main() -> None:
             step = "" if prev is None else f"  ({m - prev:+.1f} MB)"
             print(f"  after {g:>5} games: RSS {m:7.1f} MB{step}")
             prev = m
-        print(f"  RSS after the last window / after the 2nd: {r['growth_ratio']:.3f}x",
-              flush=True)
+        print(f"  growth in the last window / in the 2nd: {r['growth_ratio']}; RSS at the "
+              f"end / after the 2nd window: {r['rss_ratio']:.3f}x", flush=True)
 
 
 if __name__ == "__main__":
