@@ -11,8 +11,8 @@
 # is reachable). The build context is dist/ only (.dockerignore): our wheels and the
 # wheelhouse of their dependencies, installed with --no-index.
 #
-# It serves TCP 50051 (bots, and MatchService to create and watch matches: set
-# MOON_ADMIN_TOKEN when others can reach it) and a Unix socket in the volume /run/moon,
+# It serves TCP 50051 (bots, and MatchService to create and watch matches: it needs
+# MOON_ADMIN_TOKEN, which clients send as a bearer token) and a Unix socket in /run/moon,
 # which bot containers mount to play with no network at all; records go to the volume
 # /data. The health check asks the referee's gRPC health service over that socket; for
 # another server set MOON_HEALTHCHECK (an address or an http:// URL, python -m

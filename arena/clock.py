@@ -4,7 +4,8 @@
 one per seat.
 
     >>> c = Clock(decision_ms=2000, bank_ms=1000)
-    >>> c.start(100.0)             # a turn is sent at t = 100 s
+    >>> c.start(99.8)              # a turn is opened (queued for the bot) at t = 99.8 s
+    >>> c.delivered(100.0)         # and delivered at t = 100 s: its time runs from here
     >>> c.deadline                 # answer by 100 s + 2 s + the 1 s bank
     103.0
     >>> c.left(101.5)              # sent again on a rejoin 1.5 s in: (decision, bank) left
@@ -27,7 +28,7 @@ class Clock:
     durations are milliseconds, counted in whole ms (a turn's partial ms is never charged).
     """
 
-    __slots__ = ("decision_ms", "bank_ms", "sent_at")
+    __slots__ = ("decision_ms", "bank_ms", "sent_at", "opened_at", "is_delivered")
 
     def __init__(self, decision_ms: int, bank_ms: int) -> None:
         self.decision_ms = decision_ms
@@ -35,11 +36,27 @@ class Clock:
         self.bank_ms = bank_ms
         """What is left of the bank (ms)."""
         self.sent_at = 0.0
-        """When the open turn was sent (seconds)."""
+        """When the open turn's time began (seconds): its delivery, or its opening until
+        it is delivered."""
+        self.opened_at = 0.0
+        """When the open turn was opened (queued for the bot), seconds."""
+        self.is_delivered = False
+        """Whether the open turn has been delivered (:meth:`delivered`)."""
 
     def start(self, now: float) -> None:
-        """A turn is sent at ``now``: its time runs from here."""
-        self.sent_at = now
+        """A turn is opened at ``now`` (queued for the bot): its time runs from here until
+        :meth:`delivered` says when the bot's stream took it."""
+        self.sent_at = self.opened_at = now
+        self.is_delivered = False
+
+    def delivered(self, at: float) -> None:
+        """The open turn was delivered (written to the bot's stream) at ``at``: its time
+        runs from there, so time the turn spent queued in a busy referee is not the bot's.
+        Only the first delivery counts (a turn sent again on a rejoin does not restart the
+        clock); a time before the opening is taken as the opening."""
+        if not self.is_delivered:
+            self.is_delivered = True
+            self.sent_at = max(self.sent_at, at)
 
     @property
     def deadline(self) -> float:
@@ -59,7 +76,7 @@ class Clock:
         time come out of the bank (never below 0). Returns the turn's time in seconds,
         unrounded (sums of them stay precise where each turn's whole ms would round to 0).
         """
-        seconds = at - self.sent_at
+        seconds = max(0.0, at - self.sent_at)  # read before the delivery was noted: 0
         over = int(seconds * 1000) - self.decision_ms
         if over > 0:
             self.bank_ms = max(0, self.bank_ms - over)

@@ -32,6 +32,7 @@ import functools
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -398,11 +399,27 @@ class Containment:
 
 # -- leftovers of a killed arena ------------------------------------------------------------
 
+_RUN_NAME = re.compile(r"^(\d+)-(\d+|\?)-[0-9A-Za-z_]+(?:-\d+)?(?:\.json)?$")
+"""A bot run's cgroup or registry entry, as :class:`Containment` names it:
+``<owner pid>-<owner start time>-<instance>`` (a probe's instance is ``probe-<thread>``),
+``.json`` for an entry."""
+
+
+def run_owner(name: str) -> str | None:
+    """The :func:`owner_tag` in the name of a bot run's cgroup or registry entry, or None
+    for a name this module did not make (which is never cleaned up: it may be another
+    program's, or a parent of other runs)."""
+    m = _RUN_NAME.match(name)
+    return f"{m[1]}-{m[2]}" if m else None
+
+
 def cleanup_stale() -> int:
     """Kill and remove what arenas that died (``kill -9``) left on this machine: the
-    cgroups under ``moon-arena/`` and the registered runs whose owner process is gone, with
-    every process in them. Runs of live arenas are not touched. Returns how many bot runs
-    were cleaned up. Raises nothing."""
+    cgroups under ``moon-arena/`` (and under ``$MOON_CGROUP``) and the registered runs
+    whose owner process is gone — its pid no longer runs, or runs a later process (the
+    start time in the name differs) — with every process in them. Runs of live arenas are
+    not touched, nor anything whose name this module did not give (:func:`run_owner`).
+    Returns how many bot runs were cleaned up. Raises nothing."""
     cleaned = 0
     parents = {p for p in (cgroup_parent(),) if p is not None}
     mount = cgroup2_mount()
@@ -414,8 +431,8 @@ def cleanup_stale() -> int:
         except OSError:
             continue
         for cg in children:
-            pid, _, rest = cg.name.partition("-")
-            if owner_alive(f"{pid}-{rest.partition('-')[0]}"):
+            owner = run_owner(cg.name)
+            if owner is None or owner_alive(owner):
                 continue
             kill_cgroup(cg)
             _remove_cgroup(cg, 2.0)
@@ -423,8 +440,8 @@ def cleanup_stale() -> int:
     d = run_dir()
     if d is not None:
         for entry in d.glob("*.json"):
-            pid, _, rest = entry.name.partition("-")
-            if owner_alive(f"{pid}-{rest.partition('-')[0]}"):
+            owner = run_owner(entry.name)
+            if owner is None or owner_alive(owner):
                 continue
             try:
                 data = json.loads(entry.read_text())

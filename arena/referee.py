@@ -14,6 +14,7 @@ process ended); results and faults are the arena's own types (:mod:`arena.result
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import datetime as dt
 import enum
@@ -66,6 +67,15 @@ EXIT_REFUSED = 3
 """A bot's exit code for "refused by the referee" (docs/protocol.md)."""
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a larger one is a protocol error."""
+MAX_REJOINS = 20
+"""How many times one seat may join again after a drop, in one game; further joins are
+refused (a fault says so, once), so a reconnect storm cannot slow the other tables."""
+UNDELIVERED_GRACE_S = 5.0
+"""How much longer than its time a turn may wait to be delivered to a connected seat's
+stream (a busy referee's queue); a turn still not taken then is that seat's timeout."""
+KEEP_FINISHED = 64
+"""How many finished matches a referee keeps in memory (for the match service); older ones
+are forgotten, and their record on disk is what is left of them."""
 
 
 class Refusal(Exception):
@@ -149,6 +159,15 @@ class Garbled(NamedTuple):
     """What was wrong, for the fault."""
 
 
+class Delivered(NamedTuple):
+    """The seat's stream took (wrote to the transport) the turn ``request_id``."""
+
+    seat: int
+    request_id: int
+    at: float
+    """When (``time.monotonic()`` seconds): the turn's clock runs from here."""
+
+
 class StreamGone(NamedTuple):
     """The seat's stream ended (closed by the bot, broken, or the process died)."""
 
@@ -164,7 +183,7 @@ class ProcessExited(NamedTuple):
     """Why, when the sandbox knows (``"out_of_memory"``), else ``""``."""
 
 
-InboxEvent = Joined | Replied | Garbled | StreamGone | ProcessExited
+InboxEvent = Joined | Replied | Garbled | Delivered | StreamGone | ProcessExited
 
 
 class SeatStatus(enum.Enum):
@@ -192,7 +211,8 @@ class Seat:
     """
 
     __slots__ = ("index", "name", "version", "tc", "link", "joined", "joined_as",
-                 "away_since", "exit", "clock", "retries_left", "double_join_noted")
+                 "away_since", "exit", "clock", "retries_left", "double_join_noted",
+                 "rejoins")
 
     def __init__(self, index: int, name: str, version: str, tc: TimeControl) -> None:
         self.index = index
@@ -215,6 +235,8 @@ class Seat:
         """Illegal actions it may still retry (one more forfeits)."""
         self.double_join_noted = False
         """A second stream tried to take the seat (faulted once, not per attempt)."""
+        self.rejoins = 0
+        """How many times a stream joined it again after a drop (at most MAX_REJOINS)."""
 
     @property
     def status(self) -> SeatStatus:
@@ -298,15 +320,19 @@ class Match:
         self._task: asyncio.Task[None] | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             Joined: self._on_joined, Replied: self._on_replied, Garbled: self._on_garbled,
-            StreamGone: self._on_stream_gone, ProcessExited: self._on_process_exited}
+            Delivered: self._on_delivered, StreamGone: self._on_stream_gone,
+            ProcessExited: self._on_process_exited}
 
     # -- what streams and the runner report ----------------------------------------------
     def attach(self, seat: int, join: bpb.Join) -> SeatLink:
-        """Give ``seat`` to a new stream that sent ``join``: welcome it (and, back after a
-        drop and not quiet, send it every event so far).
+        """Give ``seat`` to a new stream that sent ``join``: welcome it. Back after a drop,
+        the seat's open turn (if it has one) is sent again, whose observation is complete;
+        past events are not replayed (a rejoin costs the referee the same at any point of
+        the game), and a seat may come back at most :data:`MAX_REJOINS` times.
 
         Raises:
-            Refusal: the match is over, or another live stream holds the seat.
+            Refusal: the match is over, another live stream holds the seat, or the seat
+                came back too often (RESOURCE_EXHAUSTED).
         """
         if self.status == Status.FINISHED:
             raise Refusal("FAILED_PRECONDITION", f"match {self.match_id} is over")
@@ -320,17 +346,26 @@ class Match:
             raise Refusal("FAILED_PRECONDITION",
                           f"seat {seat} of match {self.match_id} is already held by a live "
                           "stream; one stream per seat")
-        link = SeatLink(quiet=join.quiet)
         resumed = s.joined
+        if resumed:
+            if s.rejoins >= MAX_REJOINS:
+                if s.rejoins == MAX_REJOINS:  # once: a fault per attempt is a flood
+                    s.rejoins += 1
+                    self.fault(seat, FaultReason.PROTOCOL_ERROR,
+                               f"seat {seat} joined again after {MAX_REJOINS} drops, the "
+                               "limit for a game; its further joins are refused",
+                               forfeit=False)
+                raise Refusal("RESOURCE_EXHAUSTED",
+                              f"seat {seat} of match {self.match_id} has rejoined "
+                              f"{MAX_REJOINS} times, the limit for a game; no more joins")
+            s.rejoins += 1
+        link = SeatLink(quiet=join.quiet)
         s.link, s.joined, s.away_since = link, True, None
         s.joined_as = (join.bot_name, join.bot_version)
         link.send(bpb.PlayResponse(welcome=bpb.Welcome(
             match_id=self.match_id, seat=seat, ruleset=ruleset_to_pb(self.ruleset, self.preset),
             time_control=time_control_to_pb(s.tc), protocol_version=PROTOCOL_VERSION,
             seat_names=[x.name for x in self.seats], resumed=resumed)))
-        if resumed and not link.quiet:
-            for ev in self.events:
-                link.send(bpb.PlayResponse(event=ev))
         self.inbox.put_nowait(Joined(seat, link))
         return link
 
@@ -349,6 +384,12 @@ class Match:
             self.inbox.put_nowait(Garbled(seat, "sent bytes that are not a PlayRequest"))
             return
         self.inbox.put_nowait(Replied(seat, msg, time.monotonic()))
+
+    def delivered(self, seat: int, link: SeatLink, request_id: int) -> None:
+        """``seat``'s stream ``link`` wrote the turn ``request_id`` to the transport just
+        now: the turn's clock runs from here (:meth:`Clock.delivered`)."""
+        if self.seats[seat].link is link and self.status != Status.FINISHED:
+            self.inbox.put_nowait(Delivered(seat, request_id, time.monotonic()))
 
     def detach(self, seat: int, link: SeatLink) -> None:
         """``seat``'s stream ended (bot closed it, crashed, or the network dropped)."""
@@ -410,6 +451,15 @@ class Match:
         """Start the match task (call from the event loop)."""
         self._task = asyncio.get_running_loop().create_task(self._run(),
                                                             name=f"match-{self.match_id}")
+        self._task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """The task is over: a task cancelled before it ever ran never reached
+        :meth:`_run`'s ending, so the match is finished here (stopped)."""
+        if self.status != Status.FINISHED:
+            term, self.stop_reason = self._stop or (Termination.ABORTED, "cancelled")
+            self._finish(GameResult.stopped(term, self.state.scores,
+                                            len(self.state.hand_records)))
 
     def stop(self, termination: Termination | int, reason: str) -> None:
         """Cancel the match: it ends as ``termination`` (CANCELLED or ABORTED; a
@@ -501,7 +551,8 @@ class Match:
                 self._reject(turn, e)
 
     def _open_turn(self, seat: Seat) -> _OpenTurn:
-        """Send ``seat`` a new turn (if it is connected) and start its clock."""
+        """Send ``seat`` a new turn (if it is connected) and start its clock (from the
+        turn's delivery to a connected seat: :meth:`delivered`)."""
         self._next_request += 1
         obs = observe(self.state, seat.index)
         msg = bpb.Turn(
@@ -510,8 +561,10 @@ class Match:
             decision_ms=seat.clock.decision_ms, bank_ms=seat.clock.bank_ms)
         turn = self._turn = _OpenTurn(seat, self._next_request, msg, seat.link)
         seat.clock.start(time.monotonic())
-        if seat.link is not None:
+        if seat.link is not None:  # its time runs from the delivery (Delivered)
             seat.link.send(bpb.PlayResponse(turn=msg))
+        else:  # away: its time runs from now (time away counts)
+            seat.clock.delivered(seat.clock.opened_at)
         return turn
 
     async def _answer(self, turn: _OpenTurn) -> tuple[Action, int]:
@@ -522,10 +575,12 @@ class Match:
                 reconnect grace (a disconnect), or a handler found a fault.
         """
         seat = turn.seat
-        turn_deadline = seat.clock.deadline  # fixed while the turn is open
+        clock = seat.clock
         handlers = self._handlers
         while turn.answer is None:
-            deadline = turn_deadline
+            deadline = clock.deadline  # from the turn's delivery, once it was delivered
+            if not clock.is_delivered and seat.link is not None:
+                deadline += UNDELIVERED_GRACE_S  # still queued: the referee's delay
             if seat.link is None:  # the turn's clock keeps running while the seat is away
                 away = (seat.away_since or seat.clock.sent_at) + self.tc.reconnect_ms / 1000
                 deadline = min(away, deadline)
@@ -536,15 +591,31 @@ class Match:
         return turn.answer
 
     def _out_of_time(self, turn: _OpenTurn, deadline: float) -> _Forfeit:
+        """The fault of a turn whose ``deadline`` passed: a disconnect (away past the
+        reconnect grace), a turn its stream never took, or a timeout that says how much
+        bank the seat actually had left."""
         seat = turn.seat
-        if seat.link is None and deadline < seat.clock.deadline:
+        clock = seat.clock
+        if seat.link is None and deadline < clock.deadline:
             return self._forfeit(seat.index, FaultReason.DISCONNECT,
                                  f"the stream dropped and did not come back within "
                                  f"{self.tc.reconnect_ms} ms")
-        seat.clock.flag()
+        bank = clock.bank_ms  # what was left when the turn began
+        clock.flag()
+        tc = seat.tc
+        if not clock.is_delivered and seat.link is not None:
+            return self._forfeit(seat.index, FaultReason.TIMEOUT,
+                                 "its stream did not take the turn (the bot does not read "
+                                 f"it) within {tc.decision_ms} ms plus {bank} ms of "
+                                 f"bank plus {UNDELIVERED_GRACE_S:g} s")
+        if tc.bank_ms == 0:
+            left = " (no bank)"
+        elif bank == tc.bank_ms:
+            left = f" plus the whole {bank} ms bank"
+        else:
+            left = f" plus only {bank} ms of bank left (of {tc.bank_ms} ms at the start)"
         return self._forfeit(seat.index, FaultReason.TIMEOUT,
-                             f"no answer within {seat.tc.decision_ms} ms plus the "
-                             f"{seat.tc.bank_ms} ms bank")
+                             f"no answer within the {tc.decision_ms} ms decision time" + left)
 
     def _reject(self, turn: _OpenTurn, e: IllegalActionError) -> None:
         """An illegal action: a fault (its reason to the seat alone), and a forfeit when
@@ -573,8 +644,16 @@ class Match:
         if turn is None or turn.seat.index != ev.seat or ev.link is turn.link:
             return
         turn.link = ev.link
-        turn.message.decision_ms, turn.message.bank_ms = turn.seat.clock.left(time.monotonic())
+        clock = turn.seat.clock
+        clock.delivered(clock.sent_at)  # whatever became of the first sending: no restart
+        turn.message.decision_ms, turn.message.bank_ms = clock.left(time.monotonic())
         ev.link.send(bpb.PlayResponse(turn=turn.message))
+
+    def _on_delivered(self, ev: Delivered) -> None:
+        """The open turn reached its seat's stream: its clock runs from then."""
+        turn = self._turn
+        if turn is not None and turn.seat.index == ev.seat and turn.request_id == ev.request_id:
+            turn.seat.clock.delivered(ev.at)
 
     def _on_replied(self, ev: Replied) -> None:
         """The seat to act answering its open turn with a well-formed action sets the
@@ -601,15 +680,19 @@ class Match:
             raise ProtocolError("sent a second join on its stream")
         if turn is None:
             raise ProtocolError(f"sent {what or 'an empty message'} before the game began")
-        if ev.seat != turn.seat.index or what != "action":
+        if ev.seat != turn.seat.index:
             raise ProtocolError(f"sent {what or 'an empty message'} out of turn "
                                 f"(seat {turn.seat.index} is to act)")
+        if what != "action":
+            raise ProtocolError(f"sent {what or 'an empty message (no action set)'} in "
+                                f"answer to its turn (request {turn.request_id}); a turn is "
+                                "answered with an action")
         reply = ev.message.action
         if reply.request_id != turn.request_id:
             raise ProtocolError(f"answered request {reply.request_id}, but the open request "
                                 f"is {turn.request_id}")
         clock = turn.seat.clock
-        if ev.at < clock.sent_at:
+        if ev.at < clock.opened_at:
             raise ProtocolError(f"answered request {turn.request_id} before it was sent")
         seconds = clock.charge(ev.at)
         self.turn_seconds += seconds
@@ -712,14 +795,23 @@ _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class Referee:
-    """All matches of one server process, and the token → seat index."""
+    """All matches of one server process, and the token → seat index.
+
+    Finished matches are kept in memory only up to ``keep_finished`` (the most recent
+    ones); older ones are forgotten (their record on disk stays), so a server's memory
+    stays flat over any number of games.
+    """
 
     def __init__(self, record_dir: Path | None = None,
-                 default_tc: TimeControl | None = None) -> None:
+                 default_tc: TimeControl | None = None,
+                 keep_finished: int = KEEP_FINISHED) -> None:
         self.record_dir = record_dir
         self.default_tc = default_tc or TimeControl()
+        self.keep_finished = keep_finished
         self.matches: dict[str, Match] = {}
+        """Running matches and the last ``keep_finished`` finished ones, by id."""
         self._tokens: dict[str, tuple[Match, int]] = {}
+        self._finished: collections.deque[Match] = collections.deque()
 
     def create_match(self, ruleset: Ruleset, seats: list[tuple[str, str]], *,
                      preset: str = "", seed: int | None = None,
@@ -761,12 +853,21 @@ class Referee:
         for seat, token in enumerate(m.tokens):
             self._tokens[token] = (m, seat)
         m.on_finish.append(self._forget_tokens)
+        m.on_finish.append(self._retire)
         m.start()
         return m
 
     def _forget_tokens(self, m: Match) -> None:
         for t in m.tokens:
             self._tokens.pop(t, None)
+
+    def _retire(self, m: Match) -> None:
+        """A match finished: keep it among the last ``keep_finished``, forget the oldest."""
+        self._finished.append(m)
+        while len(self._finished) > self.keep_finished:
+            old = self._finished.popleft()
+            if self.matches.get(old.match_id) is old:
+                del self.matches[old.match_id]
 
     def join(self, join: bpb.Join) -> tuple[Match, int, SeatLink]:
         """Seat a new stream.
@@ -815,6 +916,7 @@ def default_record_dir() -> Path:
     return Path("runs") / "records"
 
 
-__all__ = ["EXIT_REFUSED", "MAX_MESSAGE_BYTES", "Garbled", "InboxEvent", "Joined", "Match",
+__all__ = ["EXIT_REFUSED", "KEEP_FINISHED", "MAX_MESSAGE_BYTES", "MAX_REJOINS", "Delivered",
+           "Garbled", "InboxEvent", "Joined", "Match",
            "ProcessExited", "Referee", "Refusal", "Replied", "Seat", "SeatLink", "SeatStatus",
            "Status", "StreamGone", "default_record_dir"]

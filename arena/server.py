@@ -4,6 +4,11 @@
 from a bot is the bot's recorded protocol error, not an opaque transport failure.
 Errors map to status codes in one place (:func:`_status`). The standard health service
 and server reflection are served too.
+
+MatchService goes through :class:`MatchServiceGuard`, a server interceptor: the admin token
+is checked first, before the request is even parsed (a refused request costs one log line
+at most, rate-limited), and a request that does not parse is INVALID_ARGUMENT, never a
+traceback in the log. Every view of a running match shows only what a spectator may see.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import errno
 import hmac
 import logging
 import socket
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -20,15 +26,17 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from moon_sdk.convert import ruleset_from_pb, ruleset_to_pb
-from moon_sdk.rules import RulesetError
+from moon_sdk.rules import Ruleset, RulesetError
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import match_pb2 as mpb
 from moon_sdk.v1 import match_pb2_grpc
 
 from .convert import fault_to_pb, result_to_pb, time_control_from_pb, time_control_to_pb
 from .errors import ConfigError
-from .referee import MAX_MESSAGE_BYTES, Match, Referee, Refusal, Status
-from .results import Termination
+from .records import GameRecord, read_record
+from .referee import _ID, MAX_MESSAGE_BYTES, Match, Referee, Refusal, Status
+from .results import Fault, FaultReason, GameResult, Termination
+from .timecontrol import TimeControl
 
 log = logging.getLogger("arena.server")
 
@@ -45,24 +53,69 @@ ends), so it is recorded as one."""
 
 _CODES = {name: getattr(grpc.StatusCode, name) for name in (
     "UNAUTHENTICATED", "FAILED_PRECONDITION", "NOT_FOUND", "INVALID_ARGUMENT",
-    "ALREADY_EXISTS", "DEADLINE_EXCEEDED")}
+    "ALREADY_EXISTS", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED")}
+MATCH_SERVICE = "/moon.v1.MatchService/"
+"""The method prefix of MatchService calls (the ones the admin token guards)."""
+REFUSED_LOG_EVERY_S = 10.0
+"""At most one log line per this many seconds for refused (unauthenticated) calls; the next
+line counts the ones left out."""
 
 T = TypeVar("T")
 
 
 def match_info(m: Match) -> mpb.MatchInfo:
-    """A match as a ``MatchInfo`` message (its seed only once it is over)."""
+    """A match as a ``MatchInfo`` message. While it runs, only what a spectator may see: no
+    seed, and each fault as :meth:`Fault.public` gives it (an illegal action's reason would
+    tell a seat's tiles); once it is over, the seed and the faults as recorded."""
+    over = m.status == Status.FINISHED
     info = mpb.MatchInfo(
         match_id=m.match_id, status=m.status.value,  # type: ignore[arg-type]
         ruleset=ruleset_to_pb(m.ruleset, m.preset),
-        seed=m.seed if m.status == Status.FINISHED else 0,
+        seed=m.seed if over else 0,
         seats=[mpb.SeatInfo(seat=s.index, name=s.name, version=s.version,
                             connected=s.link is not None) for s in m.seats],
         time_control=time_control_to_pb(m.tc), scores=list(m.state.scores),
         hands_played=len(m.state.hand_records), record_path=m.record_path,
-        faults=[fault_to_pb(f) for f in m.faults])
+        faults=[fault_to_pb(f if over else f.public()) for f in m.faults])
     if m.result is not None:
         info.result.CopyFrom(result_to_pb(m.result))
+    return info
+
+
+def record_info(rec: GameRecord) -> mpb.MatchInfo:
+    """A finished match the referee no longer keeps in memory, as a ``MatchInfo`` read from
+    its record.
+
+    Raises:
+        Refusal: FAILED_PRECONDITION, the record is not a well-formed finished game.
+    """
+    try:
+        if rec.errors:
+            raise ValueError(rec.errors[0])
+        ruleset = Ruleset.from_dict(rec.ruleset)
+        r = rec.result
+        faults = [Fault(f.seat if f.seat is not None else 0, FaultReason.from_key(f.reason),
+                        f.detail, f.forfeit) for f in rec.faults]
+        forfeit = r.forfeit
+        result = GameResult(
+            Termination.from_key(r.termination), r.winner, tuple(r.scores), tuple(r.places),
+            r.hands_played if r.hands_played is not None else len(rec.hands),
+            None if forfeit is None else Fault(
+                forfeit.seat if forfeit.seat is not None else 0,
+                FaultReason.from_key(forfeit.reason), forfeit.detail, forfeit.forfeit))
+        tc = TimeControl(**(rec.time_control or {}))
+    except (ValueError, TypeError, KeyError, ConfigError, RulesetError) as e:
+        raise Refusal("FAILED_PRECONDITION", f"the record of match {rec.match_id!r} "
+                      f"({rec.source}) cannot be read: {e}") from None
+    info = mpb.MatchInfo(
+        match_id=rec.match_id, status=mpb.MATCH_STATUS_FINISHED,
+        ruleset=ruleset_to_pb(ruleset, rec.preset), seed=rec.seed or 0,
+        seats=[mpb.SeatInfo(seat=s.seat, name=s.name, version=s.version, connected=False)
+               for s in rec.seats],
+        time_control=time_control_to_pb(tc), scores=list(r.scores),
+        hands_played=result.hands_played, record_path=rec.source,
+        faults=[fault_to_pb(f) for f in faults])
+    info.result.CopyFrom(result_to_pb(result))
     return info
 
 
@@ -123,6 +176,8 @@ class BotServicer:
                 # a bot that never reads must not pin this handler (and its reader) forever
                 async with asyncio.timeout(WRITE_TIMEOUT_S):  # a timer, not a task per write
                     await context.write(msg)
+                if msg.HasField("turn"):  # the bot's time runs from here, not the queueing
+                    match.delivered(seat, link, msg.turn.request_id)
         except TimeoutError:
             pass
         finally:
@@ -186,11 +241,20 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     async def GetMatch(self, request: mpb.GetMatchRequest,  # noqa: N802
                        context: grpc.aio.ServicerContext[Any, Any]) -> mpb.GetMatchResponse:
         async def go() -> mpb.GetMatchResponse:
-            return mpb.GetMatchResponse(match=match_info(self.referee.get(request.match_id)))
+            try:
+                return mpb.GetMatchResponse(match=match_info(self.referee.get(request.match_id)))
+            except Refusal:  # forgotten (finished long ago)? Its record says what it was
+                rd = self.referee.record_dir
+                path = rd / f"{request.match_id}.json" if rd is not None else None
+                if path is None or not _ID.match(request.match_id) or not path.is_file():
+                    raise
+                return mpb.GetMatchResponse(match=record_info(read_record(path)))
         return await self._guard(context, go)
 
     async def ListMatches(self, request: mpb.ListMatchesRequest,  # noqa: N802
                           context: grpc.aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
+        """Running matches and the most recent finished ones (``Referee.keep_finished``);
+        older ones are in the record folder."""
         async def go() -> mpb.ListMatchesResponse:
             return mpb.ListMatchesResponse(
                 matches=[match_info(m) for m in self.referee.matches.values()])
@@ -254,6 +318,105 @@ def tcp_listen_problem(address: str) -> str | None:
     return None
 
 
+class _RefusedLog:
+    """One log line per refused call, at most one per ``every_s`` seconds: a flood of
+    unauthenticated calls cannot grow the log faster than that."""
+
+    def __init__(self, every_s: float = REFUSED_LOG_EVERY_S) -> None:
+        self.every_s = every_s
+        self.last = -float("inf")
+        self.left_out = 0
+
+    def refused(self, method: str) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every_s:
+            self.left_out += 1
+            return
+        more = (f" ({self.left_out} more refused in the last {now - self.last:.0f} s)"
+                if self.left_out else "")
+        self.last, self.left_out = now, 0
+        log.warning("refused a %s call without the admin token%s", method, more)
+
+
+class MatchServiceGuard(grpc.aio.ServerInterceptor):
+    """The gate of MatchService (calls whose method starts with :data:`MATCH_SERVICE`):
+    with an ``admin_token``, a call without ``authorization: Bearer <admin_token>`` is
+    refused (UNAUTHENTICATED) before its request is parsed, with one rate-limited log line
+    (:class:`_RefusedLog`); a request that does not parse is INVALID_ARGUMENT (no
+    traceback). Other services pass through untouched."""
+
+    def __init__(self, admin_token: str | None) -> None:
+        self.admin_token = admin_token
+        self.refusals = _RefusedLog()
+
+    def _authorized(self, details: grpc.HandlerCallDetails) -> bool:
+        if not self.admin_token:
+            return True
+        want = f"Bearer {self.admin_token}".encode()
+        for key, value in details.invocation_metadata or ():  # type: ignore[attr-defined]
+            if key == "authorization":
+                got = value.encode() if isinstance(value, str) else bytes(value)
+                return hmac.compare_digest(got, want)
+        return False
+
+    async def intercept_service(
+            self, continuation: Callable[[grpc.HandlerCallDetails],
+                                         Awaitable[grpc.RpcMethodHandler]],
+            handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        method = handler_call_details.method  # type: ignore[attr-defined]
+        if not method.startswith(MATCH_SERVICE):
+            return await continuation(handler_call_details)
+        if not self._authorized(handler_call_details):
+            self.refusals.refused(method)
+            return _REFUSE
+        return _parsed_in_handler(await continuation(handler_call_details))
+
+
+async def _refuse(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                        "MatchService needs the metadata 'authorization: Bearer <admin token>' "
+                        "(the token `moon serve` was started with: --admin-token or "
+                        "MOON_ADMIN_TOKEN)")
+
+
+_REFUSE = grpc.unary_unary_rpc_method_handler(_refuse)  # raw bytes in: nothing is parsed
+
+
+async def _parse(deserializer: Callable[[bytes], Any] | None, raw: bytes,
+                 context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    if deserializer is None:
+        return raw
+    try:
+        return deserializer(raw)
+    except Exception:  # noqa: BLE001 - protobuf raises DecodeError or others
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                            "the request is not the message this call takes")
+
+
+def _parsed_in_handler(handler: grpc.RpcMethodHandler | None) -> Any:
+    """``handler`` with its request parsed inside the call (a parse failure is the call's
+    INVALID_ARGUMENT) instead of by gRPC (which logs a traceback)."""
+    if handler is None or handler.request_streaming:
+        return handler
+    deserializer = handler.request_deserializer
+    if handler.unary_unary is not None:
+        inner = handler.unary_unary
+
+        async def unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            return await inner(await _parse(deserializer, raw, context), context)
+        return grpc.unary_unary_rpc_method_handler(
+            unary, response_serializer=handler.response_serializer)
+    if handler.unary_stream is not None:
+        inner_stream = handler.unary_stream
+
+        async def stream(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            async for item in inner_stream(await _parse(deserializer, raw, context), context):
+                yield item
+        return grpc.unary_stream_rpc_method_handler(
+            stream, response_serializer=handler.response_serializer)
+    return handler
+
+
 def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
                   unix_socket: str | None = None, match_service: bool = False,
                   admin_token: str | None = None) -> tuple[grpc.aio.Server, int]:
@@ -277,7 +440,7 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
         ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
         ("grpc.so_reuseport", 0),
         ("grpc.max_concurrent_streams", 64),
-    ])
+    ], interceptors=[MatchServiceGuard(admin_token)] if match_service else None)
     bots = BotServicer(referee)
     handler = grpc.method_handlers_generic_handler("moon.v1.BotService", {
         "Play": grpc.stream_stream_rpc_method_handler(

@@ -268,7 +268,8 @@ def examples() -> dict[str, Message]:
             fault=game_pb2.Fault(
                 seat=0,
                 reason=game_pb2.FAULT_REASON_TIMEOUT,
-                detail="no answer within 2000 ms + 0 ms of bank",
+                detail="no answer within the 2000 ms decision time plus only 139 ms of "
+                "bank left (of 2000 ms at the start)",
                 forfeit=True,
             ),
         ),

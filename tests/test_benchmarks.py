@@ -25,6 +25,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
                            "--only", "3p 3 bots  4 boards luck 0"],
     "referee.py": ["--quick"],
     "search.py": ["--samples", "10", "--points", "3", "--runs", "1"],
+    "soak.py": ["--games", "4", "--window", "2", "--parallel", "2", "--max-hands", "1"],
 }
 
 

@@ -83,10 +83,12 @@ def test_a_run_command_that_cannot_start_fails_the_build_step(tmp_path):
     # a play while it must bid: what may be sent when, "Actions"
     ("illegal", "illegal_action", "must bid now", "docs/rules.md, 'Actions'"),
     # the decision limit given below, no bank: the time it had, in ms
-    ("hang", "timeout", "no answer within 300 ms plus the 0 ms bank", "flush stdout"),
+    ("hang", "timeout", "no answer within the 300 ms decision time (no bank)",
+     "flush stdout"),
     ("wrong_id", "protocol_error", "request", "request_id"),
     # refused on purpose, then silent: a timeout after the refusal
-    ("deaf", "timeout after a refused answer", "no answer within 300 ms", "new request_id"),
+    ("deaf", "timeout after a refused answer", "no answer within the 300 ms decision time",
+     "new request_id"),
 ])
 def test_each_fault_fails_the_hand_against_itself_with_its_line(tmp_path, mode, kind, detail,
                                                                  fix):

@@ -8,6 +8,7 @@ Modes:
             and without MOON_BOT_INSTANCE
   burner    the same, burning CPU in a loop
   writer    the same, keeping the bot's stderr open and writing a line to it every 20 ms
+            (ignoring SIGPIPE: it lives on when nobody reads the pipe any more)
   marked    a `setsid` sleeper that keeps its environment (the marker finds it)
   grouped   an `env -i` sleeper that stays in the bot's process group
   hang      after starting the others, never answer the first turn
@@ -37,7 +38,7 @@ SH = "/bin/sh"
 SCRIPTS = {
     "sleeper": f': {MARKER}; echo "ESCAPEE sleeper $$" >&2; exec {SLEEP} 3600',
     "burner": f': {MARKER}; echo "ESCAPEE burner $$" >&2; while :; do :; done',
-    "writer": f': {MARKER}; echo "ESCAPEE writer $$" >&2; '
+    "writer": f': {MARKER}; trap "" PIPE; echo "ESCAPEE writer $$" >&2; '
               f'while :; do echo "writer tick" >&2; {SLEEP} 0.02; done',
     "marked": f': {MARKER}; echo "ESCAPEE marked $$" >&2; exec {SLEEP} 3600',
     "grouped": f': {MARKER}; echo "ESCAPEE grouped $$" >&2; exec {SLEEP} 3600',

@@ -8,10 +8,18 @@ the game; with the process-group fallback (MOON_CGROUP=off) the ones that keep t
 stay in the group die, and the arena does not wait on a pipe an escapee holds. Every test
 kills, by pid, whatever of its own it finds alive at the end, so a failure leaves nothing
 burning on the machine.
+
+Arenas of other people share this machine, and each cleans up, when it starts, what killed
+arenas left. So every test that leaves runs of a dead arena behind on purpose (the kill -9
+tests) keeps them where no other arena looks: its own cgroup parent (``MOON_CGROUP``) and
+run registry (``MOON_RUN_DIR``), the :func:`isolated` fixture. And a test here checks the
+other side: a concurrent arena's clean-up never touches the runs of a live one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import signal
@@ -89,6 +97,26 @@ def marker() -> Iterator[str]:
             pass
 
 
+@pytest.fixture
+def isolated(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """This test's own containment: a cgroup parent of its own (a sibling of
+    ``moon-arena/``, which other arenas clean up, where cgroups can be used) and a run
+    registry of its own, as the environment of the arenas the test starts. At the end
+    whatever is left in the parent is killed and the parent removed."""
+    env = {containment.RUN_DIR_VAR: str(tmp_path / "run")}
+    parent = None
+    mount = containment.cgroup2_mount()
+    if CGROUPS and mount is not None:
+        parent = mount / f"{containment.PARENT}-test-{uuid.uuid4().hex[:12]}"
+        env[containment.CGROUP_VAR] = str(parent)
+    yield env
+    if parent is not None and parent.exists():
+        for cg in [c for c in parent.iterdir() if c.is_dir()]:
+            containment.kill_cgroup(cg)
+            containment._remove_cgroup(cg, 5.0)
+        parent.rmdir()
+
+
 def runnerbot(marker: str, *modes: str) -> BotSpec:
     return BotSpec(name="runnerbot", folder=TEST_BOTS,
                    run=f"{{python}} runnerbot.py {marker} {' '.join(modes)}")
@@ -156,12 +184,13 @@ def test_the_bots_cgroup_holds_every_descendant_and_is_removed(tmp_path, marker)
 
 
 def test_fallback_kills_what_it_can_and_does_not_wait_on_an_escapees_pipe(
-        tmp_path, marker, monkeypatch):
+        tmp_path, marker, monkeypatch, isolated):
     # without cgroups: a setsid child that keeps the marker and an env -i child that stays
     # in the group die; a writer that did both (setsid + env -i) is out of reach, and keeps
-    # writing to the bot's stderr, but the arena neither waits for it nor keeps reading
+    # writing to the bot's stderr (ignoring SIGPIPE, so the pipe's closing does not end it
+    # either), but the arena neither waits for it nor keeps reading
     monkeypatch.setenv(containment.CGROUP_VAR, "off")
-    monkeypatch.setenv(containment.RUN_DIR_VAR, str(tmp_path / "run"))
+    monkeypatch.setenv(containment.RUN_DIR_VAR, isolated[containment.RUN_DIR_VAR])
     bot = runnerbot(marker, "marked", "grouped", "writer")
     match, log = play(tmp_path, bot, seed=8)
     found = escapees(log)
@@ -220,13 +249,14 @@ def _next_start(tmp_path: Path, env: dict[str, str]) -> None:
 
 
 @needs_cgroups
-def test_what_a_killed_arena_left_is_killed_at_the_next_start(tmp_path, marker):
-    env = dict(os.environ)
+def test_what_a_killed_arena_left_is_killed_at_the_next_start(tmp_path, marker, isolated):
+    env = {**os.environ, **isolated}
+    parent = Path(isolated[containment.CGROUP_VAR])
     found = _kill_arena_mid_game(tmp_path, env, marker, ("sleeper", "burner"))
     # the bot itself died with the arena (pdeathsig); its escapees are still there...
     time.sleep(0.5)
     assert all(alive(p) for p in found.values()), found
-    leftover = [c for c in containment.cgroup_parent().iterdir()
+    leftover = [c for c in parent.iterdir()
                 if (c / "cgroup.procs").is_file() and {str(p) for p in found.values()}
                 <= set((c / "cgroup.procs").read_text().split())]
     assert len(leftover) == 1  # ...in the dead arena's cgroup, which is the registry
@@ -236,9 +266,8 @@ def test_what_a_killed_arena_left_is_killed_at_the_next_start(tmp_path, marker):
 
 
 def test_what_a_killed_arena_left_is_killed_at_the_next_start_without_cgroups(
-        tmp_path, marker):
-    env = {**os.environ, containment.CGROUP_VAR: "off",
-           containment.RUN_DIR_VAR: str(tmp_path / "run")}
+        tmp_path, marker, isolated):
+    env = {**os.environ, **isolated, containment.CGROUP_VAR: "off"}
     found = _kill_arena_mid_game(tmp_path, env, marker, ("marked", "grouped"))
     time.sleep(0.5)
     assert all(alive(p) for p in found.values()), found
@@ -246,3 +275,102 @@ def test_what_a_killed_arena_left_is_killed_at_the_next_start_without_cgroups(
     _next_start(tmp_path, env)
     assert wait_gone(list(found.values())) == []
     assert list((tmp_path / "run").glob("*.json")) == []
+
+
+def _sleeper(cgroup: Path | None = None, env: dict[str, str] | None = None
+             ) -> subprocess.Popen[bytes]:
+    """A sleeping process of this test (killed and reaped by the caller), started inside
+    ``cgroup`` if given, with ``env`` added to its environment."""
+    argv = ["sleep", "3600"]
+    if cgroup is not None:
+        argv = [containment._SH, "-c", containment._ENTER, "test", str(cgroup), *argv]
+    return subprocess.Popen(argv, env={**os.environ, **(env or {})},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _in_cgroup(pid: int, cg: Path, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if str(pid) in (cg / "cgroup.procs").read_text().split():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.parametrize("cgroups", [
+    pytest.param(True, marks=needs_cgroups, id="cgroup"), pytest.param(False, id="fallback")])
+def test_a_concurrent_arena_cleans_up_only_runs_whose_arena_is_gone(
+        tmp_path, marker, monkeypatch, isolated, cgroups):
+    """An arena starting beside a live one (its clean-up in another process) leaves the
+    live arena's bot run and its escapee alone, and leaves alone what it did not make; it
+    cleans up a run whose owner pid now belongs to a later process (the start time in the
+    run's name differs), with the process in it."""
+    from arena.bots import LocalProcess
+
+    if not cgroups:
+        monkeypatch.setenv(containment.CGROUP_VAR, "off")
+        isolated = {**isolated, containment.CGROUP_VAR: "off"}
+    else:
+        monkeypatch.setenv(containment.CGROUP_VAR, isolated[containment.CGROUP_VAR])
+    monkeypatch.setenv(containment.RUN_DIR_VAR, isolated[containment.RUN_DIR_VAR])
+    mode = "sleeper" if cgroups else "marked"  # each mode's escapee that its kill reaches
+    live = LocalProcess(runnerbot(marker, mode, "hang"), "unix:///nonexistent", "token",
+                        tmp_path / "bot.log")
+    started: list[subprocess.Popen[bytes]] = []
+    # this process is alive, but not the one that started at "1": a reused pid
+    stale_owner = f"{os.getpid()}-1"
+    stale_cg = foreign_cg = None
+    try:
+        live.start()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and mode not in escapees(
+                (tmp_path / "bot.log").read_text(errors="replace")):
+            time.sleep(0.05)
+        escapee = escapees((tmp_path / "bot.log").read_text(errors="replace"))[mode]
+        if cgroups:
+            parent = Path(isolated[containment.CGROUP_VAR])
+            stale_cg, foreign_cg = parent / f"{stale_owner}-{uuid.uuid4().hex}", parent / "keep"
+            stale_cg.mkdir()
+            foreign_cg.mkdir()
+            stale, foreign = _sleeper(stale_cg), _sleeper(foreign_cg)
+            started += [stale, foreign]
+            assert _in_cgroup(stale.pid, stale_cg) and _in_cgroup(foreign.pid, foreign_cg)
+        else:
+            instance = uuid.uuid4().hex
+            stale = _sleeper(env={"MOON_BOT_INSTANCE": instance})
+            foreign = _sleeper(env={"MOON_BOT_INSTANCE": "keep"})
+            started += [stale, foreign]
+            run = Path(isolated[containment.RUN_DIR_VAR])
+            entry = {"marker": "MOON_BOT_INSTANCE", "pgid": 0, "start": ""}
+            (run / f"{stale_owner}-{instance}.json").write_text(
+                json.dumps({**entry, "instance": instance}))
+            (run / "keep.json").write_text(json.dumps({**entry, "instance": "keep"}))
+        # another arena starts: its clean-up, in a process of its own
+        other = subprocess.run(
+            [sys.executable, "-c",
+             "from arena.containment import cleanup_stale; print(cleanup_stale())"],
+            cwd=ROOT, env={**os.environ, **isolated}, capture_output=True, text=True,
+            timeout=60)
+        assert other.returncode == 0, other.stderr
+        assert wait_gone([stale.pid]) == []
+        assert alive(escapee) and alive(foreign.pid) and live.poll() is None
+        if cgroups:
+            assert not stale_cg.exists() and foreign_cg.exists()
+            assert live.containment.cgroup is not None and live.containment.cgroup.exists()
+        else:
+            assert sorted(p.name for p in run.glob("*.json")) == sorted(
+                ["keep.json", live.containment.entry.name])
+        # what it reported cleaning up is the stale run alone (the live one's is not
+        # counted; other arenas' leftovers in the shared moon-arena/ may be)
+        assert int(other.stdout.split()[-1]) >= 1
+    finally:
+        live.kill()
+        for p in started:
+            p.kill()
+            p.wait()
+        for cg in (stale_cg, foreign_cg):
+            if cg is not None:
+                with contextlib.suppress(OSError):
+                    cg.rmdir()
+    assert wait_gone([escapee]) == []

@@ -37,6 +37,10 @@ def grpcurl_path() -> str:
     return found
 
 
+ADMIN_TOKEN = "grpcurl-test-token"
+"""The token `moon serve` is started with; every call carries it."""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -50,7 +54,8 @@ class Server:
         self.grpcurl = grpcurl_path()
 
     def call(self, *args: str, data: dict | None = None) -> subprocess.CompletedProcess[str]:
-        argv = [self.grpcurl, "-plaintext", "-max-time", "60"]
+        argv = [self.grpcurl, "-plaintext", "-max-time", "60",
+                "-H", f"authorization: Bearer {ADMIN_TOKEN}"]
         if data is not None:
             argv += ["-d", json.dumps(data)]
         done = subprocess.run([*argv, self.address, *args], capture_output=True, text=True,
@@ -70,7 +75,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log = open(tmp / "serve.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [sys.executable, "-m", "arena.cli", "serve", "--address", address,
-         "--records", str(tmp / "records"), "--grace", "1"],
+         "--records", str(tmp / "records"), "--grace", "1", "--admin-token", ADMIN_TOKEN],
         cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
     try:
         with grpc.insecure_channel(address) as channel:

@@ -15,6 +15,8 @@ import grpc
 import pytest
 
 MOON = [sys.executable, "-m", "arena.cli"]
+TOKEN = "in-use-test-token"
+"""The admin token every `moon serve` here is started with (it needs one)."""
 
 
 def free_port() -> int:
@@ -24,7 +26,8 @@ def free_port() -> int:
 
 
 def serve(address: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MOON, "serve", "--address", address, "--records", "rec"],
+    return subprocess.run([*MOON, "serve", "--address", address, "--records", "rec",
+                           "--admin-token", TOKEN],
                           cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
@@ -41,7 +44,8 @@ def running_referee(tmp_path):
     address = f"127.0.0.1:{free_port()}"
     log = open(tmp_path / "first.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([*MOON, "serve", "--address", address, "--records", "rec",
-                             "--grace", "1"], cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+                             "--grace", "1", "--admin-token", TOKEN], cwd=tmp_path,
+                            stdout=log, stderr=subprocess.STDOUT)
     try:
         with grpc.insecure_channel(address) as channel:
             deadline = time.monotonic() + 60

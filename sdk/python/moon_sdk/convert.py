@@ -91,7 +91,8 @@ def trump_from_pb(m: pb.Trump) -> Trump:
     """``Trump`` → engine trump contract.
 
     Raises:
-        ProtocolError: kind unset, or a number above 6.
+        ProtocolError: kind unset or out of range (saying which kinds are valid), or a
+            number above 6.
     """
     if m.kind == pb.TRUMP_KIND_DOUBLES:
         return DOUBLES
@@ -101,7 +102,12 @@ def trump_from_pb(m: pb.Trump) -> Trump:
         if m.number > 6:
             raise ProtocolError(f"trump number must be 0..6, got {m.number}")
         return int(m.number)
-    raise ProtocolError("trump kind is not set (TRUMP_KIND_UNSPECIFIED)")
+    valid = ", ".join(f"{pb.TrumpKind.Value(n)} ({n})" for n in pb.TrumpKind.keys()
+                      if pb.TrumpKind.Value(n) != pb.TRUMP_KIND_UNSPECIFIED)
+    if m.kind == pb.TRUMP_KIND_UNSPECIFIED:
+        raise ProtocolError(f"trump kind is not set (TRUMP_KIND_UNSPECIFIED); valid kinds "
+                            f"are {valid}")
+    raise ProtocolError(f"trump kind {m.kind} is out of range: valid kinds are {valid}")
 
 
 # -- actions ---------------------------------------------------------------------------
