@@ -60,7 +60,10 @@ def test_another_bot_folder_joins_the_ladder_as_the_challenger(files, monkeypatc
     assert [b.name for b in cfg.bots] == ["random", "weak", "mybot"]
     assert cfg.gauntlet == ("mybot",) and cfg.joined == ("mybot",)
     assert cfg.bots[2].folder == (files / "mybot").resolve()
-    assert cfg.identity() != plain.identity()      # its games are not the plain ladder's
+    # the same settings (a ladder grows by bots), so its results file is told apart by
+    # its default path (moon ladder run: runs/<ladder>-gauntlet-<bot>.sqlite)
+    assert cfg.identity() == plain.identity()
+    assert cfg.joined and not plain.joined
 
 
 def test_a_file_s_gauntlet_folder_is_relative_to_the_file(files, tmp_path, monkeypatch):
