@@ -57,19 +57,23 @@ def init(folder: Path, name: str, open_registration: bool, trust_local: bool,
                    "FOLDER/host.sqlite.")
 @click.option("--address", default="127.0.0.1:8000", show_default=True,
               help="HOST:PORT to serve the API on (port 0: any free port).")
-def run(folder: Path, database: str | None, address: str) -> None:
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT",
+              help="Play the games on the workers of this Dask scheduler "
+                   "(docs/distributed.md). Needs moon-arena[cluster].")
+def run(folder: Path, database: str | None, address: str, cluster: str | None) -> None:
     """Serve a competition until Ctrl-C / SIGTERM; it restarts where it stopped.
 
     \b
     Example:  moon host run mycomp
               moon host run mycomp --address 127.0.0.1:8080
+              moon host run mycomp --cluster tcp://10.0.0.5:8786
     """
     from ..host.run import open_host, parse_address, serve
 
     console = Console(stderr=True)
     try:
         parse_address(address)
-        host_, recovered = open_host(folder, database)
+        host_, recovered = open_host(folder, database, cluster=cluster)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
     if recovered["voided"] or recovered["rebuilt"]:
@@ -80,7 +84,8 @@ def run(folder: Path, database: str | None, address: str) -> None:
         s = host_.settings
         console.print(f"[bold]{escape(clean_line(s.competition.name))}[/]: pages on {url}/, "
                       f"API on {url}/api (OpenAPI: {url}/docs);"
-                      f" {s.runner.kind} runner, {s.matchmaking.concurrency} games at once")
+                      f" {s.runner.kind} runner, {s.matchmaking.concurrency} games at once"
+                      + (f" on the cluster {escape(cluster)}" if cluster else ""))
         print(f"serving {url}", flush=True)
 
     try:

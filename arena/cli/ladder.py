@@ -165,13 +165,17 @@ class _LiveReporter(Reporter):
               help="When a bot's code changed since its games in the results file: refuse "
                    "to run (default), enter it as a new version rated separately "
                    "(name@version), or replace the old version in the ratings.")
+@click.option("--cluster", default=None, metavar="tcp://HOST:PORT",
+              help="Play the games on the workers of this Dask scheduler "
+                   "(docs/distributed.md); games at once follow the workers' seats unless "
+                   "-j is given. Needs moon-arena[cluster].")
 @time_options
 @click.option("--bootstrap", type=int, default=200, show_default=True,
               help="Bootstrap resamples for the rating intervals.")
 def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: int | None,
         concurrency: int | None, seed: int | None, preset: str | None, check: bool | None,
         max_forfeits: int | None, gauntlet: tuple[str, ...], options: tuple[str, ...],
-        on_change: str | None, bootstrap: int, **tc: int | None) -> None:
+        on_change: str | None, cluster: str | None, bootstrap: int, **tc: int | None) -> None:
     """Play a ladder (resuming RESULTS if it exists) and print the leaderboard.
 
     \b
@@ -179,11 +183,13 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
               moon ladder run --bot ./mybot --bot heuristic --bot random -j 2
               moon ladder run ladders/demo.toml --gauntlet random --results runs/g.sqlite
               moon ladder run ladders/demo.toml --gauntlet ./mybot
+              moon ladder run ladders/demo.toml --cluster tcp://10.0.0.5:8786
     """
     cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
                                "preset": preset, "gauntlet": list(gauntlet) or None,
                                "check": check, "max_forfeits": max_forfeits,
                                "on_change": on_change,
+                               "cluster": cluster,
                                "options": parse_options(options) or None,
                                "time_control": {k: v for k, v in tc.items() if v is not None}
                                or None})
@@ -193,10 +199,16 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
         results = cfg.results or Path("runs") / f"{cfg.name}.sqlite"
     from ..ladder.ratings import LiveRatings
     from ..ladder.report import build_report, print_report
-    from ..ladder.runner import open_store, run_ladder
+    from ..ladder.runner import open_store, records_dir, run_ladder
 
     console = make_console()
-    crowded = concurrency_warning(cfg)
+    executor = None
+    if cfg.cluster:  # the workers' seats say how many bots run at once, not this machine
+        from ..cluster import DaskExecutor
+
+        executor = DaskExecutor(cfg.cluster, records_dir(results), capacity=concurrency,
+                                players=cfg.ruleset.players)
+    crowded = None if cfg.cluster else concurrency_warning(cfg)
     if crowded:
         console.print(f"[yellow]warning[/]: {escape(crowded)}")
     cleanup_stale_once()  # bots and cgroups a killed earlier run left behind
@@ -210,7 +222,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     try:
         with Live(reporter.view(), console=console, transient=False,
                   refresh_per_second=4) as reporter.live:
-            summary = asyncio.run(run_ladder(cfg, store, results, reporter))
+            summary = asyncio.run(run_ladder(cfg, store, results, reporter, executor))
     except KeyboardInterrupt:
         kept = len(store.done_ids())
         store.close()

@@ -52,7 +52,7 @@ def check_address(address: str, where: str = "--cluster") -> str:
         ConfigError: anything else (``where`` names the setting).
     """
     if not isinstance(address, str) or not _ADDRESS.fullmatch(address.strip()):
-        raise ConfigError(f"{where} {address!r}: give the Dask scheduler's address, "
+        raise ConfigError(f"{where}: {address!r} is not a Dask scheduler's address: give "
                           "tcp://HOST:PORT (e.g. tcp://10.0.0.5:8786)")
     address = address.strip()
     return address if "://" in address else f"tcp://{address}"

@@ -27,19 +27,32 @@ def parse_address(address: str) -> tuple[str, int]:
     return hostname.strip("[]"), int(port)
 
 
-def open_host(folder: Path, database: str | None = None, *, recover: bool = True
-              ) -> tuple[Host, dict[str, int]]:
+def open_host(folder: Path, database: str | None = None, *, recover: bool = True,
+              cluster: str | None = None) -> tuple[Host, dict[str, int]]:
     """Read the competition in ``folder``, migrate its database, make sure the organiser
     has an account, and (with ``recover``) recover from the last stop. Returns the host
-    and what recovery did (``voided`` games, ``rebuilt`` versions).
+    and what recovery did (``voided`` games, ``rebuilt`` versions). With ``cluster`` (a
+    Dask scheduler's address) the games are played on its workers
+    (:class:`arena.cluster.DaskExecutor`, docs/distributed.md), at most
+    ``[matchmaking] concurrency`` at once; the database is written here only.
 
     Raises:
-        ConfigError: a bad setting, an unreachable database, a missing admin token.
+        ConfigError: a bad setting or cluster address, an unreachable database, a missing
+            admin token.
     """
+    factory = None
+    if cluster is not None:
+        from ..cluster import DaskExecutor, check_address
+
+        address = check_address(cluster)
+
+        def factory(record_dir: Path, capacity: int) -> DaskExecutor:
+            return DaskExecutor(address, record_dir, capacity=capacity, grace_s=0.0)
+
     settings = load_settings(folder)
     engine = make_engine(database_url(database, folder))
     migrate(engine)
-    host = Host(folder, settings, engine)
+    host = Host(folder, settings, engine, executor_factory=factory)
     host.ensure_admin()
     return host, host.recover() if recover else {"voided": 0, "rebuilt": 0}
 

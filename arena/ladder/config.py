@@ -8,6 +8,7 @@ Example (``ladders/demo.toml``)::
     seed = 1                  # the master seed: boards derive from it
     concurrency = 2           # games at once
     options = { min_bid = 4 } # ruleset overrides (docs/rules.md option names)
+    # cluster = "tcp://10.0.0.5:8786"  # play on a Dask cluster (docs/distributed.md)
 
     [time_control]            # optional, milliseconds
     decision_ms = 2000
@@ -43,7 +44,8 @@ from ..errors import ConfigError
 from ..timecontrol import TimeControl
 
 LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results",
-               "gauntlet", "check", "max_forfeits", "on_change"}
+               "gauntlet", "check", "max_forfeits", "on_change",
+               "cluster"}
 ON_CHANGE = ("refuse", "new-version", "replace")
 """What a run does with a bot whose code changed since its games in the results file:
 stop with a message (the default); enter the new code as a new version, rated separately
@@ -88,6 +90,9 @@ class LadderConfig:
     on_change: str = "refuse"
     """What to do when a bot's code changed since its games in the results file (one of
     :data:`ON_CHANGE`)."""
+    cluster: str | None = None
+    """A Dask scheduler's address (``tcp://HOST:PORT``): the games are played on its
+    workers (docs/distributed.md); None: on this machine. Not part of :meth:`settings`."""
 
     def settings(self) -> dict[str, Any]:
         """What every game of one results file must share: the rules, the master seed, the
@@ -343,6 +348,11 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     if on_change not in ON_CHANGE:
         raise ConfigError(f"{origin('on_change')}: on_change = {on_change!r}: use "
                           + " or ".join(repr(x) for x in ON_CHANGE))
+    cluster = lad.get("cluster")
+    if cluster is not None:
+        from ..cluster.executor import check_address
+
+        cluster = check_address(cluster, origin("cluster"))
     results = lad.get("results")
     name = check_name(lad["name"], origin("name"), "ladder name") if "name" in lad \
         else path.stem
@@ -353,7 +363,8 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         docker_limits=docker_limits,
         source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)), check=check,
         max_forfeits=max_forfeits, joined=joined,
-        versions={b.name: version_of(b) for b in bots}, on_change=on_change)
+        versions={b.name: version_of(b) for b in bots}, on_change=on_change,
+        cluster=cluster)
 
 
 def _challenger(value: str, bots: list[BotSpec], base: Path, where: str) -> str:
