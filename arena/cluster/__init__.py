@@ -13,6 +13,7 @@ without ``--cluster`` nothing changes (the local pool). It needs the ``cluster``
   worker's cache of them.
 """
 
-from .executor import DOCKER, SEATS, DaskExecutor, check_address, resources_for
+from .executor import DOCKER, SEATS, DaskExecutor, check_address, check_cluster, resources_for
 
-__all__ = ["DOCKER", "SEATS", "DaskExecutor", "check_address", "resources_for"]
+__all__ = ["DOCKER", "SEATS", "DaskExecutor", "check_address", "check_cluster",
+           "resources_for"]

@@ -127,7 +127,7 @@ class DaskExecutor:
             raise ConfigError("a cluster needs Dask's distributed package: pip install "
                               "'moon-arena[cluster]'") from None
         try:
-            self._client = await Client(self.address, asynchronous=True,  # type: ignore[misc]
+            self._client = await Client(self.address, asynchronous=True,
                                         timeout=self.connect_timeout_s, set_as_default=False)
         except (OSError, TimeoutError) as e:
             raise ConfigError(f"cannot reach the Dask scheduler at {self.address} "
@@ -334,6 +334,25 @@ class DaskExecutor:
         return self.record_dir / "logs" / f"{game_id}.seat{seat}.log"
 
 
+def check_cluster(address: str, players: int = 3, connect_timeout_s: float = 10.0,
+                  worker_wait_s: float = 10.0) -> int:
+    """Reach the scheduler at ``address`` and see its workers, before a long-running
+    caller (the host) starts; returns how many games of ``players`` bots its workers'
+    seats hold at once.
+
+    Raises:
+        ConfigError: a bad address, the scheduler unreachable, no worker,
+            ``distributed`` not installed.
+    """
+    async def probe() -> int:
+        async with DaskExecutor(address, None, players=players, grace_s=0.0,
+                                connect_timeout_s=connect_timeout_s,
+                                worker_wait_s=worker_wait_s) as ex:
+            return ex.capacity
+
+    return asyncio.run(probe())
+
+
 async def _settled(future: Future[Any]) -> None:
     with contextlib.suppress(Exception):
         await future
@@ -354,4 +373,5 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-__all__ = ["DOCKER", "SEATS", "DaskExecutor", "check_address", "resources_for"]
+__all__ = ["DOCKER", "SEATS", "DaskExecutor", "check_address", "check_cluster",
+           "resources_for"]

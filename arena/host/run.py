@@ -42,9 +42,10 @@ def open_host(folder: Path, database: str | None = None, *, recover: bool = True
     """
     factory = None
     if cluster is not None:
-        from ..cluster import DaskExecutor, check_address
+        from ..cluster import DaskExecutor, check_address, check_cluster
 
         address = check_address(cluster)
+        check_cluster(address)  # unreachable, or no worker: say so now, not once serving
 
         def factory(record_dir: Path, capacity: int) -> DaskExecutor:
             return DaskExecutor(address, record_dir, capacity=capacity, grace_s=0.0)

@@ -279,3 +279,11 @@ def test_an_unreachable_scheduler_is_one_clear_line_and_nothing_is_lost(tmp_path
     bad = moon("ladder", "run", str(lf), "--results", str(results), "--cluster", "nowhere")
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "'nowhere' is not a Dask scheduler's address" in bad.stderr
+    # the host says so before it serves (not once it is serving, playing nothing)
+    comp = tmp_path / "comp"
+    assert moon("host", "init", str(comp), "--trust-local").returncode == 0
+    host = moon("host", "run", str(comp), "--address", "127.0.0.1:0",
+                "--cluster", f"tcp://127.0.0.1:{port}", timeout=120)
+    assert host.returncode == 1 and "Traceback" not in host.stderr
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in host.stderr
+    assert "serving" not in host.stdout
