@@ -10,9 +10,9 @@ workers. Each worker is a process of a ``distributed.LocalCluster`` on 127.0.0.1
 one thread and ``seats=3`` (one game at a time, as a one-core machine would be given),
 its bot cache a folder of its own; the local pool plays one game at a time too
 (``concurrency = 1``), so "local" and "1 worker" differ by what the cluster costs.
-Printed: games, wall seconds, games per minute, and the speed-up over one worker (near-
-linear is the aim). A figure, not a test: the machine is
-shared and noisy. Needs moon-arena[cluster].
+Printed: games, wall seconds, games per minute, and the speed-up over one worker
+(near-linear is the aim). A figure, not a test: the machine is shared and noisy. Needs
+moon-arena[cluster].
 """
 
 from __future__ import annotations
