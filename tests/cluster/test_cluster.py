@@ -82,9 +82,10 @@ def test_a_ladder_on_the_cluster_plays_the_games_of_the_local_pool(cluster, tmp_
     bots = [ROOT / "example_bots" / "heuristic", ROOT / "example_bots" / "weak", sleepy]
     lf = ladder_file(tmp_path, bots, boards=1)
     local, remote = tmp_path / "local.sqlite", tmp_path / "cluster.sqlite"
-    out = moon("ladder", "run", str(lf), "--results", str(local), "--bootstrap", "20")
+    short = ("--bootstrap", "20", "--max-hands", "3")  # games of at most 3 hands
+    out = moon("ladder", "run", str(lf), "--results", str(local), *short)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    out = moon("ladder", "run", str(lf), "--results", str(remote), "--bootstrap", "20",
+    out = moon("ladder", "run", str(lf), "--results", str(remote), *short,
                "--cluster", cluster.address)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert "Traceback" not in out.stderr
@@ -262,7 +263,9 @@ def test_an_unreachable_scheduler_is_one_clear_line_and_nothing_is_lost(tmp_path
     bots = [ROOT / "example_bots" / "weak", ROOT / "example_bots" / "heuristic", sleepy]
     lf = ladder_file(tmp_path, bots, boards=1)
     results = tmp_path / "r.sqlite"
-    out = moon("ladder", "run", str(lf), "--results", str(results), "--bootstrap", "20")
+    short = ("--no-check", "--max-hands", "1")
+    out = moon("ladder", "run", str(lf), "--results", str(results), "--bootstrap", "20",
+               *short)
     assert out.returncode == 0, out.stderr[-2000:]
     before = stored_games(results)
     import socket
@@ -271,7 +274,7 @@ def test_an_unreachable_scheduler_is_one_clear_line_and_nothing_is_lost(tmp_path
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     out = moon("ladder", "run", str(lf), "--results", str(results), "--boards", "2",
-               "--cluster", f"tcp://127.0.0.1:{port}")
+               *short, "--cluster", f"tcp://127.0.0.1:{port}")
     assert out.returncode == 1
     assert "Traceback" not in out.stderr
     assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in out.stderr
