@@ -9,6 +9,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -290,3 +291,50 @@ def test_an_unreachable_scheduler_is_one_clear_line_and_nothing_is_lost(tmp_path
     assert host.returncode == 1 and "Traceback" not in host.stderr
     assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in host.stderr
     assert "serving" not in host.stdout
+
+
+def test_ctrl_c_aborts_the_games_on_the_workers_and_keeps_what_finished(
+        own_cluster, tmp_path, sleepy):
+    import psutil
+    from distributed import Client
+
+    (sleepy / "delay").write_text("0.1\n")  # long games: one is surely running
+    worker = own_cluster.add_worker("s1", "seats=3")
+    bots = [ROOT / "example_bots" / "heuristic", ROOT / "example_bots" / "weak", sleepy]
+    lf = ladder_file(tmp_path, bots, boards=1, extra="check = false\n")
+    results = tmp_path / "r.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "arena.cli", "ladder", "run", str(lf),
+                             "--results", str(results), "--cluster", own_cluster.address],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env={**os.environ, "COLUMNS": "400"})
+    try:
+        def bots_on_worker() -> list[psutil.Process]:
+            return [p for p in psutil.Process(worker.pid).children(recursive=True)
+                    if "bot.py" in " ".join(p.cmdline())]
+
+        with Client(own_cluster.address, timeout=10, set_as_default=False) as c:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not (
+                    any(c.processing().values()) and len(bots_on_worker()) == 3):
+                time.sleep(0.2)
+            assert len(bots_on_worker()) == 3, "no game started on the worker"
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 130, err[-2000:]
+            assert "Traceback" not in err
+            assert "run the same command again to resume" in out
+            # the game was aborted on the worker: its bots are gone, the task is over
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and (bots_on_worker()
+                                                   or any(c.processing().values())):
+                time.sleep(0.2)
+            assert bots_on_worker() == [] and not any(c.processing().values())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    # what finished is kept, nothing half-written: each stored game has its record
+    db = sqlite3.connect(results)
+    for gid, path in db.execute("SELECT id, record_path FROM games"):
+        assert Path(path).is_file() and json.loads(Path(path).read_text())["match_id"] == gid
