@@ -62,7 +62,9 @@ def on_cluster(tmp: Path, workers: int, boards: int, bot: Path) -> dict[str, flo
 
     os.environ["MOON_CLUSTER_CACHE"] = str(tmp / f"cache-{workers}")  # the workers inherit it
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      host="127.0.0.1", dashboard_address=None, resources={"seats": 3},
+                      host="127.0.0.1", resources={"seats": 3},
+                      # the scheduler's and workers' HTTP servers too, never every interface
+                      dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0",
                       local_directory=str(tmp / f"dask-{workers}")) as cluster:
         ex = DaskExecutor(cluster.scheduler_address, records_dir(tmp / f"w{workers}.sqlite"),
                           players=3)

@@ -62,6 +62,9 @@ class Cluster:
         """Start the scheduler; returns its address (``tcp://127.0.0.1:PORT``)."""
         self.scheduler = self._spawn("scheduler", [
             "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+            # its HTTP server (health, metrics) runs without a dashboard too: on :8787,
+            # every interface, unless told
+            "--dashboard-address", "127.0.0.1:0",
             "--scheduler-file", str(self.file)])
         deadline = time.monotonic() + START_S
         while time.monotonic() < deadline:
@@ -78,7 +81,8 @@ class Cluster:
         """Start a worker (no nanny: killing it kills it) with its own bot cache
         (``<tmp>/<name>-cache``) and wait until the scheduler knows it."""
         argv = ["worker", self.address, "--host", "127.0.0.1", "--nthreads", str(nthreads),
-                "--no-nanny", "--no-dashboard", "--name", name, "--death-timeout", "60",
+                "--no-nanny", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
+                "--name", name, "--death-timeout", "60",
                 "--local-directory", str(self.tmp / f"{name}-dask")]
         if resources:
             argv += ["--resources", resources]
