@@ -53,6 +53,13 @@ def ladder_file(tmp: Path, bots: list[Path], boards: int = 1, seed: int = 5,
     return p
 
 
+def schedule_of(lf: Path) -> list[Any]:
+    """The games the ladder file ``lf`` schedules (ids carry the bots' versions)."""
+    cfg = load_ladder(lf)
+    return make_schedule([b.name for b in cfg.bots], cfg.ruleset.players, cfg.boards,
+                         cfg.seed, versions=cfg.versions)
+
+
 def game_content(record: dict[str, Any]) -> dict[str, Any]:
     """What a game is, without its times: the deal, every bid and play, the result."""
     def no_ms(x: Any) -> Any:
@@ -92,7 +99,7 @@ def test_a_ladder_on_the_cluster_plays_the_games_of_the_local_pool(cluster, tmp_
     assert "Traceback" not in out.stderr
     a, b = stored_games(local), stored_games(remote)
     # one board of three bots: the six seatings of the one deal, each played once
-    ids = {g.game_id for g in make_schedule(["heuristic", "weak", "sleepy"], 3, 1, 5)}
+    ids = {g.game_id for g in schedule_of(lf)}
     assert len(ids) == 6 and set(a) == set(b) == ids
     for gid in ids:
         assert b[gid] == a[gid], gid
@@ -238,7 +245,7 @@ def test_a_worker_killed_mid_ladder_voids_its_game_and_every_game_is_recorded_on
     finally:
         t.join(timeout=150)
     assert killed, "no worker was killed mid-game"
-    ids = {g.game_id for g in make_schedule(["heuristic", "weak", "sleepy"], 3, 1, 5)}
+    ids = {g.game_id for g in schedule_of(lf)}
     db = sqlite3.connect(results)
     stored = [gid for (gid,) in db.execute("SELECT id FROM games")]
     assert sorted(stored) == sorted(ids)  # every game, each once
@@ -254,10 +261,8 @@ def test_a_worker_killed_mid_ladder_voids_its_game_and_every_game_is_recorded_on
         assert any(p.stem.startswith(f"{v}-retry") for p in paths)
     # the voided game's replay is the same deal and seats as the game would have been
     for p in paths:
-        assert json.loads(p.read_text())["seed"] == {g.game_id: g.seed for g in
-                                                     make_schedule(["heuristic", "weak",
-                                                                    "sleepy"], 3, 1, 5)
-                                                     }[p.stem.split("-retry")[0]]
+        assert json.loads(p.read_text())["seed"] == {
+            g.game_id: g.seed for g in schedule_of(lf)}[p.stem.split("-retry")[0]]
 
 
 def test_an_unreachable_scheduler_is_one_clear_line_and_nothing_is_lost(tmp_path, sleepy):
