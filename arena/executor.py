@@ -147,7 +147,8 @@ class LocalExecutor:
         from .game import serving
         from .referee import Referee
 
-        self._referee = Referee(record_dir=self.record_dir)
+        # the executor hands each game back and forgets it: the referee keeps none
+        self._referee = Referee(record_dir=self.record_dir, keep_finished=0)
         async with contextlib.AsyncExitStack() as stack:
             self._endpoint = await stack.enter_async_context(
                 serving(self._referee, tcp=None, match_service=False, grace_s=self.grace_s))

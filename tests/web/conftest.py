@@ -73,7 +73,7 @@ def _browser_problem() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     problem = _browser_problem()
     if problem:
