@@ -179,11 +179,12 @@ def concurrency_warning(cfg: LadderConfig, cores: float | None = None) -> str | 
     """One line of warning when ``cfg.concurrency`` games of ``players`` bots each would
     run more bot processes at once than there are cores (``cores``, default
     :func:`available_cores`): the bots then share the CPU and healthy ones may lose on
-    time. None when they fit."""
+    time. None when they fit, and always at concurrency 1: one game's bots take turns, so
+    only one of them thinks at a time and fewer games at once cannot help."""
     cores = available_cores() if cores is None else cores
     players = cfg.ruleset.players
     at_once = cfg.concurrency * players
-    if at_once <= cores:
+    if cfg.concurrency <= 1 or at_once <= cores:
         return None
     fits = max(1, int(cores // players))
     return (f"concurrency {cfg.concurrency} x {players} players = {at_once} bots at once on "

@@ -99,6 +99,8 @@ def test_concurrency_past_the_cores_is_a_warning(tmp_path):
     assert concurrency_warning(cfg, cores=96) is None
     cfg1 = load_ladder(write(tmp_path, ladder_text(concurrency=1)))
     assert concurrency_warning(cfg1, cores=3) is None
+    # one game at a time: its bots take turns, nothing to advise even on 1 core
+    assert concurrency_warning(cfg1, cores=1) is None
 
 
 # -- a real ladder: the warning, the seed, inert tables ----------------------------------
