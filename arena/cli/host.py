@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ..errors import ConfigError
 from ..text import clean_line
 from .client import ClientError, api, save_token
+from .console import make_console
 
 
 @click.group()
@@ -70,7 +70,7 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
     """
     from ..host.run import open_host, parse_address, serve
 
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     try:
         parse_address(address)
         host_, recovered = open_host(folder, database, cluster=cluster)
@@ -135,7 +135,7 @@ def status(url: str) -> None:
         t.add_row(key.replace("_", " "), escape(clean_line(st[key])))
     t.add_row("versions", escape(clean_line(", ".join(
         f"{k} {v}" for k, v in sorted(st["versions"].items())) or "none")))
-    Console().print(t)
+    make_console().print(t)
 
 
 @host.command()

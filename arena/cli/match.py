@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..ladder.schedule import ScheduledGame
 from ..ladder.store import GameRow, ResultsStore
 from ..text import clean_line
+from .console import make_console
 from .options import make_ruleset, make_time_control, ruleset_options, time_options
 from .play import resolve_bot
 
@@ -120,7 +121,7 @@ def match(bots: tuple[str, ...], against: tuple[str, ...], preset: str,
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--elo0/--elo1/--alpha/--beta"
                                      ) from None
-    out = Console(stderr=fmt != "table")  # an export alone on stdout
+    out = make_console(stderr=fmt != "table")  # an export alone on stdout
     if show and not bots:
         if results is None:
             raise click.UsageError("--show needs the match's bots or its --results file")

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from ..containment import cleanup_stale_once
+from .console import make_console
 from .options import TIME_FIELDS, make_time_control, time_options
 
 
@@ -61,7 +61,7 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
     from ..referee import KEEP_FINISHED, Referee
 
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     cleanup_stale_once()  # local bots and cgroups a killed arena left behind
 
     async def run() -> None:
