@@ -398,17 +398,23 @@ class LocalProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self._drain: _LogDrain | None = None
 
+    def environment(self) -> dict[str, str]:
+        """The bot's environment: the arena's, the extra ``env``, the referee's address,
+        the seat's token, the bot's name and the run's instance marker."""
+        env = dict(os.environ)
+        env.update(self.env)
+        env.update(MOON_ADDRESS=self.address, MOON_TOKEN=self.token,
+                   MOON_BOT_NAME=self.spec.name, PYTHONUNBUFFERED="1")
+        env[INSTANCE_VAR] = self.instance
+        return env
+
     def start(self) -> None:
         """Start the process.
 
         Raises:
             BotError: the run command cannot be started (not found, not executable).
         """
-        env = dict(os.environ)
-        env.update(self.env)
-        env.update(MOON_ADDRESS=self.address, MOON_TOKEN=self.token,
-                   MOON_BOT_NAME=self.spec.name, PYTHONUNBUFFERED="1")
-        env[INSTANCE_VAR] = self.instance
+        env = self.environment()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         lim = self.limits
         argv = self.spec.command()

@@ -343,6 +343,14 @@ class Containment:
         """The argv that runs ``argv`` contained: in a new cgroup (made now) if cgroups can
         be used, else unchanged (and the run is registered). Raises nothing: a cgroup that
         cannot be made falls back to the process-group mode."""
+        cg = self.prepare()
+        return argv if cg is None else [_SH, "-c", _ENTER, "moon-cgroup", str(cg), *argv]
+
+    def prepare(self) -> Path | None:
+        """Make the run's cgroup and return it (the bot must enter it before it runs: write
+        ``0`` to its ``cgroup.procs``), or None in the process-group mode (the run is
+        registered). Raises nothing: a cgroup that cannot be made falls back to the
+        process-group mode."""
         cleanup_stale_once()
         parent = cgroup_parent()
         if parent is not None:
@@ -350,7 +358,7 @@ class Containment:
             try:
                 cg.mkdir()
                 self.cgroup = cg
-                return [_SH, "-c", _ENTER, "moon-cgroup", str(cg), *argv]
+                return cg
             except OSError as e:
                 log.warning("cannot make cgroup %s (%s): this bot is contained by its "
                             "process group and marker only", cg, e.strerror)
@@ -358,7 +366,7 @@ class Containment:
         if d is not None:
             self.entry = d / f"{owner_tag()}-{self.instance}.json"
             self._register()
-        return argv
+        return None
 
     def _register(self) -> None:
         if self.entry is None:

@@ -39,6 +39,7 @@ from .timecontrol import TimeControl
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from .forkserver import ForkServer
     from .game import Endpoint
     from .referee import Referee
     from .sandbox.docker import DockerLimits
@@ -128,10 +129,15 @@ class LocalExecutor:
         limits: limits of the bots run as local processes (None: the defaults).
         grace_s: on exit, how long games still running may go on before they are aborted
             (seconds; 0: at once). Their ``play`` then raises InfrastructureError.
+        fork_server: fork Python SDK bots from a server that has imported gRPC and the SDK
+            (:mod:`arena.forkserver`; still a fresh process per bot and game, contained
+            alike) rather than start each; None: as ``MOON_FORK_SERVER`` says (default
+            off). If the server cannot start, bots are started as processes.
     """
 
     def __init__(self, record_dir: Path | None, concurrency: int = 1,
-                 limits: Limits | None = None, grace_s: float = 1.0) -> None:
+                 limits: Limits | None = None, grace_s: float = 1.0,
+                 fork_server: bool | None = None) -> None:
         if concurrency < 1:
             raise ConfigError(f"concurrency {concurrency}: must be at least 1")
         self.record_dir = record_dir
@@ -142,6 +148,12 @@ class LocalExecutor:
         self._stack: contextlib.AsyncExitStack | None = None
         self._referee: Referee | None = None
         self._endpoint: Endpoint | None = None
+        if fork_server is None:
+            from .forkserver import enabled_by_env
+
+            fork_server = enabled_by_env()
+        self.fork_server = fork_server
+        self._forks: ForkServer | None = None
 
     async def __aenter__(self) -> Self:
         from .game import serving
@@ -150,6 +162,16 @@ class LocalExecutor:
         # the executor hands each game back and forgets it: the referee keeps none
         self._referee = Referee(record_dir=self.record_dir, keep_finished=0)
         async with contextlib.AsyncExitStack() as stack:
+            if self.fork_server:
+                from .forkserver import ForkServer
+
+                forks = ForkServer()
+                try:
+                    await asyncio.to_thread(forks.start)
+                    self._forks = forks
+                    stack.callback(forks.close)
+                except OSError as e:
+                    log.warning("%s; Python bots are started as processes", e)
             self._endpoint = await stack.enter_async_context(
                 serving(self._referee, tcp=None, match_service=False, grace_s=self.grace_s))
             self._stack = stack.pop_all()
@@ -186,7 +208,8 @@ class LocalExecutor:
                     preset=request.preset, seed=request.seed, tc=request.time_control,
                     match_id=request.game_id, limits=self.limits,
                     docker_limits=request.docker_limits,
-                    match_cls=PROBES[request.probe] if request.probe else None)
+                    match_cls=PROBES[request.probe] if request.probe else None,
+                    fork_server=self._forks)
             except ConfigError:
                 raise
             except Exception as e:  # the runner's own failure: never a bot's

@@ -28,6 +28,7 @@ from .server import create_server, set_serving
 from .timecontrol import TimeControl
 
 if TYPE_CHECKING:
+    from .forkserver import ForkServer
     from .sandbox.docker import DockerLimits
 
 _STARTER = ThreadPoolExecutor(max_workers=32, thread_name_prefix="moon-bot-proc")
@@ -105,7 +106,8 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
                     on_start: Callable[[Match], None] | None = None,
                     docker_limits: DockerLimits | None = None,
                     seat_clocks: Mapping[int, tuple[int, int]] | None = None,
-                    match_cls: type[Match] | None = None) -> Match:
+                    match_cls: type[Match] | None = None,
+                    fork_server: ForkServer | None = None) -> Match:
     """Play one game: create the match, start one fresh process (or container) per seat,
     wait for the end, kill every process group (remove every container), and rewrite the
     record with the bots' output tails. A failure of the sandbox itself (no Docker engine)
@@ -113,7 +115,8 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     :data:`MANUAL` gets no process: the caller starts it with the seat's token (``on_start``
     sees the match, and its ``tokens``, before the start-up clock matters). ``seat_clocks``
     gives seats a clock of their own, ``match_cls`` the kind of match
-    (:meth:`Referee.create_match`).
+    (:meth:`Referee.create_match`). With a
+    ``fork_server``, Python SDK bots are forked from it (:mod:`arena.forkserver`).
 
     Raises:
         ConfigError: wrong number of bots for the ruleset (other failures of a bot are
@@ -134,7 +137,8 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     procs: list[BotProcess] = [
         ManualSeat() if b.runner == MANUAL else make_process(
             b, endpoint.address, token, logs / f"{match.match_id}.seat{i}.log", limits,
-            docker_limits=docker_limits, match_id=match.match_id, seat=i)
+            docker_limits=docker_limits, match_id=match.match_id, seat=i,
+            fork_server=fork_server)
         for i, (b, token) in enumerate(zip(bots, match.tokens, strict=True))]
     loop = asyncio.get_running_loop()
 

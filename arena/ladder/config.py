@@ -45,7 +45,7 @@ from ..timecontrol import TimeControl
 
 LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results",
                "gauntlet", "check", "max_forfeits", "on_change",
-               "cluster"}
+               "cluster", "fork_server"}
 ON_CHANGE = ("refuse", "new-version", "replace")
 """What a run does with a bot whose code changed since its games in the results file:
 stop with a message (the default); enter the new code as a new version, rated separately
@@ -76,6 +76,9 @@ class LadderConfig:
     """Play each bot's admission check (one hand against itself) before the ladder."""
     max_forfeits: int = 0
     """Drop a bot once it has forfeited this many games (0: never)."""
+    fork_server: bool | None = None
+    """Fork Python SDK bots from a server that has imported gRPC and the SDK
+    (:mod:`arena.forkserver`); None: as ``MOON_FORK_SERVER`` says (default off)."""
     gauntlet: tuple[str, ...] = ()
     """Names of the challengers: only games with one of them are played (empty: every
     group, a round robin). Not part of :meth:`identity`: a gauntlet's games are games of
@@ -276,6 +279,10 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     if not isinstance(check, bool):
         raise ConfigError(f"{origin('check')}: check = {check!r}: must be "
                           "true or false")
+    fork_server = lad.get("fork_server")
+    if fork_server is not None and not isinstance(fork_server, bool):
+        raise ConfigError(f"{origin('fork_server')}: fork_server = {fork_server!r}: must be "
+                          "true or false")
     preset = lad.get("preset", "moon3")
     options = dict(data.get("ladder", {}).get("options", {}))
     if not isinstance(data.get("ladder", {}).get("options", {}), dict):
@@ -365,7 +372,7 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
         source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)), check=check,
         max_forfeits=max_forfeits, joined=joined,
         versions={b.name: version_of(b) for b in bots}, on_change=on_change,
-        cluster=cluster)
+        cluster=cluster, fork_server=fork_server)
 
 
 def _challenger(value: str, bots: list[BotSpec], base: Path, where: str) -> str:

@@ -279,8 +279,8 @@ class LadderRun:
         self.cfg = cfg
         self.store = store
         self.results = results
-        self.executor: GameExecutor = executor or LocalExecutor(records_dir(results),
-                                                                cfg.concurrency)
+        self.executor: GameExecutor = executor or LocalExecutor(
+            records_dir(results), cfg.concurrency, fork_server=cfg.fork_server)
         self.reporter = reporter or Reporter()
         self.specs = {b.name: b for b in cfg.bots}
         self.schedule = make_schedule([b.name for b in cfg.bots], cfg.ruleset.players,

@@ -24,6 +24,7 @@ from ..bots import BotSpec, Limits, LocalProcess, build_bot
 from ..errors import BotError, ConfigError, InfrastructureError
 
 if TYPE_CHECKING:
+    from ..forkserver import ForkServer
     from .docker import DockerLimits
 
 RUNNERS = ("local", "docker")
@@ -52,11 +53,12 @@ def check_runner(spec: BotSpec) -> str:
 
 def make_process(spec: BotSpec, address: str, token: str, log_path: Path,
                  limits: Limits | None = None, *, docker_limits: DockerLimits | None = None,
-                 env: dict[str, str] | None = None, match_id: str = "", seat: int = 0
-                 ) -> BotProcess:
+                 env: dict[str, str] | None = None, match_id: str = "", seat: int = 0,
+                 fork_server: ForkServer | None = None) -> BotProcess:
     """A fresh process for ``spec`` in one seat: a :class:`LocalProcess` (with ``limits``)
     or a :class:`~arena.sandbox.docker.DockerProcess` (with ``docker_limits``), as
-    ``spec.runner`` says. Nothing starts until ``start()``.
+    ``spec.runner`` says; a Python SDK bot is forked by ``fork_server`` when one is given
+    (:class:`arena.forkserver.ForkedProcess`). Nothing starts until ``start()``.
 
     Raises:
         ConfigError: an unknown runner.
@@ -66,6 +68,11 @@ def make_process(spec: BotSpec, address: str, token: str, log_path: Path,
 
         return DockerProcess(spec, address, token, log_path, docker_limits, env,
                              match_id=match_id, seat=seat)
+    script = fork_server.usable_for(spec) if fork_server is not None else None
+    if fork_server is not None and script is not None:
+        from ..forkserver import ForkedProcess
+
+        return ForkedProcess(fork_server, script, spec, address, token, log_path, limits, env)
     return LocalProcess(spec, address, token, log_path, limits, env)
 
 

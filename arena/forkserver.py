@@ -1,0 +1,472 @@
+"""A fork server for Python SDK bots: a fresh bot process per game without paying, every
+game, for starting Python and importing gRPC, protobuf and the SDK.
+
+A local bot whose ``run`` is ``{python} <script>.py`` and whose script imports
+``moon_sdk`` (:func:`forkable`) can be started by forking a server process that has
+already imported them (:class:`ForkServer`, one per executor, started on first use). Each
+game still gets its own process that never played: the child is forked from the server,
+which never runs a bot, so it holds no game, no connection and no state of another
+game; Python's ``random`` is reseeded in it as after any fork. The child then does what
+:class:`arena.bots.LocalProcess` has done for a started process: it enters the bot run's
+own cgroup (:mod:`arena.containment`) before anything else, starts a session of its own
+(its own process group), gets SIGKILL if the server dies (which itself gets SIGKILL if the
+arena dies), takes the same rlimits (address space, CPU seconds, open files), writes
+stdout and stderr to the seat's log pipe, gets the bot's environment (``MOON_ADDRESS``,
+``MOON_TOKEN``, ``MOON_BOT_INSTANCE``...) and working folder, and runs the script as
+``__main__`` with ``sys.argv``/``sys.path[0]`` as ``python <script>.py`` would. Killing and
+cleaning up is :class:`ForkedProcess.kill`, which is :class:`~arena.bots.LocalProcess`'s.
+
+What differs from a started process: the hash seed (``PYTHONHASHSEED``) is the server's,
+the same for every bot it forks; ``/proc/<pid>/environ`` of the bot process itself shows
+the server's environment (so in the process-group mode, without cgroups, the bot process
+is found by its process group, and only the processes it starts carry the marker in
+``/proc``); a bot folder with a module named like one the server has imported (a
+``grpc.py``...) is started as a process instead, since the server's module would win.
+
+No gRPC channel or server is ever made in the server process (gRPC is imported, not
+initialised), and fork support is off (``GRPC_ENABLE_FORK_SUPPORT=false``): each child
+makes its own channel. The server is single-threaded. Off by default: a ladder's
+``fork_server = true``, ``LocalExecutor(fork_server=True)`` or ``MOON_FORK_SERVER=1``
+turns it on; a bot that is not a Python SDK bot always starts as a process.
+
+Run by the arena as ``python -m arena.forkserver <socket path>``; it exits when its
+standard input closes (the arena is done or gone).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from .bots import LocalProcess, _LogDrain
+
+logger = logging.getLogger("arena.forkserver")
+
+ENV_VAR = "MOON_FORK_SERVER"
+"""``1``/``on``/``true`` turns the fork server on where nothing else says (default off)."""
+PRELOAD = ("grpc", "google.protobuf", "moon_sdk", "moon_sdk.bot", "moon_sdk.convert",
+           "moon_sdk.rules", "moon_sdk.v1.bot_pb2", "moon_sdk.v1.bot_pb2_grpc",
+           "moon_sdk.v1.game_pb2", "logging", "random", "queue", "runpy")
+"""What the server imports once, so that its children need not."""
+_PR_SET_PDEATHSIG = 1
+
+
+def enabled_by_env() -> bool:
+    """Whether ``MOON_FORK_SERVER`` asks for the fork server."""
+    return os.environ.get(ENV_VAR, "").strip().lower() in ("1", "on", "true", "yes")
+
+
+def forkable(spec: Any) -> Path | None:
+    """The script to run if ``spec`` (an :class:`arena.bots.BotSpec`) is a Python SDK bot
+    the fork server can start, else None: a local bot (not stdio) whose ``run`` is exactly
+    ``{python} <file>.py``, the file in its folder, importing ``moon_sdk``."""
+    import shlex
+
+    if spec.runner != "local" or spec.language == "stdio":
+        return None
+    try:
+        words = shlex.split(spec.run)
+    except ValueError:
+        return None
+    if len(words) != 2 or words[0] != "{python}" or not words[1].endswith(".py"):
+        return None
+    script = (spec.folder / words[1]).resolve()
+    try:
+        text = script.read_text(errors="replace")
+    except OSError:
+        return None
+    if "moon_sdk" not in text:
+        return None
+    return script
+
+
+def _local_modules(folder: Path) -> set[str]:
+    """Names of the modules and packages in a bot folder (``x.py``, ``x/``)."""
+    names = set()
+    with contextlib.suppress(OSError):
+        for p in folder.iterdir():
+            if p.suffix == ".py":
+                names.add(p.stem)
+            elif p.is_dir() and (p / "__init__.py").exists():
+                names.add(p.name)
+    return names
+
+
+# -- the arena's side ---------------------------------------------------------------------
+
+class ForkServer:
+    """The server process and its socket (arena side). :meth:`start` once, :meth:`spawn`
+    per bot run, :meth:`close` at the end. Thread-safe: bots start from a thread pool.
+
+    Raises (``start``):
+        OSError: the server could not be started (the caller starts bots as processes).
+    """
+
+    def __init__(self) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.path = ""
+        self.modules: frozenset[str] = frozenset()
+        """Top-level names of the modules the server has imported."""
+        self._lock = threading.Lock()
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        """Start the server and wait until it has imported everything (raises OSError if
+        it fails or takes longer than ``timeout_s``)."""
+        self._tmp = tempfile.TemporaryDirectory(prefix="moon-fork-")
+        self.path = str(Path(self._tmp.name) / "fork.sock")
+        env = dict(os.environ, GRPC_ENABLE_FORK_SUPPORT="false")
+        argv = [sys.executable, "-m", "arena.forkserver", self.path]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env=env, start_new_session=True)
+        assert self.proc.stdout is not None
+        ready: list[bytes] = []
+        reader = threading.Thread(target=lambda: ready.append(self.proc.stdout.readline()),  # type: ignore[union-attr]
+                                  daemon=True)
+        reader.start()
+        reader.join(timeout_s)
+        line = ready[0] if ready else b""
+        if not line.startswith(b"{"):
+            self.close()
+            raise OSError(f"the fork server did not start (said {line[:200]!r})")
+        self.modules = frozenset(json.loads(line)["modules"])
+
+    def usable_for(self, spec: Any) -> Path | None:
+        """The script to fork for ``spec``, or None to start it as a process (not a Python
+        SDK bot, the server is not running, or a module of the bot's folder would be
+        shadowed by one the server has imported)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None
+        script = forkable(spec)
+        if script is None or _local_modules(script.parent) & self.modules:
+            return None
+        return script
+
+    def spawn(self, request: dict[str, Any], log_fd: int) -> tuple[socket.socket, int]:
+        """Fork a bot: ``request`` says what (see :func:`_child`), ``log_fd`` is where its
+        stdout and stderr go. Returns the connection (on which its exit status comes, a
+        JSON line ``{"exit": rc}``) and its pid.
+
+        Raises:
+            OSError: the server is gone or could not fork.
+        """
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.settimeout(30)
+            conn.connect(self.path)
+            data = json.dumps(request).encode() + b"\n"
+            socket.send_fds(conn, [data], [log_fd])
+            reply = _read_line(conn)
+            answer = json.loads(reply) if reply else {}
+            if "pid" not in answer:
+                raise OSError(answer.get("error") or "the fork server closed the connection")
+            conn.settimeout(None)
+            return conn, int(answer["pid"])
+        except (OSError, ValueError) as e:
+            conn.close()
+            raise OSError(f"fork server: {e}") from None
+
+    def close(self) -> None:
+        """Stop the server (its children are the executor's to kill). Safe to call twice."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                assert proc.stdin is not None
+                proc.stdin.close()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def _read_line(conn: socket.socket) -> bytes:
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        buf += chunk
+    return buf.strip()
+
+
+class _ForkedChild:
+    """A forked bot seen from the arena, like a :class:`subprocess.Popen`: its ``pid``,
+    and its ``returncode`` (negative: killed by that signal) once the server reported it
+    (``poll``, ``wait``). A server that died without saying counts as SIGKILL (its
+    children get SIGKILL when it dies)."""
+
+    def __init__(self, conn: socket.socket, pid: int) -> None:
+        self.conn = conn
+        self.pid = pid
+        self.returncode: int | None = None
+        self._lock = threading.Lock()
+        self._buf = b""
+
+    def _read(self, timeout_s: float) -> None:
+        import select
+
+        with self._lock:
+            if self.returncode is not None:
+                return
+            ready, _, _ = select.select([self.conn], [], [], timeout_s)
+            if not ready:
+                return
+            try:
+                chunk = self.conn.recv(4096)
+            except OSError:
+                chunk = b""
+            self._buf += chunk
+            if b"\n" in self._buf:
+                try:
+                    self.returncode = int(json.loads(self._buf.split(b"\n")[0])["exit"])
+                except (ValueError, KeyError, TypeError):
+                    self.returncode = -signal.SIGKILL
+            elif not chunk:
+                self.returncode = -signal.SIGKILL
+            if self.returncode is not None:
+                self.conn.close()
+
+    def poll(self) -> int | None:
+        """The exit code, or None while it runs."""
+        self._read(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the exit code.
+
+        Raises:
+            subprocess.TimeoutExpired: not ended within ``timeout`` seconds.
+        """
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            left = 1.0 if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
+            self._read(min(left, 1.0))
+        return self.returncode
+
+
+class ForkedProcess(LocalProcess):
+    """A :class:`~arena.bots.LocalProcess` forked by a :class:`ForkServer` instead of
+    started: the same environment, limits, log, containment, ``poll``, ``kill``."""
+
+    def __init__(self, server: ForkServer, script: Path, *args: Any,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.server = server
+        self.script = script
+
+    def start(self) -> None:
+        """Fork the bot; if the server cannot, start it as a process
+        (:meth:`LocalProcess.start`).
+
+        Raises:
+            BotError: the bot cannot be started as a process either.
+        """
+        env = self.environment()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        cgroup = self.containment.prepare()
+        lim = self.limits
+        request = {"script": str(self.script), "cwd": str(self.spec.folder), "env": env,
+                   "cgroup": str(cgroup) if cgroup else "", "memory_mb": lim.memory_mb,
+                   "cpu_s": lim.cpu_s, "open_files": lim.open_files}
+        log = open(self.log_path, "wb")  # noqa: SIM115 - the drain thread closes it
+        read_fd, write_fd = os.pipe()
+        try:
+            conn, pid = self.server.spawn(request, write_fd)
+        except OSError as e:  # the server's failure, never the bot's: start it as a process
+            log.close()
+            os.close(read_fd)
+            os.close(write_fd)
+            self.containment.release()
+            logger.warning("bot %s: %s; starting it as a process", self.spec.name, e)
+            super().start()
+            return
+        os.close(write_fd)
+        self.proc = _ForkedChild(conn, pid)  # type: ignore[assignment]
+        self.containment.started(pid)
+        self._drain = _LogDrain(read_fd, log, self.spec.name)
+        self._drain.start()
+
+
+
+# -- the server's side --------------------------------------------------------------------
+
+def _set_pdeathsig() -> None:
+    """SIGKILL this process when its parent dies (Linux; nothing elsewhere)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _child(req: dict[str, Any], log_fd: int) -> None:
+    """In the forked child: become the bot run (see the module doc). Returns when the
+    script may run; exits (125) if the child cannot be contained."""
+    os.setsid()
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    cgroup = req.get("cgroup")
+    if cgroup:
+        try:
+            with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+                f.write("0")
+        except OSError as e:
+            os.write(2, f"moon arena: cannot enter the bot's cgroup {cgroup}: {e}\n".encode())
+            os._exit(125)
+    _set_pdeathsig()
+    if os.getppid() != req["server_pid"]:  # the server died before the death signal was set
+        os._exit(125)
+    import resource
+
+    mem = int(req["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    resource.setrlimit(resource.RLIMIT_CPU, (int(req["cpu_s"]), int(req["cpu_s"]) + 5))
+    files = int(req["open_files"])
+    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+    os.closerange(3, 65536)
+    os.chdir(req["cwd"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    import io
+
+    sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False),  # noqa: SIM115
+                                  write_through=True, errors="backslashreplace")
+    sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
+                                  write_through=True, errors="backslashreplace")
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115
+    sys.argv = [req["script"]]
+    sys.path[0] = os.path.dirname(req["script"])
+    import random
+
+    random.seed()
+
+
+def serve(path: str) -> dict[str, Any] | None:
+    """The server's loop. Returns None in the server when the arena is done (stdin
+    closed); in a forked child, returns the request of the bot to run."""
+    for name in PRELOAD:
+        __import__(name)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    os.chmod(path, 0o600)
+    listener.listen(64)
+    rfd, wfd = os.pipe()
+    os.set_blocking(rfd, False)
+    os.set_blocking(wfd, False)
+    signal.set_wakeup_fd(wfd)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    sel = selectors.DefaultSelector()
+    sel.register(listener, selectors.EVENT_READ, "accept")
+    sel.register(rfd, selectors.EVENT_READ, "child")
+    sel.register(sys.stdin.fileno(), selectors.EVENT_READ, "stdin")
+    children: dict[int, socket.socket] = {}
+    modules = sorted({m.split(".")[0] for m in sys.modules})
+    sys.stdout.write(json.dumps({"modules": modules}) + "\n")
+    sys.stdout.flush()
+    me = os.getpid()
+    while True:
+        for key, _ in sel.select():
+            what = key.data
+            if what == "stdin":
+                if not os.read(sys.stdin.fileno(), 4096):
+                    return None
+            elif what == "child":
+                with contextlib.suppress(OSError):
+                    while os.read(rfd, 4096):
+                        pass
+                while True:
+                    try:
+                        pid, status = os.waitpid(-1, os.WNOHANG)
+                    except ChildProcessError:
+                        break
+                    if pid == 0:
+                        break
+                    conn = children.pop(pid, None)
+                    if conn is not None:
+                        with contextlib.suppress(OSError):
+                            conn.sendall(json.dumps(
+                                {"exit": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+                        conn.close()
+            elif what == "accept":
+                conn, _ = listener.accept()
+                try:
+                    conn.settimeout(10)
+                    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 1)
+                    while not msg.endswith(b"\n"):
+                        more = conn.recv(1 << 20)
+                        if not more:
+                            break
+                        msg += more
+                    req = json.loads(msg)
+                    req["server_pid"] = me
+                    if len(fds) != 1:
+                        raise ValueError("no log file descriptor")
+                except (OSError, ValueError) as e:
+                    with contextlib.suppress(OSError):
+                        conn.sendall(json.dumps({"error": str(e)}).encode() + b"\n")
+                    conn.close()
+                    continue
+                try:
+                    pid = os.fork()
+                except OSError as e:
+                    os.close(fds[0])
+                    with contextlib.suppress(OSError):
+                        conn.sendall(json.dumps({"error": f"fork: {e}"}).encode() + b"\n")
+                    conn.close()
+                    continue
+                if pid == 0:  # the child: leave the server behind
+                    signal.set_wakeup_fd(-1)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    sel.close()
+                    listener.close()
+                    conn.close()
+                    for c in children.values():
+                        c.close()
+                    os.close(rfd)
+                    os.close(wfd)
+                    _child(req, fds[0])
+                    return req
+                os.close(fds[0])
+                children[pid] = conn
+                with contextlib.suppress(OSError):
+                    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+
+
+def main() -> None:
+    """``python -m arena.forkserver <socket>``: serve; in a forked child, run the bot."""
+    _set_pdeathsig()
+    req = serve(sys.argv[1])
+    if req is None:
+        return
+    import runpy
+
+    runpy.run_path(req["script"], run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
