@@ -30,9 +30,7 @@ from typing import Any, NamedTuple
 from moon_sdk.convert import (
     PROTOCOL_VERSION,
     action_from_pb,
-    action_to_pb,
     hand_summary_to_pb,
-    observation_to_pb,
     ruleset_to_pb,
     tile_to_pb,
     trick_to_pb,
@@ -47,7 +45,6 @@ from moon_sdk.rules import (
     Ruleset,
     action_kind,
     bid_value,
-    observe,
     summarize,
 )
 from moon_sdk.v1 import bot_pb2 as bpb
@@ -60,6 +57,7 @@ from .errors import ConfigError, ProtocolError
 from .records import game_record, write_json_atomic
 from .results import Fault, FaultReason, GameResult, Termination
 from .timecontrol import TimeControl
+from .turns import EncodedTurn, TurnEncoder, legal_actions_field
 
 log = logging.getLogger("arena.referee")
 
@@ -107,15 +105,16 @@ class SeatLink:
     """One live stream holding a seat: the servicer drains :attr:`outbox` to the wire."""
 
     def __init__(self, quiet: bool = False) -> None:
-        self.outbox: asyncio.Queue[bpb.PlayResponse | None] = asyncio.Queue()
+        self.outbox: asyncio.Queue[bpb.PlayResponse | bytes | None] = asyncio.Queue()
         self.closed = False
         self.quiet = quiet
         """The bot asked for no public events (``Join.quiet``) but the game's end."""
         self.dropped = ""
         """Why the referee broke the stream (:meth:`drop`), or ""."""
 
-    def send(self, msg: bpb.PlayResponse) -> None:
-        """Queue a message for the bot (dropped if the link is closed)."""
+    def send(self, msg: bpb.PlayResponse | bytes) -> None:
+        """Queue a message for the bot, or its encoded bytes (dropped if the link is
+        closed)."""
         if not self.closed:
             self.outbox.put_nowait(msg)
 
@@ -255,7 +254,7 @@ class _OpenTurn:
 
     seat: Seat
     request_id: int
-    message: bpb.Turn
+    message: EncodedTurn
     link: SeatLink | None
     """The stream it was last sent on (None: the seat was away)."""
     answer: tuple[Action, int] | None = None
@@ -316,6 +315,7 @@ class Match:
         self.on_finish: list[Callable[[Match], None]] = []
         self._next_request = 0
         self._turn: _OpenTurn | None = None
+        self._encoders: dict[int, TurnEncoder] = {}
         self._stop: tuple[Termination, str] | None = None
         self._task: asyncio.Task[None] | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
@@ -409,7 +409,7 @@ class Match:
     def _emit(self, **kind: Any) -> None:
         ev = pb.Event(sequence=len(self.events) + 1, **kind)
         self.events.append(ev)
-        msg = bpb.PlayResponse(event=ev)
+        msg = bpb.PlayResponse(event=ev).SerializeToString()  # once, for every seat
         ending = "game_ended" in kind
         for s in self.seats:
             link = s.link
@@ -554,15 +554,17 @@ class Match:
         """Send ``seat`` a new turn (if it is connected) and start its clock (from the
         turn's delivery to a connected seat: :meth:`delivered`)."""
         self._next_request += 1
-        obs = observe(self.state, seat.index)
-        msg = bpb.Turn(
-            request_id=self._next_request, observation=observation_to_pb(obs, self.preset),
-            legal_actions=[action_to_pb(a) for a in obs.legal_actions],
-            decision_ms=seat.clock.decision_ms, bank_ms=seat.clock.bank_ms)
+        encoder = self._encoders.get(seat.index)
+        if encoder is None:
+            encoder = self._encoders[seat.index] = TurnEncoder(self.state, seat.index,
+                                                               self.preset)
+        msg = EncodedTurn(self._next_request, encoder.observation(self.state),
+                          legal_actions_field(self.state.legal_actions()),
+                          seat.clock.decision_ms, seat.clock.bank_ms)
         turn = self._turn = _OpenTurn(seat, self._next_request, msg, seat.link)
         seat.clock.start(time.monotonic())
         if seat.link is not None:  # its time runs from the delivery (Delivered)
-            seat.link.send(bpb.PlayResponse(turn=msg))
+            seat.link.send(msg.response())
         else:  # away: its time runs from now (time away counts)
             seat.clock.delivered(seat.clock.opened_at)
         return turn
@@ -647,7 +649,7 @@ class Match:
         clock = turn.seat.clock
         clock.delivered(clock.sent_at)  # whatever became of the first sending: no restart
         turn.message.decision_ms, turn.message.bank_ms = clock.left(time.monotonic())
-        ev.link.send(bpb.PlayResponse(turn=turn.message))
+        ev.link.send(turn.message.response())
 
     def _on_delivered(self, ev: Delivered) -> None:
         """The open turn reached its seat's stream: its clock runs from then."""

@@ -37,6 +37,7 @@ from .records import GameRecord, read_record
 from .referee import _ID, MAX_MESSAGE_BYTES, Match, Referee, Refusal, Status
 from .results import Fault, FaultReason, GameResult, Termination
 from .timecontrol import TimeControl
+from .turns import TurnBytes
 
 log = logging.getLogger("arena.server")
 
@@ -176,7 +177,9 @@ class BotServicer:
                 # a bot that never reads must not pin this handler (and its reader) forever
                 async with asyncio.timeout(WRITE_TIMEOUT_S):  # a timer, not a task per write
                     await context.write(msg)
-                if msg.HasField("turn"):  # the bot's time runs from here, not the queueing
+                if isinstance(msg, TurnBytes):  # the bot's time runs from here, not the
+                    match.delivered(seat, link, msg.request_id)  # queueing
+                elif not isinstance(msg, bytes) and msg.HasField("turn"):
                     match.delivered(seat, link, msg.turn.request_id)
         except TimeoutError:
             pass
@@ -417,6 +420,14 @@ def _parsed_in_handler(handler: grpc.RpcMethodHandler | None) -> Any:
     return handler
 
 
+def _encoded(msg: bpb.PlayResponse | bytes) -> bytes:
+    """The wire bytes of an outbox item: a message, or bytes the referee already encoded
+    (each turn; each event, once for every seat)."""
+    if isinstance(msg, bytes):
+        return msg if type(msg) is bytes else bytes(msg)
+    return msg.SerializeToString()
+
+
 def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
                   unix_socket: str | None = None, match_service: bool = False,
                   admin_token: str | None = None) -> tuple[grpc.aio.Server, int]:
@@ -445,7 +456,7 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
     handler = grpc.method_handlers_generic_handler("moon.v1.BotService", {
         "Play": grpc.stream_stream_rpc_method_handler(
             bots.play, request_deserializer=None,
-            response_serializer=bpb.PlayResponse.SerializeToString),
+            response_serializer=_encoded),
     })
     server.add_generic_rpc_handlers((handler,))
     if match_service:  # never on a listener that untrusted bots reach

@@ -16,8 +16,8 @@ def drain(q: asyncio.Queue) -> list[bpb.PlayResponse]:
     out = []
     while not q.empty():
         m = q.get_nowait()
-        if m is not None:
-            out.append(m)
+        if m is not None:  # the referee sends turns and events already encoded
+            out.append(bpb.PlayResponse.FromString(m) if isinstance(m, bytes) else m)
     return out
 
 
