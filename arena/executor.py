@@ -153,7 +153,8 @@ class LocalExecutor:
 
             fork_server = enabled_by_env()
         self.fork_server = fork_server
-        self._forks: ForkServer | None = None
+        self.forks: ForkServer | None = None
+        """The running fork server (None: off, or it could not start)."""
 
     async def __aenter__(self) -> Self:
         from .game import serving
@@ -168,7 +169,7 @@ class LocalExecutor:
                 forks = ForkServer()
                 try:
                     await asyncio.to_thread(forks.start)
-                    self._forks = forks
+                    self.forks = forks
                     stack.callback(forks.close)
                 except OSError as e:
                     log.warning("%s; Python bots are started as processes", e)
@@ -209,7 +210,7 @@ class LocalExecutor:
                     match_id=request.game_id, limits=self.limits,
                     docker_limits=request.docker_limits,
                     match_cls=PROBES[request.probe] if request.probe else None,
-                    fork_server=self._forks)
+                    fork_server=self.forks)
             except ConfigError:
                 raise
             except Exception as e:  # the runner's own failure: never a bot's
