@@ -39,7 +39,9 @@ one turn and its answer, the round trip's shape: at this writing, on a 2-CPU mac
 games ran at 2.3-2.5x the round trip (681 µs a decision against 292 µs, Unix socket, one
 match), every-event games at 3.8-4.8x; the rest is the referee's own work (building each
 turn's whole observation, the engine, the record) and asyncio's per-message cost.
-``--profile`` shows where the referee's time goes.
+``--profile`` shows where the referee's time goes. The first line printed compares building
+and encoding a turn's message whole (as the referee did) with :mod:`arena.turns`' incremental
+encoder (what it does), CPU µs per turn over the same game.
 
 The figures depend on the machine and how busy it is; nothing here is asserted in tests.
 """
@@ -301,6 +303,43 @@ def game_shape(preset: str, seed: int) -> GameShape:
     return GameShape(n, 0, state.n, turn_bytes // n, 0, reply_bytes // n)
 
 
+def turn_encoding(preset: str, seed: int, reps: int = 5) -> tuple[float, float]:
+    """CPU µs to build and encode one ``PlayResponse{turn}`` over the trivial bots' game of
+    ``seed``: (whole, as the referee did: ``observe`` + ``observation_to_pb`` + serialize;
+    incremental, as it does now: :class:`arena.turns.TurnEncoder`), medians of ``reps``."""
+    from moon_sdk.convert import action_to_pb, observation_to_pb
+    from moon_sdk.rules import PRESETS, GameState, observe
+    from moon_sdk.v1 import bot_pb2 as bpb
+
+    from arena.turns import EncodedTurn, TurnEncoder, legal_actions_field
+
+    whole: list[float] = []
+    incremental: list[float] = []
+    for _ in range(reps):
+        state = GameState(PRESETS[preset], seed)
+        encoders = [TurnEncoder(state, i, preset) for i in range(state.n)]
+        a = b = 0.0
+        n = 0
+        while not state.is_terminal():
+            seat = state.current_player
+            n += 1
+            t0 = time.process_time()
+            obs = observe(state, seat)
+            bpb.PlayResponse(turn=bpb.Turn(
+                request_id=n, observation=observation_to_pb(obs, preset),
+                legal_actions=[action_to_pb(x) for x in obs.legal_actions],
+                decision_ms=1000, bank_ms=10000)).SerializeToString()
+            t1 = time.process_time()
+            EncodedTurn(n, encoders[seat].observation(state),
+                        legal_actions_field(state.legal_actions()), 1000, 10000).response()
+            t2 = time.process_time()
+            a, b = a + t1 - t0, b + t2 - t1
+            state.apply(state.legal_actions()[-1])
+        whole.append(a / n * 1e6)
+        incremental.append(b / n * 1e6)
+    return statistics.median(whole), statistics.median(incremental)
+
+
 async def run_matches(tcp: bool, k: int, preset: str, seed: int, profile: str | None = None,
                       shape: GameShape | None = None, events: bool = True) -> list[Span]:
     """K concurrent games of ``seed`` between trivial bots on one referee server; with
@@ -378,6 +417,10 @@ async def main_async(args: argparse.Namespace) -> None:
           f"({(shape.events * shape.seats + shape.decisions) / shape.decisions:.1f} messages "
           f"per decision); mean sizes: Turn {shape.turn_size} B, event {shape.event_size} B, "
           f"ActionReply {shape.reply_size} B")
+    whole, incremental = turn_encoding(args.preset, args.seed)
+    print(f"building and encoding a turn, CPU µs: {whole:.0f} whole (observe + "
+          f"observation_to_pb + serialize, as before), {incremental:.0f} incremental "
+          f"(arena.turns, as the referee does): {whole / incremental:.1f}x")
     print(f"K: concurrent matches (bare runs: as many clients, or client groups); "
           f"best of {args.games} runs each\n")
     head = (f"{'':12}|{'referee, every event':^25}|{'referee, quiet seats':^25}|"

@@ -293,6 +293,12 @@ def _trick_from_pb(m: pb.Trick) -> Trick:
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
+def _trick_from_bytes(data: bytes) -> Trick:
+    # Every turn carries the hand's finished tricks: convert each once (as hands below).
+    return _trick_from_pb(pb.Trick.FromString(data))
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
 def _hand_summary_from_bytes(data: bytes) -> HandSummary:
     # Every turn carries all the finished hands of the game: convert each once. Equal bytes
     # are an equal message, and a HandSummary is immutable; errors are not cached.
@@ -313,7 +319,7 @@ def observation_from_pb(m: pb.Observation, legal: list[pb.Action] | None = None)
         ProtocolError: a value out of range.
         RulesetError: an invalid ruleset.
     """
-    hands = tuple(_hand_summary_from_bytes(h.SerializeToString()) for h in m.hands)
+    hands = tuple([_hand_summary_from_bytes(h.SerializeToString()) for h in m.hands])
     return Observation(
         seat=m.seat,
         ruleset=ruleset_from_pb(m.ruleset),
@@ -328,7 +334,7 @@ def observation_from_pb(m: pb.Observation, legal: list[pb.Action] | None = None)
         bidder=m.bidder if m.HasField("bidder") else -1,
         bid=m.bid,
         trump=trump_from_pb(m.trump) if m.HasField("trump") else -1,
-        tricks=tuple(_trick_from_pb(t) for t in m.tricks),
+        tricks=tuple([_trick_from_bytes(t.SerializeToString()) for t in m.tricks]),
         trick=tuple((p.seat, tile_from_pb(p.tile)) for p in m.trick),
         tricks_taken=tuple(m.tricks_taken),
         scores=tuple(m.scores),
