@@ -49,7 +49,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .bots import LocalProcess, _LogDrain
+from .bots import BotSpec, LocalProcess, _LogDrain
 
 logger = logging.getLogger("arena.forkserver")
 
@@ -67,7 +67,7 @@ def enabled_by_env() -> bool:
     return os.environ.get(ENV_VAR, "").strip().lower() in ("1", "on", "true", "yes")
 
 
-def forkable(spec: Any) -> Path | None:
+def forkable(spec: BotSpec) -> Path | None:
     """The script to run if ``spec`` (an :class:`arena.bots.BotSpec`) is a Python SDK bot
     the fork server can start, else None: a local bot (not stdio) whose ``run`` is exactly
     ``{python} <file>.py``, the file in its folder, importing ``moon_sdk``."""
@@ -142,7 +142,7 @@ class ForkServer:
             raise OSError(f"the fork server did not start (said {line[:200]!r})")
         self.modules = frozenset(json.loads(line)["modules"])
 
-    def usable_for(self, spec: Any) -> Path | None:
+    def usable_for(self, spec: BotSpec) -> Path | None:
         """The script to fork for ``spec``, or None to start it as a process (not a Python
         SDK bot, the server is not running, or a module of the bot's folder would be
         shadowed by one the server has imported)."""
@@ -426,7 +426,7 @@ def serve(path: str) -> dict[str, Any] | None:
                         if not more:
                             break
                         msg += more
-                    req = json.loads(msg)
+                    req: dict[str, Any] = json.loads(msg)
                     req["server_pid"] = me
                     if len(fds) != 1:
                         raise ValueError("no log file descriptor")

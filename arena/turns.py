@@ -26,7 +26,7 @@ from moon_sdk.convert import (
     trick_to_pb,
     trump_to_pb,
 )
-from moon_sdk.rules import GameState, Phase, tiles_of
+from moon_sdk.rules import GameState, Phase, Trick, tiles_of
 from moon_sdk.rules.observation import HandSummary
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
@@ -54,13 +54,13 @@ def _uint_field(number: int, value: int) -> bytes:
 
 
 @functools.lru_cache(maxsize=4096)
-def _trick_field(t: object) -> bytes:
-    return pb.Observation(tricks=[trick_to_pb(t)]).SerializeToString()  # type: ignore[arg-type]
+def _trick_field(t: Trick) -> bytes:
+    return bytes(pb.Observation(tricks=[trick_to_pb(t)]).SerializeToString())
 
 
 @functools.lru_cache(maxsize=128)
 def _legal_field(a: int) -> bytes:
-    return bpb.Turn(legal_actions=[action_to_pb(a)]).SerializeToString()
+    return bytes(bpb.Turn(legal_actions=[action_to_pb(a)]).SerializeToString())
 
 
 def _hand_field(h: object) -> bytes:
@@ -68,7 +68,7 @@ def _hand_field(h: object) -> bytes:
     :func:`moon_sdk.rules.observation.summarize` summarizes it)."""
     s = HandSummary(h.number, h.dealer, h.bids, h.bidder, h.bid,  # type: ignore[attr-defined]
                     h.trump, h.tricks_taken, h.made, h.deltas, h.scores)  # type: ignore[attr-defined]
-    return pb.Observation(hands=[hand_summary_to_pb(s)]).SerializeToString()
+    return bytes(pb.Observation(hands=[hand_summary_to_pb(s)]).SerializeToString())
 
 
 def legal_actions_field(actions: list[int] | tuple[int, ...]) -> bytes:

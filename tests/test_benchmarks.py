@@ -21,6 +21,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "escapees.py": ["--games", "1"],
     "host.py": ["--games", "12", "--window", "6"],
     "ladder.py": ["--boards", "1"],
+    "ladder_cpu.py": ["--boards", "1", "--reps", "1"],
     "local.py": ["--boards", "1", "--games", "12"],
     "rating_coverage.py": ["--ladders", "4", "--bootstrap", "20",
                            "--only", "3p 3 bots  4 boards luck 0"],
