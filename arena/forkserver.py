@@ -119,7 +119,6 @@ class ForkServer:
         self.path = ""
         self.modules: frozenset[str] = frozenset()
         """Top-level names of the modules the server has imported."""
-        self._lock = threading.Lock()
 
     def start(self, timeout_s: float = 60.0) -> None:
         """Start the server and wait until it has imported everything (raises OSError if
@@ -355,7 +354,7 @@ def _child(req: dict[str, Any], log_fd: int) -> None:
     import io
 
     sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False),  # noqa: SIM115
-                                  write_through=True, errors="backslashreplace")
+                                  write_through=True)
     sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
                                   write_through=True, errors="backslashreplace")
     sys.stdin = open(0, closefd=False)  # noqa: SIM115
