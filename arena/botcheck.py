@@ -11,9 +11,10 @@ run command), builds it (:func:`build_bot`), and plays it through an executor
    `moon bot check`), the dealer forced to bid so that every phase comes up (bid, pass,
    widow, discard, trumps, play), the first answer refused on purpose (a ``Rejected``:
    the bot must answer the turn that follows, :mod:`arena.probes`);
-2. a dropped stream (gRPC bots): the bot must reconnect and answer the turn sent again.
-   A bot that does not is warned, not failed (an SDK that does not reconnect still plays
-   every game that does not drop);
+2. a dropped stream: the bot must rejoin with its token and answer the turn sent again
+   (docs/protocol.md, "Reconnecting"; for a stdio bot the bridge, which owns the stream,
+   rejoins and the bot never notices). A bot that does not rejoin fails the check with
+   :data:`NO_REJOIN`;
 3. a whole game against the example (or the host's reference) bots.
 
 Each game is judged on the bot's own seats (:func:`judge`): every fault becomes one line
@@ -32,10 +33,10 @@ from typing import TYPE_CHECKING
 
 from moon_sdk.rules import Ruleset
 
-from .bots import STDIO, BotSpec
+from .bots import BotSpec
 from .errors import BotError, ConfigError, InfrastructureError
 from .executor import FinishedGame, GameRequest
-from .probes import PLANTED_REJECTION
+from .probes import PLANTED_REJECTION, PROBED_SEAT
 from .results import Fault, FaultReason
 from .timecontrol import TimeControl
 
@@ -65,6 +66,10 @@ _FIXES = {
     FaultReason.OUT_OF_MEMORY: "use less memory, or set [limits] memory_mb in bot.toml "
                                "(within the arena's maximum)",
 }
+NO_REJOIN = ("did not rejoin after its stream was dropped: reconnect with Join{token} (the "
+             "same MOON_TOKEN) within reconnect_ms and answer the turn sent again, as "
+             "docs/protocol.md, 'Reconnecting' says (the Python SDK and the example bots do)")
+"""The problem line of a bot that did not come back after the planted drop."""
 _RULE_SECTIONS = (
     (re.compile(r"\bbid\b|may not pass"), "Bidding"),
     (re.compile(r"trump|discard"), "Widow, discard, trumps"),
@@ -193,8 +198,7 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
                 ) -> list[CheckGame]:
     """The games of the check of ``spec`` (see the module's docstring), in order: for each
     ``(preset, ruleset)`` one hand against itself (the first with the planted refusal),
-    then with the first ruleset a dropped stream (not for a stdio bot: the bridge holds
-    the stream) and a whole game against ``opponents`` (cycled over the other seats).
+    then with the first ruleset a dropped stream and a whole game against ``opponents`` (cycled over the other seats).
 
     Args:
         opponents: at least one bot for the seats beside ``spec``.
@@ -228,10 +232,9 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
                 one_hand)
     preset, ruleset = rulesets[0]
     others = [opponents[i % len(opponents)] for i in range(ruleset.players - 1)]
-    if spec.language != STDIO:
-        add("a dropped stream: the bot joins again and answers the turn sent again",
-            "reconnect", [spec, *others], preset, ruleset, dataclasses.replace(tc, max_hands=1),
-            probe="drop", warn_only=True)
+    add("a dropped stream: the bot joins again and answers the turn sent again",
+        "reconnect", [spec, *others], preset, ruleset, dataclasses.replace(tc, max_hands=1),
+        probe="drop")
     names = ", ".join(dict.fromkeys(o.name for o in others))
     add(f"a whole game against {names}", "game", [spec, *others], preset, ruleset, tc)
     return games
@@ -258,6 +261,9 @@ def judge(game: CheckGame, finished: FinishedGame) -> Item:
         fix = ("a Rejected is followed by a new turn with a new request_id: answer it "
                "(docs/protocol.md, 'Illegal actions and protocol errors')")
     elif game.request.probe == "drop":
+        if f.reason in (FaultReason.DISCONNECT, FaultReason.CRASH) and f.seat == PROBED_SEAT:
+            return Item(game.item, "warn" if game.warn_only else "fail",
+                        f"seat {f.seat} {NO_REJOIN}", _tail(record, f.seat), record)
         context = " after the referee dropped its stream"
         fix = _FIXES[FaultReason.DISCONNECT]
     return Item(game.item, "warn" if game.warn_only else "fail",
@@ -321,5 +327,5 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:48]
 
 
-__all__ = ["CheckGame", "Item", "Report", "build_bot", "check_folder",
+__all__ = ["NO_REJOIN", "CheckGame", "Item", "Report", "build_bot", "check_folder",
            "check_games", "judge", "play_games", "problem_line", "rule_section"]

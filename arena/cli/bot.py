@@ -36,7 +36,7 @@ def check(folder: Path, players: str, seed: int, records: Path, **tc: Any) -> No
     bot.toml, build it, then play it under the real time control — one hand against
     itself with 3 and with 4 players (every phase; the dealer forced to bid; its first
     answer refused on purpose, which it must survive by answering the next turn), a
-    dropped stream it should rejoin (a warning only), and a whole game against the
+    dropped stream it must rejoin (with its token), and a whole game against the
     example bots random and heuristic.
 
     Prints one line per item, and for each problem one line saying what went wrong and

@@ -1,7 +1,8 @@
 """`moon bot check` over real processes: every planted fault of a bot gives its own line
 (the fault's kind, the detail worked out from the rules and the clock, and the fix), exit
-code 1; good bots (Python and stdio examples, a fresh stdio starter) pass with exit 0; a
-bot that does not reconnect is warned, not failed."""
+code 1; good bots (Python and stdio examples, a fresh stdio starter, the Go and Node
+examples where their toolchains are present) pass with exit 0; a bot that does not rejoin
+after its stream is dropped fails with its own line."""
 
 from __future__ import annotations
 
@@ -112,13 +113,16 @@ def test_a_crash_shows_the_end_of_the_bots_output(tmp_path):
     assert "     | kaboom: the last words" in out.stdout
 
 
-def test_a_bot_that_does_not_reconnect_is_warned_and_passes(tmp_path):
+def test_a_bot_that_does_not_rejoin_fails_with_its_line(tmp_path):
+    # "plain" plays every turn right but exits when its stream breaks
     out = check(misbehaving(tmp_path, "plain"), tmp_path)
-    assert out.returncode == 0, out.stdout
-    [warn] = lines(out, "warn")
-    assert warn.startswith("warn a dropped stream") and "after the referee dropped its " \
-        "stream" in warn and "same MOON_TOKEN" in warn
-    assert lines(out, "FAIL") == [] and out.stdout.rstrip().endswith("plain: passed")
+    assert out.returncode == 1, out.stdout
+    [fail] = lines(out, "FAIL")
+    assert fail.startswith("FAIL a dropped stream") and "seat 0 did not rejoin after its " \
+        "stream was dropped: reconnect with Join{token}" in fail, fail
+    assert "docs/protocol.md, 'Reconnecting'" in fail
+    # everything else passed: the one failure is the rejoin
+    assert len(lines(out, "ok")) == 4 and "plain: FAILED: a dropped stream" in out.stderr
 
 
 @pytest.mark.parametrize("bot", ["random", "heuristic"])
@@ -150,5 +154,6 @@ def test_a_fresh_stdio_starter_passes(tmp_path):
     out = moon("bot", "check", "./sb", "--players", "4", "--records", str(tmp_path / "c"),
                cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "dropped stream" not in out.stdout  # the bridge holds the stream, not the bot
-    assert len(lines(out, "ok")) == 4
+    # the bridge owns the stream and rejoins for the bot, which never notices
+    oks = lines(out, "ok")
+    assert any(x.startswith("ok   a dropped stream") for x in oks) and len(oks) == 5, oks
