@@ -15,7 +15,11 @@ run command), builds it (:func:`build_bot`), and plays it through an executor
    (docs/protocol.md, "Reconnecting"; for a stdio bot the bridge, which owns the stream,
    rejoins and the bot never notices). A bot that does not rejoin fails the check with
    :data:`NO_REJOIN`;
-3. a whole game against the example (or the host's reference) bots.
+3. no trumps and doubles as trumps: a scripted seat (:mod:`arena.checkbots`) bids first
+   and names them, and the bot must follow suit by that trump; then a hand the bot's own
+   bid wins (scripted passers beside it, the bot the dealer forced to bid), so it must
+   take the widow, discard and name trumps;
+4. a whole game against the example (or the host's reference) bots.
 
 Each game is judged on the bot's own seats (:func:`judge`): every fault becomes one line
 saying what went wrong and what to do (:func:`problem_line`), with the end of the bot's
@@ -31,8 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moon_sdk.rules import Ruleset
+from moon_sdk.rules import GameState, Ruleset
 
+from . import checkbots
 from .bots import BotSpec
 from .errors import BotError, ConfigError, InfrastructureError
 from .executor import FinishedGame, GameRequest
@@ -198,7 +203,10 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
                 ) -> list[CheckGame]:
     """The games of the check of ``spec`` (see the module's docstring), in order: for each
     ``(preset, ruleset)`` one hand against itself (the first with the planted refusal),
-    then with the first ruleset a dropped stream and a whole game against ``opponents`` (cycled over the other seats).
+    then with the first ruleset: a hand under no trumps and one under doubles as trumps
+    named by a scripted declarer (:mod:`arena.checkbots`; each if the ruleset allows it),
+    a hand whose bid the bot wins (scripted passers beside it), a dropped stream, and a
+    whole game against ``opponents`` (cycled over the other seats).
 
     Args:
         opponents: at least one bot for the seats beside ``spec``.
@@ -231,6 +239,26 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
             add(what, f"self{ruleset.players}", [spec] * ruleset.players, preset, forced,
                 one_hand)
     preset, ruleset = rulesets[0]
+    one_hand = dataclasses.replace(tc, max_hands=1)
+    for trump, allowed in (("none", ruleset.allow_no_trump),
+                           ("doubles", ruleset.allow_doubles_trump)):
+        if not allowed:
+            continue
+        # the declarer bids first (it bids 7: only a moon beats it), the bot in the others
+        first = GameState(ruleset, seed + len(games)).current
+        bots = [checkbots.spec("declare", trump) if i == first else spec
+                for i in range(ruleset.players)]
+        words = "no trumps" if trump == "none" else "doubles as trumps"
+        add(f"{words}: a scripted seat bids 7 and names {words}; the bot follows suit "
+            "under them", f"trump-{trump}", bots, preset, ruleset, one_hand)
+    # the bot deals, the others pass: it wins the bid (forced if it passes) and must take
+    # the widow, discard and name trumps
+    forced = dataclasses.replace(ruleset, all_pass="force_dealer")
+    dealer = GameState(forced, seed + len(games)).dealer
+    bots = [spec if i == dealer else checkbots.spec("pass") for i in range(ruleset.players)]
+    add("its own bid: the others pass, the bot wins the bid"
+        + (", takes the widow, discards" if ruleset.has_widow else "") + " and names trumps",
+        "declare", bots, preset, forced, one_hand)
     others = [opponents[i % len(opponents)] for i in range(ruleset.players - 1)]
     add("a dropped stream: the bot joins again and answers the turn sent again",
         "reconnect", [spec, *others], preset, ruleset, dataclasses.replace(tc, max_hands=1),
