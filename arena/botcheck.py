@@ -75,10 +75,10 @@ NO_REJOIN = ("did not rejoin after its stream was dropped: reconnect with Join{t
              "same MOON_TOKEN) within reconnect_ms and answer the turn sent again, as "
              "docs/protocol.md, 'Reconnecting' says (the Python SDK and the example bots do)")
 """The problem line of a bot that did not come back after the planted drop."""
-_RULE_SECTIONS = (
+_RULE_SECTIONS = (  # in order: "must follow trumps" is about play
+    (re.compile(r"follow|cannot play"), "Play"),
     (re.compile(r"\bbid\b|may not pass"), "Bidding"),
     (re.compile(r"trump|discard"), "Widow, discard, trumps"),
-    (re.compile(r"follow|cannot play"), "Play"),
 )
 
 
@@ -87,6 +87,8 @@ def rule_section(detail: str) -> str:
     "Bidding", "Widow, discard, trumps", "Play", else "Actions" (what may be sent when).
 
     >>> rule_section("must follow fives: holds 5-5")
+    'Play'
+    >>> rule_section("must follow trumps: holds 5-5")
     'Play'
     >>> rule_section("seat 1 must bid now (BIDDING phase), not play 6-6")
     'Actions'
