@@ -246,12 +246,12 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
                            ("doubles", ruleset.allow_doubles_trump)):
         if not allowed:
             continue
-        # the declarer bids first (it bids 7: only a moon beats it), the bot in the others
+        # the declarer bids first (21: the auction ends at once), the bot in the others
         first = GameState(ruleset, seed + len(games)).current
         bots = [checkbots.spec("declare", trump) if i == first else spec
                 for i in range(ruleset.players)]
         words = "no trumps" if trump == "none" else "doubles as trumps"
-        add(f"{words}: a scripted seat bids 7 and names {words}; the bot follows suit "
+        add(f"{words}: a scripted seat shoots the moon and names {words}; the bot follows suit "
             "under them", f"trump-{trump}", bots, preset, ruleset, one_hand)
     # the bot deals, the others pass: it wins the bid (forced if it passes) and must take
     # the widow, discard and name trumps

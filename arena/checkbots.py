@@ -2,17 +2,18 @@
 small bots that make a phase come up for the bot under check, shipped inside the arena
 package so that the check works wherever the arena is installed.
 
-    python -m arena.checkbots declare doubles|none   # bids the most it may, names that trump
+    python -m arena.checkbots declare doubles|none   # shoots the moon, names that trump
     python -m arena.checkbots pass                   # passes whenever it may
 
-A *declarer* bids the highest bid it may short of shooting the moon (7, docs/rules.md,
+A *declarer* bids 21 (shoots the moon, which ends the auction at once: docs/rules.md,
 "Bidding"), takes the widow and discards its first legal tile, names the trump contract it
 was given (doubles or no trumps, docs/rules.md, "Widow, discard, trumps") and plays its
-first legal tile: seated first to bid, it wins the bid unless a later seat shoots the moon,
-so the bot under check plays a hand under that trump and must follow suit by its rules
-(docs/rules.md, "Play"). A *passer* passes whenever it may (else it bids the least it may)
-and plays its first legal tile: beside a bot that deals under ``all_pass =
-"force_dealer"``, the bot under check wins the bid and must name trumps.
+first legal tile: seated first to bid, it always wins the bid, so the bot under check plays
+a hand under that trump and must follow suit by its rules (docs/rules.md, "Play").
+
+A *passer* passes whenever it may (else it bids the least it may) and plays its first
+legal tile: beside a bot that deals under ``all_pass = "force_dealer"``, the bot under
+check wins the bid and must name trumps.
 
 :func:`spec` gives either as a :class:`~arena.bots.BotSpec` for a game request.
 """
@@ -40,7 +41,7 @@ TRUMPS = ("doubles", "none")
 
 
 class Declarer(Bot):
-    """Bids 7 (the most short of the moon), names ``trump``, plays its first legal tile."""
+    """Bids 21 (the moon), names ``trump``, plays its first legal tile."""
 
     name = "check-declarer"
     version = "1"
@@ -52,8 +53,7 @@ class Declarer(Bot):
         legal = list(obs.legal_actions)
         kind = action_kind(legal[0])
         if kind is ActionKind.BID:
-            bids = [a for a in legal if a not in (PASS, MOON)]
-            return max(bids) if bids else legal[0]
+            return MOON if MOON in legal else legal[0]
         if kind is ActionKind.TRUMP and self.trump in legal:
             return self.trump
         return legal[0]
