@@ -77,11 +77,14 @@ def spec(mode: str, trump: str = "") -> BotSpec:
     Raises:
         ValueError: an unknown mode or trump.
     """
+    # run from the folder that holds the arena package (a checkout, or site-packages): the
+    # package's own folder would put its modules (records, text, ...) first on sys.path
+    where = Path(__file__).resolve().parents[1]
     if mode == "declare" and trump in TRUMPS:
-        return BotSpec(f"check-declarer-{trump}", Path(__file__).resolve().parent,
+        return BotSpec(f"check-declarer-{trump}", where,
                        f"{{python}} -m arena.checkbots declare {trump}", "1", "python")
     if mode == "pass" and not trump:
-        return BotSpec("check-passer", Path(__file__).resolve().parent,
+        return BotSpec("check-passer", where,
                        "{python} -m arena.checkbots pass", "1", "python")
     raise ValueError(f"no scripted seat {mode!r} {trump!r}")
 
