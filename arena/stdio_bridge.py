@@ -208,9 +208,9 @@ class Bridge:
         then), or None."""
         self.fed_turn = -1
         """The request id of the last turn passed to the bot."""
-        self.answer: tuple[int, bytes] | None = None
-        """The bot's answer to its last turn: (request id, the bytes sent), kept to answer
-        the same turn sent again after a rejoin."""
+        self.answer: tuple[int, bytes, queue.Queue[bytes | None]] | None = None
+        """The bot's answer to its last turn: (request id, the bytes sent, the stream's
+        queue it went to), kept to answer the same turn sent again after a rejoin."""
         self.last_sequence = 0
         """The sequence number of the last event passed on (a rejoin's are not again)."""
 
@@ -289,7 +289,7 @@ class Bridge:
                 f"({error}); sending it on as a protocol error: {text[:200]!r}")
         with self.lock:
             if answering is not None:
-                self.answer = (answering, raw)
+                self.answer = (answering, raw, self.outbox)
             self.outbox.put(raw)
 
     def decide(self, quiet: bool) -> None:
@@ -337,9 +337,11 @@ class Bridge:
                     return  # sent again after a rejoin: the bot has it
                 self.last_sequence = max(self.last_sequence, response.event.sequence)
             if kind == "turn" and response.turn.request_id == self.fed_turn:
-                # the same turn again after a rejoin: the bot's answer was lost with the
-                # old stream (send it again), or the bot is still on it (it answers)
-                if self.answer is not None and self.answer[0] == self.fed_turn:
+                # the same turn again after a rejoin: the bot's answer went on the old
+                # stream and was lost with it (send it again), or it is on this stream
+                # already, or the bot is still on it (its answer will be)
+                if self.answer is not None and self.answer[0] == self.fed_turn \
+                        and self.answer[2] is not self.outbox:
                     self.outbox.put(self.answer[1])
                 return
             if public and not self.decided:
