@@ -130,6 +130,8 @@ class CheckGame:
     """The checked bot's seats (the others are opponents: their faults are not its)."""
     warn_only: bool = False
     """A failure warns and does not fail the check."""
+    whole_game: bool = False
+    """The whole game against the opponents (a host records it as the validation game)."""
 
 
 @dataclass(frozen=True)
@@ -221,12 +223,12 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
     games: list[CheckGame] = []
 
     def add(item: str, what: str, bots: list[BotSpec], preset: str, ruleset: Ruleset,
-            game_tc: TimeControl, probe: str = "", warn_only: bool = False) -> None:
+            game_tc: TimeControl, probe: str = "", whole_game: bool = False) -> None:
         n = len(games)
         games.append(CheckGame(item, GameRequest(
             f"{prefix}-{n}-{what}", tuple(bots), ruleset, preset, seed + n, game_tc,
             docker_limits, probe), frozenset(i for i, b in enumerate(bots) if b is spec),
-            warn_only))
+            whole_game=whole_game))
 
     for i, (preset, ruleset) in enumerate(rulesets):
         forced = dataclasses.replace(ruleset, all_pass="force_dealer")
@@ -266,7 +268,8 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
         "reconnect", [spec, *others], preset, ruleset, dataclasses.replace(tc, max_hands=1),
         probe="drop")
     names = ", ".join(dict.fromkeys(o.name for o in others))
-    add(f"a whole game against {names}", "game", [spec, *others], preset, ruleset, tc)
+    add(f"a whole game against {names}", "game", [spec, *others], preset, ruleset, tc,
+        whole_game=True)
     return games
 
 
