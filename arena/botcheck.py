@@ -11,10 +11,15 @@ run command), builds it (:func:`build_bot`), and plays it through an executor
    `moon bot check`), the dealer forced to bid so that every phase comes up (bid, pass,
    widow, discard, trumps, play), the first answer refused on purpose (a ``Rejected``:
    the bot must answer the turn that follows, :mod:`arena.probes`);
-2. a dropped stream (gRPC bots): the bot must reconnect and answer the turn sent again.
-   A bot that does not is warned, not failed (an SDK that does not reconnect still plays
-   every game that does not drop);
-3. a whole game against the example (or the host's reference) bots.
+2. a dropped stream: the bot must rejoin with its token and answer the turn sent again
+   (docs/protocol.md, "Reconnecting"; for a stdio bot the bridge, which owns the stream,
+   rejoins and the bot never notices). A bot that does not rejoin fails the check with
+   :data:`NO_REJOIN`;
+3. no trumps and doubles as trumps: a scripted seat (:mod:`arena.checkbots`) bids first
+   and names them, and the bot must follow suit by that trump; then a hand the bot's own
+   bid wins (scripted passers beside it, the bot the dealer forced to bid), so it must
+   take the widow, discard and name trumps;
+4. a whole game against the example (or the host's reference) bots.
 
 Each game is judged on the bot's own seats (:func:`judge`): every fault becomes one line
 saying what went wrong and what to do (:func:`problem_line`), with the end of the bot's
@@ -30,12 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from moon_sdk.rules import Ruleset
+from moon_sdk.rules import GameState, Ruleset
 
-from .bots import STDIO, BotSpec
+from . import checkbots
+from .bots import BotSpec
 from .errors import BotError, ConfigError, InfrastructureError
 from .executor import FinishedGame, GameRequest
-from .probes import PLANTED_REJECTION
+from .probes import PLANTED_REJECTION, PROBED_SEAT
 from .results import Fault, FaultReason
 from .timecontrol import TimeControl
 
@@ -65,10 +71,14 @@ _FIXES = {
     FaultReason.OUT_OF_MEMORY: "use less memory, or set [limits] memory_mb in bot.toml "
                                "(within the arena's maximum)",
 }
-_RULE_SECTIONS = (
+NO_REJOIN = ("did not rejoin after its stream was dropped: reconnect with Join{token} (the "
+             "same MOON_TOKEN) within reconnect_ms and answer the turn sent again, as "
+             "docs/protocol.md, 'Reconnecting' says (the Python SDK and the example bots do)")
+"""The problem line of a bot that did not come back after the planted drop."""
+_RULE_SECTIONS = (  # in order: "must follow trumps" is about play
+    (re.compile(r"follow|cannot play"), "Play"),
     (re.compile(r"\bbid\b|may not pass"), "Bidding"),
     (re.compile(r"trump|discard"), "Widow, discard, trumps"),
-    (re.compile(r"follow|cannot play"), "Play"),
 )
 
 
@@ -77,6 +87,8 @@ def rule_section(detail: str) -> str:
     "Bidding", "Widow, discard, trumps", "Play", else "Actions" (what may be sent when).
 
     >>> rule_section("must follow fives: holds 5-5")
+    'Play'
+    >>> rule_section("must follow trumps: holds 5-5")
     'Play'
     >>> rule_section("seat 1 must bid now (BIDDING phase), not play 6-6")
     'Actions'
@@ -118,6 +130,8 @@ class CheckGame:
     """The checked bot's seats (the others are opponents: their faults are not its)."""
     warn_only: bool = False
     """A failure warns and does not fail the check."""
+    whole_game: bool = False
+    """The whole game against the opponents (a host records it as the validation game)."""
 
 
 @dataclass(frozen=True)
@@ -193,8 +207,10 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
                 ) -> list[CheckGame]:
     """The games of the check of ``spec`` (see the module's docstring), in order: for each
     ``(preset, ruleset)`` one hand against itself (the first with the planted refusal),
-    then with the first ruleset a dropped stream (not for a stdio bot: the bridge holds
-    the stream) and a whole game against ``opponents`` (cycled over the other seats).
+    then with the first ruleset: a hand under no trumps and one under doubles as trumps
+    named by a scripted declarer (:mod:`arena.checkbots`; each if the ruleset allows it),
+    a hand whose bid the bot wins (scripted passers beside it), a dropped stream, and a
+    whole game against ``opponents`` (cycled over the other seats).
 
     Args:
         opponents: at least one bot for the seats beside ``spec``.
@@ -207,12 +223,12 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
     games: list[CheckGame] = []
 
     def add(item: str, what: str, bots: list[BotSpec], preset: str, ruleset: Ruleset,
-            game_tc: TimeControl, probe: str = "", warn_only: bool = False) -> None:
+            game_tc: TimeControl, probe: str = "", whole_game: bool = False) -> None:
         n = len(games)
         games.append(CheckGame(item, GameRequest(
             f"{prefix}-{n}-{what}", tuple(bots), ruleset, preset, seed + n, game_tc,
             docker_limits, probe), frozenset(i for i, b in enumerate(bots) if b is spec),
-            warn_only))
+            whole_game=whole_game))
 
     for i, (preset, ruleset) in enumerate(rulesets):
         forced = dataclasses.replace(ruleset, all_pass="force_dealer")
@@ -227,13 +243,33 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
             add(what, f"self{ruleset.players}", [spec] * ruleset.players, preset, forced,
                 one_hand)
     preset, ruleset = rulesets[0]
+    one_hand = dataclasses.replace(tc, max_hands=1)
+    for trump, allowed in (("none", ruleset.allow_no_trump),
+                           ("doubles", ruleset.allow_doubles_trump)):
+        if not allowed:
+            continue
+        # the declarer bids first (21: the auction ends at once), the bot in the others
+        first = GameState(ruleset, seed + len(games)).current
+        bots = [checkbots.spec("declare", trump) if i == first else spec
+                for i in range(ruleset.players)]
+        words = "no trumps" if trump == "none" else "doubles as trumps"
+        add(f"{words}: a scripted seat shoots the moon and names {words}; the bot follows suit "
+            "under them", f"trump-{trump}", bots, preset, ruleset, one_hand)
+    # the bot deals, the others pass: it wins the bid (forced if it passes) and must take
+    # the widow, discard and name trumps
+    forced = dataclasses.replace(ruleset, all_pass="force_dealer")
+    dealer = GameState(forced, seed + len(games)).dealer
+    bots = [spec if i == dealer else checkbots.spec("pass") for i in range(ruleset.players)]
+    add("its own bid: the others pass, the bot wins the bid"
+        + (", takes the widow, discards" if ruleset.has_widow else "") + " and names trumps",
+        "declare", bots, preset, forced, one_hand)
     others = [opponents[i % len(opponents)] for i in range(ruleset.players - 1)]
-    if spec.language != STDIO:
-        add("a dropped stream: the bot joins again and answers the turn sent again",
-            "reconnect", [spec, *others], preset, ruleset, dataclasses.replace(tc, max_hands=1),
-            probe="drop", warn_only=True)
+    add("a dropped stream: the bot joins again and answers the turn sent again",
+        "reconnect", [spec, *others], preset, ruleset, dataclasses.replace(tc, max_hands=1),
+        probe="drop")
     names = ", ".join(dict.fromkeys(o.name for o in others))
-    add(f"a whole game against {names}", "game", [spec, *others], preset, ruleset, tc)
+    add(f"a whole game against {names}", "game", [spec, *others], preset, ruleset, tc,
+        whole_game=True)
     return games
 
 
@@ -258,6 +294,9 @@ def judge(game: CheckGame, finished: FinishedGame) -> Item:
         fix = ("a Rejected is followed by a new turn with a new request_id: answer it "
                "(docs/protocol.md, 'Illegal actions and protocol errors')")
     elif game.request.probe == "drop":
+        if f.reason in (FaultReason.DISCONNECT, FaultReason.CRASH) and f.seat == PROBED_SEAT:
+            return Item(game.item, "warn" if game.warn_only else "fail",
+                        f"seat {f.seat} {NO_REJOIN}", _tail(record, f.seat), record)
         context = " after the referee dropped its stream"
         fix = _FIXES[FaultReason.DISCONNECT]
     return Item(game.item, "warn" if game.warn_only else "fail",
@@ -321,5 +360,5 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:48]
 
 
-__all__ = ["CheckGame", "Item", "Report", "build_bot", "check_folder",
+__all__ = ["NO_REJOIN", "CheckGame", "Item", "Report", "build_bot", "check_folder",
            "check_games", "judge", "play_games", "problem_line", "rule_section"]

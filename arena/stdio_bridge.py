@@ -31,7 +31,14 @@ protocol errors work exactly as for a gRPC bot. The bridge exits like the bot wo
 127 when CMD cannot be started; after the game it closes the bot's stdin and exits with the
 bot's own exit code (0 if the bot has to be stopped); if the bot exits during the game, the
 bridge drops the stream and exits with the bot's code, which the runner records as a crash.
-A broken stream ends the bridge with code 1 (it does not reconnect).
+
+The bridge owns the stream, so a broken stream is its to mend: it joins again with the same
+token (docs/protocol.md, "Reconnecting") for up to :data:`RECONNECT_S`, and the bot never
+notices. The second ``Welcome`` and any public event the bot already had are not passed on;
+the turn sent again goes to the bot as a normal turn if the bot never saw it, is answered
+with the bot's answer if it had answered (the answer was lost with the stream), and is left
+to the bot if it is still thinking (its answer goes on the new stream). When it cannot
+rejoin in time, or the referee refuses the rejoin, the bridge exits with code 1.
 """
 
 from __future__ import annotations
@@ -99,6 +106,9 @@ EXIT_CANNOT_RUN = 127
 MAX_LINE_BYTES = 1024 * 1024
 """A longer line from the bot is a protocol error (the referee's own limit is 64 KiB)."""
 CONNECT_TIMEOUT_S = 10.0
+RECONNECT_S = 4.0
+"""How long the bridge keeps trying to rejoin after a dropped stream, seconds (the referee
+waits ``reconnect_ms``, 5 s by default)."""
 EXIT_GRACE_S = 2.0
 """How long the bot gets to exit after the game, once its stdin is closed."""
 REFUSED = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION,
@@ -196,6 +206,13 @@ class Bridge:
         self.pending: tuple[int, float, int, int] | None = None
         """The turn the bot owes: (request id, when it was fed, stdout bytes and lines
         then), or None."""
+        self.fed_turn = -1
+        """The request id of the last turn passed to the bot."""
+        self.answer: tuple[int, bytes, queue.Queue[bytes | None]] | None = None
+        """The bot's answer to its last turn: (request id, the bytes sent, the stream's
+        queue it went to), kept to answer the same turn sent again after a rejoin."""
+        self.last_sequence = 0
+        """The sequence number of the last event passed on (a rejoin's are not again)."""
 
     def start_bot(self) -> int | None:
         """Start the bot (or take the one started early); an exit code if it cannot be
@@ -260,6 +277,7 @@ class Bridge:
         with self.lock:
             self.lines += 1
             number = self.lines
+            answering = self.pending[0] if self.pending is not None else None
             self.pending = None
         if number == 1 and (hello := hello_from_line(text)) is not None:
             self.decide(quiet=hello.quiet)
@@ -269,7 +287,10 @@ class Bridge:
         if error:
             say(f"line {number} of the bot's stdout is not a JSON moon.v1.PlayRequest "
                 f"({error}); sending it on as a protocol error: {text[:200]!r}")
-        self.outbox.put(raw)
+        with self.lock:
+            if answering is not None:
+                self.answer = (answering, raw, self.outbox)
+            self.outbox.put(raw)
 
     def decide(self, quiet: bool) -> None:
         """The bot has had its say on quiet: pass on (or drop) the held events."""
@@ -282,9 +303,26 @@ class Bridge:
                     for line in held:
                         self._write(line)
 
-    def requests(self) -> Iterator[bytes]:
-        while (raw := self.outbox.get()) is not None:
+    @staticmethod
+    def requests(box: queue.Queue[bytes | None]) -> Iterator[bytes]:
+        """One stream's requests: ``box`` until None (each stream has its own, so a broken
+        stream's sender takes nothing meant for the next)."""
+        while (raw := box.get()) is not None:
             yield raw
+
+    def open_stream(self, play: grpc.StreamStreamMultiCallable) -> Iterator[bpb.PlayResponse]:
+        """A new ``Play`` stream that starts with the join (the same token each time); what
+        the bot writes from now on goes on it."""
+        box: queue.Queue[bytes | None] = queue.Queue()
+        box.put(bpb.PlayRequest(join=bpb.Join(
+            token=self.token, protocol_version=PROTOCOL_VERSION, bot_name=self.name,
+            bot_version=self.version)).SerializeToString())
+        with self.lock:
+            old, self.outbox = self.outbox, box
+            old.put(None)
+            responses: Iterator[bpb.PlayResponse] = play(self.requests(box))
+            self.call = responses  # type: ignore[assignment]
+        return responses
 
     def feed(self, response: bpb.PlayResponse) -> None:
         """Referee → bot stdin: every response, but the public events of a bot that asked
@@ -294,6 +332,18 @@ class Bridge:
         public = kind == "event" and not ending
         line = response_line(response)
         with self.lock:
+            if kind == "event":
+                if 0 < response.event.sequence <= self.last_sequence:
+                    return  # sent again after a rejoin: the bot has it
+                self.last_sequence = max(self.last_sequence, response.event.sequence)
+            if kind == "turn" and response.turn.request_id == self.fed_turn:
+                # the same turn again after a rejoin: the bot's answer went on the old
+                # stream and was lost with it (send it again), or it is on this stream
+                # already, or the bot is still on it (its answer will be)
+                if self.answer is not None and self.answer[0] == self.fed_turn \
+                        and self.answer[2] is not self.outbox:
+                    self.outbox.put(self.answer[1])
+                return
             if public and not self.decided:
                 self.held.append(line)
                 return
@@ -303,6 +353,7 @@ class Bridge:
             if public and self.quiet:
                 return
             if kind == "turn":
+                self.fed_turn = response.turn.request_id
                 self.pending = (response.turn.request_id, time.monotonic(), self.stdout_bytes,
                                 self.lines)
             self._write(line)
@@ -383,37 +434,48 @@ class Bridge:
                 return EXIT_ERROR
             play = channel.stream_stream(PLAY_METHOD, request_serializer=None,
                                          response_deserializer=bpb.PlayResponse.FromString)
-            self.outbox.put(bpb.PlayRequest(join=bpb.Join(
-                token=self.token, protocol_version=PROTOCOL_VERSION, bot_name=self.name,
-                bot_version=self.version)).SerializeToString())
-            responses = play(self.requests())
-            self.call = responses
+            responses = self.open_stream(play)
             threading.Thread(target=self.pump_stdout, name="bot-stdout", daemon=True).start()
             welcomed = False
-            try:
-                for response in responses:
-                    kind = response.WhichOneof("kind")
-                    if kind == "welcome":
-                        welcomed = True
-                        self.seat = response.welcome.seat
-                    if kind == "event" and response.event.WhichOneof("kind") == "game_ended":
-                        self.over = True
-                        self.explain_timeout(response.event.game_ended)
-                    self.feed(response)
-            except grpc.RpcError as e:
-                if self.over:
-                    return self.finish_bot()
-                if self.bot_gone.is_set():
-                    return exit_code(self.proc.returncode)
-                code = e.code()  # type: ignore[attr-defined]
-                say(f"referee: {code.name}: {e.details()}")  # type: ignore[attr-defined]
-                if not welcomed and code in REFUSED:
-                    return EXIT_REFUSED
-                return EXIT_ERROR
-            if not self.over:
-                say("the referee ended the stream before the game was over")
-                return EXIT_ERROR
-            return self.finish_bot()
+            dropped_at: float | None = None
+            while True:
+                try:
+                    for response in responses:
+                        kind = response.WhichOneof("kind")
+                        if kind == "welcome":
+                            dropped_at = None
+                            if welcomed:
+                                continue  # a rejoin's: the bot had its welcome
+                            welcomed = True
+                            self.seat = response.welcome.seat
+                        if kind == "event" and \
+                                response.event.WhichOneof("kind") == "game_ended":
+                            self.over = True
+                            self.explain_timeout(response.event.game_ended)
+                        self.feed(response)
+                    if self.over:
+                        return self.finish_bot()
+                    say("the referee ended the stream before the game was over")
+                except grpc.RpcError as e:
+                    if self.over:
+                        return self.finish_bot()
+                    if self.bot_gone.is_set():
+                        return exit_code(self.proc.returncode)
+                    code = e.code()  # type: ignore[attr-defined]
+                    say(f"referee: {code.name}: {e.details()}")  # type: ignore[attr-defined]
+                    if code in REFUSED or code is grpc.StatusCode.RESOURCE_EXHAUSTED \
+                            and dropped_at is not None:
+                        return EXIT_REFUSED if not welcomed else EXIT_ERROR
+                if not welcomed:
+                    return EXIT_ERROR
+                now = time.monotonic()
+                dropped_at = dropped_at or now
+                if now - dropped_at > RECONNECT_S:
+                    say(f"gave up rejoining after {RECONNECT_S:.0f} s")
+                    return EXIT_ERROR
+                say("the stream broke; joining again with the same token")
+                time.sleep(0.2)
+                responses = self.open_stream(play)
 
 
 def main(argv: list[str] | None = None) -> int:

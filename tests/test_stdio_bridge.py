@@ -75,3 +75,90 @@ def test_stdio_manifest_runs_through_the_bridge() -> None:
                               "--version", "1.0", "--", "./target/release/rust-stdio"]
     grpc_bot = load_bot(ROOT / "example_bots" / "go-heuristic")
     assert grpc_bot.command() == ["./bot"]
+
+
+ECHO_BOT = """
+import json, sys
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    log.write(line)
+    log.flush()
+    msg = json.loads(line)
+    if "turn" in msg:
+        turn = msg["turn"]
+        print(json.dumps({"action": {"requestId": turn["requestId"],
+                                     "action": turn["legalActions"][0]}}), flush=True)
+"""
+
+
+def test_a_dropped_stream_is_rejoined_and_the_bot_never_notices(tmp_path: Path) -> None:
+    """A referee (a scripted gRPC server here) that breaks the first stream after the bot's
+    answer: the bridge joins again with the same token; the second welcome, the event sent
+    again and the turn sent again are not passed to the bot, and the turn sent again is
+    answered with the bot's answer (docs/protocol.md, "Reconnecting")."""
+    import queue
+    import threading
+    from concurrent import futures
+
+    import grpc
+
+    legal = [pb.Action(bid=pb.Bid(value=0))]
+
+    def turn(rid: int) -> bpb.PlayResponse:
+        return bpb.PlayResponse(turn=bpb.Turn(request_id=rid, legal_actions=legal))
+
+    def event(seq: int, ended: bool = False) -> bpb.PlayResponse:
+        e = pb.Event(sequence=seq)
+        if ended:
+            e.game_ended.SetInParent()
+        else:
+            e.hand_started.SetInParent()
+        return bpb.PlayResponse(event=e)
+
+    streams: list[list[bpb.PlayRequest]] = []
+
+    def play(requests, context):
+        got: list[bpb.PlayRequest] = []
+        streams.append(got)
+        second = len(streams) == 2
+        inbox: queue.Queue[bpb.PlayRequest] = queue.Queue()
+        threading.Thread(target=lambda: [inbox.put(r) for r in requests], daemon=True).start()
+        got.append(inbox.get(timeout=10))  # the join
+        yield bpb.PlayResponse(welcome=bpb.Welcome(match_id="m", seat=0, resumed=second))
+        yield event(1)
+        yield turn(5)
+        got.append(inbox.get(timeout=10))  # the answer to 5
+        if not second:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "dropped on purpose")
+        yield turn(6)
+        got.append(inbox.get(timeout=10))
+        yield event(2, ended=True)
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("moon.v1.BotService", {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            play, request_deserializer=bpb.PlayRequest.FromString,
+            response_serializer=bpb.PlayResponse.SerializeToString)}),))
+    sock = tmp_path / "referee.sock"
+    server.add_insecure_port(f"unix://{sock}")
+    server.start()
+    try:
+        (tmp_path / "bot.py").write_text(ECHO_BOT)
+        seen = tmp_path / "seen.jsonl"
+        out = bridge("--name", "echo", "--", sys.executable, str(tmp_path / "bot.py"),
+                     str(seen), MOON_ADDRESS=f"unix://{sock}", MOON_TOKEN="tok")
+    finally:
+        server.stop(None)
+    assert out.returncode == 0, out.stderr
+    assert "joining again with the same token" in out.stderr
+    # both streams joined with the same token; the turn sent again (5) was answered on the
+    # second stream with the bot's answer, then 6 by the bot itself
+    assert [[r.WhichOneof("kind") for r in s] for s in streams] == \
+        [["join", "action"], ["join", "action", "action"]]
+    assert [s[0].join.token for s in streams] == ["tok", "tok"]
+    assert [r.action.request_id for r in streams[1][1:]] == [5, 6]
+    assert all(r.action.action == legal[0] for s in streams for r in s[1:])
+    # the bot saw one welcome, event 1 once, turns 5 and 6 once each, and the end
+    lines = [json_format.Parse(x, bpb.PlayResponse()) for x in seen.read_text().splitlines()]
+    kinds = [(x.WhichOneof("kind"), x.turn.request_id or x.event.sequence) for x in lines]
+    assert kinds == [("welcome", 0), ("event", 1), ("turn", 5), ("turn", 6), ("event", 2)]

@@ -35,9 +35,11 @@ def check(folder: Path, players: str, seed: int, records: Path, **tc: Any) -> No
     """Check the bot in FOLDER the way a competition's validation gate does: read its
     bot.toml, build it, then play it under the real time control — one hand against
     itself with 3 and with 4 players (every phase; the dealer forced to bid; its first
-    answer refused on purpose, which it must survive by answering the next turn), a
-    dropped stream it should rejoin (a warning only), and a whole game against the
-    example bots random and heuristic.
+    answer refused on purpose, which it must survive by answering the next turn), a hand
+    under no trumps and one under doubles as trumps (named by a scripted seat that shoots
+    the moon), a hand whose bid it wins (scripted seats pass), a dropped stream it must
+    rejoin (with its token), and a whole game against the example bots random and
+    heuristic.
 
     Prints one line per item, and for each problem one line saying what went wrong and
     what to do (the rule's section for an illegal action, the time for a timeout, the end

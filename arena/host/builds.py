@@ -8,7 +8,7 @@ author's machine passes the gate.
 2. **Validate** (:meth:`arena.host.service.HostService._gate`): the check's games
    (:func:`arena.botcheck.check_games`) under the competition's rules and time control, the
    reference bots as the opponents: one hand against itself (the dealer forced to bid; an
-   answer refused on purpose), a dropped stream (a warning only), and one complete game
+   answer refused on purpose), a dropped stream (it must rejoin), and one complete game
    against the reference bots, recorded as the version's validation game. Each game is
    judged on the version's seats alone (:func:`arena.botcheck.judge`): any fault fails it
    (a timeout forgiven by the bank still counts). A fault of a reference bot is the host's

@@ -331,9 +331,9 @@ class Host:
 
     @staticmethod
     def _is_validation_game(cg: CheckGame) -> bool:
-        """The check's whole game against the reference bots (its one seat the version's,
-        no probe): recorded as the version's validation game."""
-        return not cg.request.probe and len(cg.seats) == 1
+        """The check's whole game against the reference bots: recorded as the version's
+        validation game."""
+        return cg.whole_game
 
     async def _check_game(self, version_id: int, cg: CheckGame) -> Item | None:
         """Play one game of a version's validation (:func:`arena.botcheck.check_games`)

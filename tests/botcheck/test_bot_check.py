@@ -1,7 +1,8 @@
 """`moon bot check` over real processes: every planted fault of a bot gives its own line
 (the fault's kind, the detail worked out from the rules and the clock, and the fix), exit
-code 1; good bots (Python and stdio examples, a fresh stdio starter) pass with exit 0; a
-bot that does not reconnect is warned, not failed."""
+code 1; good bots (Python and stdio examples, a fresh stdio starter, the Go and Node
+examples where their toolchains are present) pass with exit 0; a bot that does not rejoin
+after its stream is dropped fails with its own line."""
 
 from __future__ import annotations
 
@@ -112,13 +113,16 @@ def test_a_crash_shows_the_end_of_the_bots_output(tmp_path):
     assert "     | kaboom: the last words" in out.stdout
 
 
-def test_a_bot_that_does_not_reconnect_is_warned_and_passes(tmp_path):
+def test_a_bot_that_does_not_rejoin_fails_with_its_line(tmp_path):
+    # "plain" plays every turn right but exits when its stream breaks
     out = check(misbehaving(tmp_path, "plain"), tmp_path)
-    assert out.returncode == 0, out.stdout
-    [warn] = lines(out, "warn")
-    assert warn.startswith("warn a dropped stream") and "after the referee dropped its " \
-        "stream" in warn and "same MOON_TOKEN" in warn
-    assert lines(out, "FAIL") == [] and out.stdout.rstrip().endswith("plain: passed")
+    assert out.returncode == 1, out.stdout
+    [fail] = lines(out, "FAIL")
+    assert fail.startswith("FAIL a dropped stream") and "seat 0 did not rejoin after its " \
+        "stream was dropped: reconnect with Join{token}" in fail, fail
+    assert "docs/protocol.md, 'Reconnecting'" in fail
+    # everything else passed: the one failure is the rejoin
+    assert len(lines(out, "ok")) == 7 and "plain: FAILED: a dropped stream" in out.stderr
 
 
 @pytest.mark.parametrize("bot", ["random", "heuristic"])
@@ -129,7 +133,10 @@ def test_the_example_bots_pass_with_3_and_4_players(tmp_path, bot):
     oks = lines(out, "ok")
     assert any("3 players" in x for x in oks) and any("4 players" in x for x in oks)
     assert any("dropped stream" in x for x in oks) and any("whole game" in x for x in oks)
-    assert len(oks) == 6 and out.stdout.rstrip().endswith(f"{bot}: passed")
+    assert any(x.startswith("ok   no trumps") for x in oks)
+    assert any(x.startswith("ok   doubles as trumps") for x in oks)
+    assert any(x.startswith("ok   its own bid") for x in oks)
+    assert len(oks) == 9 and out.stdout.rstrip().endswith(f"{bot}: passed")
     # the planted refusal happened (and is the only fault of the hand against itself)
     from arena.records import load_record
 
@@ -142,6 +149,7 @@ def test_the_example_bots_pass_with_3_and_4_players(tmp_path, bot):
     [hand] = record["hands"]
     assert hand["bids"] and hand["bid"] and hand["discard"] and hand["trump"]
     assert len(hand["plays"]) == 21 and hand["finished"]
+    assert_trump_situations_happened(tmp_path, bot)
 
 
 def test_a_fresh_stdio_starter_passes(tmp_path):
@@ -150,5 +158,75 @@ def test_a_fresh_stdio_starter_passes(tmp_path):
     out = moon("bot", "check", "./sb", "--players", "4", "--records", str(tmp_path / "c"),
                cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "dropped stream" not in out.stdout  # the bridge holds the stream, not the bot
-    assert len(lines(out, "ok")) == 4
+    # the bridge owns the stream and rejoins for the bot, which never notices
+    oks = lines(out, "ok")
+    assert any(x.startswith("ok   a dropped stream") for x in oks) and len(oks) == 8, oks
+
+
+def only_record(tmp_path: Path, what: str) -> dict:
+    from arena.records import load_record
+
+    [path] = (tmp_path / "check" / "records").glob(f"check-*-{what}.json")
+    return load_record(path)
+
+
+def assert_trump_situations_happened(tmp_path: Path, bot: str) -> None:
+    """The records of the check's trump situations (with 3 players, the first) show them
+    as scripted."""
+    # moon3: the scripted declarer bids first, bids 21 (the auction ends at once) and names
+    # the contract; the bot's two seats then play the hand out under it, 7 tricks of 3 plays
+    # (docs/rules.md, "Bidding", "Widow, discard, trumps", "Play")
+    for what, trump in (("trump-none", "none"), ("trump-doubles", "doubles")):
+        record = only_record(tmp_path, what)
+        names = [s["reported_name"] for s in record["seats"]]
+        declarer = names.index("check-declarer")
+        assert names.count(bot) == 2 and record["faults"] == []
+        [hand] = record["hands"]
+        assert (hand["bidder"], hand["bid"], hand["trump"]) == (declarer, 21, trump), hand
+        assert len(hand["plays"]) == 21 and hand["finished"]
+        for seat in set(range(3)) - {declarer}:
+            assert sum(p["seat"] == seat for p in hand["plays"]) == 7
+    # the bot's own bid: two scripted passers, the bot (the dealer) wins the bid, takes the
+    # widow, discards and names a trump (moon3 has a widow)
+    record = only_record(tmp_path, "declare")
+    names = [s["reported_name"] for s in record["seats"]]
+    assert names.count("check-passer") == 2 and record["faults"] == []
+    [hand] = record["hands"]
+    assert names[hand["bidder"]] == bot and hand["bid"] and hand["discard"] and hand["trump"]
+
+
+def test_a_bot_that_does_not_follow_suit_under_no_trumps_or_doubles_fails_there(tmp_path):
+    # "offsuit" plays a legal action (so it names a number as trumps itself), but under no
+    # trumps or doubles as trumps it plays a tile it holds that does not follow suit
+    out = check(misbehaving(tmp_path, "offsuit"), tmp_path)
+    assert out.returncode == 1, out.stdout
+    fails = lines(out, "FAIL")
+    assert fails[0].startswith("FAIL no trumps: a scripted seat"), fails
+    assert fails[1].startswith("FAIL doubles as trumps: a scripted seat"), fails
+    for fail in fails[:2]:
+        problem = fail.split(" || ")[1]
+        assert " illegal_action: must follow " in problem, problem
+        assert problem.endswith("(docs/rules.md, 'Play')"), problem
+    # the hands it names trumps in itself pass
+    oks = lines(out, "ok")
+    assert any(x.startswith("ok   3 players: one hand against itself") for x in oks)
+    assert any(x.startswith("ok   its own bid") for x in oks)
+    assert "offsuit: FAILED: no trumps" in out.stderr
+
+
+@pytest.mark.parametrize("bot", ["go-heuristic", "node-heuristic"])
+def test_the_go_and_node_examples_pass_and_rejoin(tmp_path, bot):
+    from arena.botbuild import missing_tool
+    from arena.bots import load_bot
+    from arena.records import read_record
+
+    why = missing_tool(load_bot(ROOT / "example_bots" / bot))
+    if why:
+        pytest.skip(f"cannot build {bot}: {why}")
+    out = check(ROOT / "example_bots" / bot, tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert lines(out, "FAIL") == [] and len(lines(out, "ok")) == 8
+    # the drop really happened, and the bot joined again by itself
+    [path] = (tmp_path / "check" / "records").glob("check-*-reconnect.json")
+    log = read_record(path).logs["0"]
+    assert "dropped on purpose" in log and "joining again with the same token" in log, log

@@ -6,9 +6,10 @@ It speaks raw bytes on the stream, so it can send what no well-behaved stub woul
 Until its mode's moment comes it plays the first legal action.
 
 Modes: hang, crash, loud_crash (writes "kaboom" lines to stderr first), illegal,
-illegal_play (only when playing tiles: a tile it does not hold), deaf (after a Rejected
-answers nothing more), plain (none: plays the first legal action, does not reconnect),
-out_of_turn, garbage, oversized, wrong_token, wrong_id,
+illegal_play (only when playing tiles: a tile it does not hold), offsuit (under no trumps
+or doubles as trumps, a tile it holds that does not follow suit, whenever it has one),
+deaf (after a Rejected answers nothing more), plain (none: plays the first legal action,
+does not reconnect), out_of_turn, garbage, oversized, wrong_token, wrong_id,
 double_stream, reconnect, slow (1.5 s per decision, eats the bank), nojoin,
 huge (a 2 MiB message on its second turn: over the referee's 64 KiB limit, under
 gRPC's 4 MiB), escape (first double-forks a sleeper into a new session with setsid,
@@ -53,6 +54,18 @@ def illegal_action(turn: bpb.Turn) -> pb.Action:
         if c.SerializeToString() not in legal:
             return c
     raise AssertionError("no illegal action found")
+
+
+def off_suit(turn: bpb.Turn) -> pb.Action | None:
+    """Under no trumps or doubles as trumps, a play of a held tile that is not legal now
+    (it does not follow suit); None otherwise."""
+    obs = turn.observation
+    if obs.phase != pb.PHASE_PLAY or obs.trump.kind not in (pb.TRUMP_KIND_DOUBLES,
+                                                           pb.TRUMP_KIND_NO_TRUMP):
+        return None
+    legal = {a.SerializeToString() for a in turn.legal_actions}
+    plays = [pb.Action(play=t) for t in obs.hand]
+    return next((a for a in plays if a.SerializeToString() not in legal), None)
 
 
 class Stream:
@@ -131,6 +144,9 @@ def main() -> int:
                 continue
             if MODE == "illegal":
                 s.send(reply(turn, illegal_action(turn)))
+                continue
+            if MODE == "offsuit" and (off := off_suit(turn)) is not None:
+                s.send(reply(turn, off))
                 continue
             if MODE == "garbage" and turns == 2:
                 s.send(b"\xff\xff\xff\xff garbage, not a protobuf \x00\x01")

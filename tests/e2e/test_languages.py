@@ -1,6 +1,8 @@
 """Bots in any language over real gRPC: Node.js, Go and a stdio bot (Rust, through the
 stdio bridge) play with Python bots; stdio bots that misbehave get the fault a gRPC bot
-would; `moon new-bot` folders of every language build and play.
+would; `moon new-bot` folders of every language build, play, and rejoin after a dropped
+stream (the check's planted drop: the gRPC ones by their own code, the stdio ones through
+the bridge).
 
 The example bots are built here if they are stale (`make bots` does it before the tests);
 a test whose toolchain (node/npm, go, cargo, java/mvn, cmake and a C++ compiler) is missing
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -53,6 +56,30 @@ def assert_clean_game(match) -> dict:
     seats = {p["seat"] for h in record["hands"] for p in h["plays"]}
     assert seats == set(range(len(record["seats"])))
     return record
+
+
+def assert_rejoins(spec: BotSpec, where: Path) -> None:
+    """``spec`` in seat 0 of one hand whose first turn is not sent: its stream is dropped
+    instead (:mod:`arena.probes`, ``drop``). It must join again with its token and play the
+    hand to the end with no fault (docs/protocol.md, "Reconnecting")."""
+    from arena.executor import GameRequest, LocalExecutor
+    from arena.records import read_record
+
+    async def go():
+        async with LocalExecutor(where / "rejoin") as ex:
+            return await ex.play(GameRequest(
+                f"rejoin-{spec.name}", (spec, example("heuristic"), example("heuristic")),
+                MOON3, "moon3", 4, replace(TC, max_hands=1), probe="drop"))
+
+    finished = asyncio.run(go())
+    assert list(finished.faults) == [], finished.faults
+    assert finished.record_path is not None
+    record = load_record(finished.record_path)
+    log = read_record(finished.record_path).logs.get("0", "")
+    # it was dropped, said it joins again, and then played its seat of the hand
+    assert "dropped on purpose" in log and "joining again with the same token" in log, log
+    [hand] = record["hands"]
+    assert hand["finished"] and any(p["seat"] == 0 for p in hand["plays"])
 
 
 def test_python_node_go_and_stdio_bots_play_a_game(tmp_path):
@@ -175,6 +202,9 @@ def test_new_bot_scaffolds_build_and_play(tmp_path):
         record = assert_clean_game(match)
         for seat in (0, 2):
             assert record["seats"][seat]["reported_name"].startswith("new-")
+    # the Python one rejoins through the SDK (tested there); the others by their own code
+    for lang in ("node", "go", "stdio"):
+        assert_rejoins(bots[lang], tmp_path)
 
 
 # the starters whose toolchains are heavier: one test each, so that a missing one skips alone
@@ -214,3 +244,4 @@ def test_java_typescript_and_cpp_starters_build_and_play(tmp_path, lang):
     assert record["seats"][0]["reported_name"] == f"my-{lang}"
     assert codes[0][0] == 2, codes[0]
     assert codes[1][0] == 3 and "unknown join token" in codes[1][1], codes[1]
+    assert_rejoins(spec, tmp_path)

@@ -15,14 +15,15 @@ from arena.cli import main
 
 def flaky_bot(counter: Path) -> bytes:
     """Plays like the random bot in its validation (the checks of `moon bot check` with 3
-    players: a hand against itself, 3 runs; a dropped stream, 1; a whole game, 1), then
+    players: a hand against itself, 3 runs; no trumps and doubles as trumps, 2 each; its own
+    bid, 1; a dropped stream, 1; a whole game, 1: 10 runs), then
     crashes at the start of every later game: it counts its runs in ``counter``, one byte
     appended a run (atomic, so the 3 runs started at once each get their own number)."""
     random_py = (EXAMPLES / "random" / "bot.py").read_text()
     bot_py = (f"import os, sys\nfd = os.open({str(counter)!r}, "
               "os.O_WRONLY | os.O_APPEND | os.O_CREAT)\nos.write(fd, b'x')\n"
               "n = os.lseek(fd, 0, os.SEEK_CUR) - 1\nos.close(fd)\n"
-              "if n >= 5:\n    print('crashing on purpose', file=sys.stderr)\n"
+              "if n >= 10:\n    print('crashing on purpose', file=sys.stderr)\n"
               "    sys.exit(1)\n" + random_py)
     files = {"bot.toml": b'name = "flaky"\nrun = "{python} bot.py"\n',
              "bot.py": bot_py.encode()}

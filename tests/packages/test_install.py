@@ -133,11 +133,13 @@ def test_new_bot_in_other_languages_from_the_wheel(arena_venv: Path, work: Path,
 
 def test_bot_check_without_a_clone(arena_venv: Path, work: Path) -> None:
     """A fresh starter passes `moon bot check` against the example bots bundled in the
-    wheel (3 and 4 players, the dropped stream, a whole game)."""
+    wheel (3 and 4 players, the hands under no trumps and doubles as trumps and its own bid
+    beside the scripted seats the wheel carries, the dropped stream, a whole game)."""
     _ok(run_in(arena_venv, work, "moon", "new-bot", "checked"))
     out = _ok(run_in(arena_venv, work, "moon", "bot", "check", "./checked"))
     assert out.rstrip().endswith("checked: passed")
-    assert sum(line.startswith("ok ") for line in out.splitlines()) == 6, out
+    assert sum(line.startswith("ok ") for line in out.splitlines()) == 9, out
+    assert "ok   no trumps: a scripted seat" in out and "ok   its own bid" in out, out
 
 
 def test_sdk_alone_installs_grpcio_and_protobuf_only(sdk_venv: Path, work: Path) -> None:
