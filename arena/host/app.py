@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
@@ -58,6 +58,20 @@ def create_app(host: Host) -> FastAPI:
 
     for module in (accounts, submissions, bots, games, leaderboard, status):
         app.include_router(module.router)
+
+    @app.get("/api", include_in_schema=False)
+    def api_index() -> dict[str, Any]:
+        """What the API offers: its endpoints (paths under ``/api``) and where the
+        OpenAPI schema and its browsable docs are."""
+        paths = sorted({getattr(r, "path", "") for r in app.routes
+                        if getattr(r, "path", "").startswith("/api/")})
+        return {"openapi": "/openapi.json", "docs": "/docs", "endpoints": paths}
+
+    @app.get("/bots", include_in_schema=False)
+    def bots_page() -> RedirectResponse:
+        """The bots are listed on the leaderboard (each links to its own page)."""
+        return RedirectResponse("/", status_code=307)
+
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

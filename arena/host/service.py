@@ -21,6 +21,7 @@ import logging
 import multiprocessing
 import random
 import secrets
+import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -78,6 +79,12 @@ class Counters:
         default_factory=lambda: collections.deque(maxlen=10_000))
     voided: int = 0
 
+
+
+def _ignore_sigint() -> None:
+    """The batch fit's worker process ignores Ctrl-C: the host stops it (a Ctrl-C in a
+    terminal reaches the whole process group, and the worker would print a traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 class Host:
     """One competition: its folder, settings, database and loops.
@@ -589,7 +596,7 @@ class Host:
         last = -1
         every = self.settings.matchmaking.batch_every_s
         pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(
-            "spawn"))  # not fork: this process has threads
+            "spawn"), initializer=_ignore_sigint)  # not fork: this process has threads
         try:
             await self._batch_rounds(pool, every, last)
         finally:
