@@ -501,10 +501,12 @@ def verdict_line(status: MatchStatus, a: str = "A", b: str = "B") -> str:
     elo = status.stats.elo.text(signed=True)
     if sprt is not None:
         return (f"no verdict yet {where}: LLR {status.llr or 0:.2f} is between "
-                f"{sprt.lower:.2f} and {sprt.upper:.2f}; Elo {elo}; play on (a larger "
-                "--games) to decide")
+                f"{sprt.lower:.2f} and {sprt.upper:.2f}; Elo {elo}"
+                + (f" (no interval: {status.stats.elo.note})" if status.stats.elo.note else "")
+                + "; play on (a larger --games) to decide")
     los = "" if status.stats.los is None else f", LOS {100 * status.stats.los:.1f}%"
-    return f"{a} against {b}: Elo {elo}{los} {where}"
+    why = f" (no interval: {status.stats.elo.note})" if status.stats.elo.note else ""
+    return f"{a} against {b}: Elo {elo}{los} {where}{why}"
 
 
 def _finite(x: float | None) -> float | None:

@@ -129,6 +129,19 @@ def test_a_three_player_match_plays_every_seating_with_the_third_bot(tmp_path):
     assert js["score"] == round(sum(sum(v) for v in scores.values()) / 12, 3)
 
 
+def test_a_match_too_short_for_an_interval_says_why(tmp_path):
+    # one board (6 games with 3 players): no spread between boards can be measured, and
+    # the text says so instead of a bare "n/a"
+    res = tmp_path / "m.sqlite"
+    out = moon("match", "random", "weak", "--games", "6", "--no-check", "--results", str(res),
+               *SLOW_START)
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.strip().splitlines()[-2 if "results:" in out.stdout else -1]
+    note = json.loads(moon("match", "--results", str(res), "--show", "--format", "json"
+                           ).stdout)["elo_note"]
+    assert note and f"after 1 board (6 games) (no interval: {note})" in last, out.stdout
+
+
 def test_a_match_killed_mid_board_resumes_and_counts_each_game_once(tmp_path):
     res = tmp_path / "m.sqlite"
     args = ["match", "random", "weak", "--preset", "moon4", "--games", "40", "--no-check",
