@@ -20,9 +20,13 @@ from arena.timecontrol import TimeControl
 
 
 def drain(q: asyncio.Queue) -> list[bpb.PlayResponse]:
+    """What the referee queued for a seat, as the bot reads it (the referee queues most
+    messages already encoded, as bytes, and some as messages)."""
     out = []
     while not q.empty():
         m = q.get_nowait()
+        if isinstance(m, bytes):
+            m = bpb.PlayResponse.FromString(m)
         if m is not None:
             out.append(m)
     return out
