@@ -83,8 +83,14 @@ class Counters:
 
 def _ignore_sigint() -> None:
     """The batch fit's worker process ignores Ctrl-C: the host stops it (a Ctrl-C in a
-    terminal reaches the whole process group, and the worker would print a traceback)."""
+    terminal reaches the whole process group, and the worker would print a traceback).
+    It dies with the host, even a host killed with ``kill -9`` (Linux: PR_SET_PDEATHSIG;
+    the pool is started from the host's main thread, the one that lives as long as it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 class Host:
     """One competition: its folder, settings, database and loops.
