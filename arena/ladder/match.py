@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime as dt
 import logging
 import math
 from collections import defaultdict
@@ -37,13 +36,13 @@ from moon_sdk.rules import Ruleset
 
 from ..bots import BotSpec
 from ..errors import BotError, ConfigError, InfrastructureError
-from ..executor import FinishedGame, GameExecutor, GameRequest, LocalExecutor
+from ..executor import FinishedGame, GameExecutor, LocalExecutor
 from ..names import NAME_RULE, name_problem
 from ..stats.match import SPRT, MatchStats, SetCounts, game_result, match_stats
 from ..timecontrol import TimeControl
 from ..versions import version_label
 from .config import LadderConfig, identity_of, settings_of, version_of
-from .runner import VOID_RETRIES, build_all, check_bot, records_dir
+from .runner import build_all, check_bot, play_voiding, records_dir
 from .schedule import ScheduledGame, match_board
 from .store import GameRow, ResultsStore
 
@@ -426,28 +425,13 @@ class MatchRun:
         Raises:
             InfrastructureError: every attempt was voided.
         """
-        for attempt in range(VOID_RETRIES + 1):
-            request = GameRequest(
-                game_id=g.game_id if attempt == 0 else f"{g.game_id}-retry{attempt}",
-                bots=tuple(self.specs[n] for n in g.seats), ruleset=self.cfg.ruleset,
-                preset=self.cfg.preset, seed=g.seed, time_control=self.cfg.time_control,
-                docker_limits=self.cfg.docker_limits)
-            try:
-                finished = await self.executor.play(request)
-            except InfrastructureError as e:
-                self.summary.voided += 1
-                self.store.add_voided(g.game_id, str(e),
-                                      dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-                retry = attempt < VOID_RETRIES
-                self.reporter.game_voided(g, e, retry)
-                if not retry:
-                    raise InfrastructureError(
-                        f"game {g.game_id} could not be played ({e}); the match stops: "
-                        f"its {len(self.done)} recorded games are kept, run it again to "
-                        "resume") from e
-                continue
-            self.game_finished(g, finished)
-            return
+        finished, error = await play_voiding(self, g)
+        if finished is None:
+            raise InfrastructureError(
+                f"game {g.game_id} could not be played ({error}); the match stops: its "
+                f"{len(self.done)} recorded games are kept, run it again to resume"
+            ) from error
+        self.game_finished(g, finished)
 
     def game_finished(self, g: ScheduledGame, finished: FinishedGame) -> None:
         """Store a played game and count it."""

@@ -20,6 +20,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import sandbox
 from ..bots import BotSpec
@@ -364,22 +365,9 @@ class LadderRun:
             self.summary.skipped_games += 1
             self.reporter.game_skipped(g, f"{', '.join(dropped)} dropped")
             return
-        for attempt in range(VOID_RETRIES + 1):
-            request = GameRequest(
-                game_id=g.game_id if attempt == 0 else f"{g.game_id}-retry{attempt}",
-                bots=tuple(self.specs[n] for n in g.seats), ruleset=self.cfg.ruleset,
-                preset=self.cfg.preset, seed=g.seed, time_control=self.cfg.time_control,
-                docker_limits=self.cfg.docker_limits)
-            try:
-                finished = await self.executor.play(request)
-            except InfrastructureError as e:
-                self.summary.voided += 1
-                self.store.add_voided(g.game_id, str(e),
-                                      dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-                self.reporter.game_voided(g, e, retry=attempt < VOID_RETRIES)
-                continue
+        finished, _ = await play_voiding(self, g)
+        if finished is not None:
             self.game_finished(g, finished)
-            return
 
     def game_finished(self, g: ScheduledGame, finished: FinishedGame) -> None:
         """Store a played game, count its forfeits, and drop a bot that reached
@@ -400,6 +388,31 @@ class LadderRun:
         self.reporter.game_finished(g, finished, row)
 
 
+async def play_voiding(run: Any, g: ScheduledGame) -> tuple[FinishedGame | None,
+                                                             InfrastructureError | None]:
+    """Play ``g`` through ``run.executor`` (a ladder's or a match's run: its ``cfg``,
+    ``specs``, ``store``, ``summary`` and ``reporter``), voiding a game the executor could
+    not play (stored as voided, counted, reported) and playing it again as
+    ``<id>-retry<n>``, at most :data:`VOID_RETRIES` times. Returns the finished game, or
+    None and the last error when every attempt was voided."""
+    error: InfrastructureError | None = None
+    for attempt in range(VOID_RETRIES + 1):
+        request = GameRequest(
+            game_id=g.game_id if attempt == 0 else f"{g.game_id}-retry{attempt}",
+            bots=tuple(run.specs[n] for n in g.seats), ruleset=run.cfg.ruleset,
+            preset=run.cfg.preset, seed=g.seed, time_control=run.cfg.time_control,
+            docker_limits=run.cfg.docker_limits)
+        try:
+            return await run.executor.play(request), None
+        except InfrastructureError as e:
+            error = e
+            run.summary.voided += 1
+            run.store.add_voided(g.game_id, str(e),
+                                 dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+            run.reporter.game_voided(g, e, retry=attempt < VOID_RETRIES)
+    return None, error
+
+
 async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
                      reporter: Reporter | None = None,
                      executor: GameExecutor | None = None) -> RunSummary:
@@ -418,4 +431,4 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
 
 __all__ = ["CHECK_OUTPUT_LINES", "CheckFailure", "LadderRun", "Reporter", "RunSummary",
            "VOID_RETRIES", "build_all", "check_bot", "check_failure", "check_request",
-           "open_store", "records_dir", "run_ladder", "version_changes"]
+           "open_store", "play_voiding", "records_dir", "run_ladder", "version_changes"]
