@@ -180,15 +180,8 @@ def test_a_docker_game_finds_no_worker_without_the_docker_resource(cluster, tmp_
 
 
 @pytest.mark.docker
-def test_a_docker_game_lands_only_on_the_worker_with_docker(own_cluster, tmp_path, sleepy):
-    from arena.sandbox.docker import engine_problem, ensure_base_image
-
-    problem = engine_problem()
-    if problem:
-        if os.environ.get("MOON_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"MOON_REQUIRE_DOCKER=1, but {problem}", pytrace=False)
-        pytest.skip(problem)
-    ensure_base_image()
+def test_a_docker_game_lands_only_on_the_worker_with_docker(own_cluster, tmp_path, sleepy,
+                                                            docker_engine):
     own_cluster.add_worker("plain", "seats=6")
     own_cluster.add_worker("boxed", "seats=3,docker=3")
 

@@ -4,17 +4,12 @@ records written by the host alone."""
 
 from __future__ import annotations
 
-import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
 from host_support import (  # noqa: E402
     EXAMPLES,
-    MOON,
-    ROOT,
     HostProcess,
     make_competition,
     tar_folder,
@@ -24,35 +19,14 @@ from host_support import (  # noqa: E402
 from arena.versions import bot_version  # noqa: E402
 
 
-class ClusterHost(HostProcess):
-    """`moon host run FOLDER --cluster ADDRESS` (SQLite)."""
-
-    def __init__(self, folder: Path, address: str) -> None:
-        super().__init__(folder, None)
-        self.address = address
-
-    def start(self, timeout: float = 90.0) -> ClusterHost:
-        argv = [*MOON, "host", "run", str(self.folder), "--address", "127.0.0.1:0",
-                "--cluster", self.address]
-        log = open(self.log, "a")  # noqa: SIM115 - the process writes it
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True,
-                                     env=self.env, cwd=ROOT)
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            m = re.match(r"serving (http://\S+)", line)
-            if m:
-                self.url = m.group(1)
-                return self
-        self.kill()
-        raise AssertionError(f"moon host run did not start: {self.log.read_text()[-3000:]}")
+def cluster_host(folder: Path, address: str) -> HostProcess:
+    """`moon host run FOLDER --cluster ADDRESS` (SQLite), started; it may take longer to
+    start than a local host (it checks the scheduler first)."""
+    return HostProcess(folder, None, args=("--cluster", address)).start(timeout=90.0)
 
 
 def test_a_competition_plays_its_games_on_the_cluster(cluster, tmp_path: Path) -> None:
-    host = ClusterHost(make_competition(tmp_path / "comp"), cluster.address).start()
+    host = cluster_host(make_competition(tmp_path / "comp"), cluster.address)
     try:
         alice, bob = host.register("alice"), host.register("bob")
         v_h = host.submit(alice, tar_folder(EXAMPLES / "heuristic")).json()

@@ -11,16 +11,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
-from e2e_support import EXAMPLES, ROOT
+from e2e_support import EXAMPLES, ROOT, moon_serve
 
 from arena.records import load_record, verify_record
 
@@ -39,12 +36,6 @@ def grpcurl_path() -> str:
 
 ADMIN_TOKEN = "grpcurl-test-token"
 """The token `moon serve` is started with; every call carries it."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:
@@ -71,31 +62,8 @@ class Server:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     grpcurl_path()  # skip before starting anything
     tmp = tmp_path_factory.mktemp("serve")
-    address = f"127.0.0.1:{free_port()}"
-    log = open(tmp / "serve.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "serve", "--address", address,
-         "--records", str(tmp / "records"), "--grace", "1", "--admin-token", ADMIN_TOKEN],
-        cwd=tmp, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        with grpc.insecure_channel(address) as channel:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    grpc.channel_ready_future(channel).result(timeout=1)
-                    break
-                except grpc.FutureTimeoutError:
-                    assert proc.poll() is None, (tmp / "serve.log").read_text()
-                    assert time.monotonic() < deadline, "moon serve did not come up"
-        yield Server(address, tmp / "records")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with moon_serve(tmp, "--admin-token", ADMIN_TOKEN) as served:
+        yield Server(served.address, tmp / "records")
 
 
 def test_grpcurl_lists_services_through_reflection(server: Server) -> None:

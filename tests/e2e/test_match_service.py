@@ -9,15 +9,12 @@ import asyncio
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import grpc
 import pytest
-from e2e_support import ROOT, with_referee
+from e2e_support import Served, start_serve, stop_serve, wait_ready, with_referee
 from google.protobuf import text_format
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
@@ -152,62 +149,29 @@ def test_a_forgotten_finished_match_is_read_back_from_its_record(tmp_path):
 
 # -- `moon serve` ----------------------------------------------------------------------
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def serve(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], str, Path]:
-    address = f"127.0.0.1:{free_port()}"
-    log = tmp_path / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "arena.cli", "serve", "--address", address,
-             "--records", str(tmp_path / "records"), "--grace", "1", *args],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-            env={k: v for k, v in os.environ.items() if k != "MOON_ADMIN_TOKEN"})
-    return proc, address, log
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def ready(address: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    with grpc.insecure_channel(address) as ch:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                grpc.channel_ready_future(ch).result(timeout=1)
-                return
-            except grpc.FutureTimeoutError:
-                assert proc.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "moon serve did not come up"
+def serve(tmp_path: Path, *args: str) -> Served:
+    """`moon serve` with ``args``, without MOON_ADMIN_TOKEN in its environment."""
+    return start_serve(tmp_path, *args, env={k: v for k, v in os.environ.items()
+                                             if k != "MOON_ADMIN_TOKEN"})
 
 
 def test_moon_serve_needs_an_admin_token_unless_told_it_is_insecure(tmp_path):
-    proc, _, log = serve(tmp_path)
-    assert proc.wait(timeout=60) == 2  # a usage error, before anything is served
-    text = log.read_text()
+    refused = serve(tmp_path)
+    assert refused.proc.wait(timeout=60) == 2  # a usage error, before anything is served
+    text = refused.log.read_text()
     assert "--admin-token" in text and "--insecure-no-admin-token" in text
     assert "Traceback" not in text
 
-    proc, address, log = serve(tmp_path, "--insecure-no-admin-token")
+    insecure = serve(tmp_path, "--insecure-no-admin-token")
     try:
-        ready(address, proc, log)
-        with grpc.insecure_channel(address) as ch:
+        wait_ready(insecure)
+        with grpc.insecure_channel(insecure.address) as ch:
             got = match_pb2_grpc.MatchServiceStub(ch).ListMatches(mpb.ListMatchesRequest(),
                                                                   timeout=30)
         assert list(got.matches) == []
     finally:
-        stop(proc)
-    assert "--insecure-no-admin-token" in log.read_text()
+        stop_serve(insecure)
+    assert "--insecure-no-admin-token" in insecure.log.read_text()
 
 
 GARBAGE = b"\xff\xff\xff\xff\xff"
@@ -217,11 +181,11 @@ GARBAGE = b"\xff\xff\xff\xff\xff"
 def test_garbage_requests_are_refused_before_parsing_with_a_bounded_log(tmp_path):
     with pytest.raises(Exception):  # noqa: B017 - whatever protobuf raises: not a message
         mpb.GetMatchRequest.FromString(GARBAGE)
-    proc, address, log = serve(tmp_path, "--admin-token", TOKEN)
+    served = serve(tmp_path, "--admin-token", TOKEN)
     try:
-        ready(address, proc, log)
+        wait_ready(served)
         codes = []
-        with grpc.insecure_channel(address) as ch:
+        with grpc.insecure_channel(served.address) as ch:
             raw = ch.unary_unary("/moon.v1.MatchService/GetMatch")  # bytes in, bytes out
             started = time.monotonic()
             for i in range(40):  # unauthenticated: wrong token, none at all
@@ -241,11 +205,11 @@ def test_garbage_requests_are_refused_before_parsing_with_a_bounded_log(tmp_path
             ok = match_pb2_grpc.MatchServiceStub(ch).ListMatches(
                 mpb.ListMatchesRequest(), metadata=AUTH, timeout=30)
     finally:
-        stop(proc)
+        stop_serve(served)
     assert codes == [grpc.StatusCode.UNAUTHENTICATED] * 40
     assert authed == [grpc.StatusCode.INVALID_ARGUMENT] * 5
     assert list(ok.matches) == []
-    text = log.read_text()
+    text = served.log.read_text()
     assert "Traceback" not in text and "Exception" not in text
     refused = [line for line in text.splitlines() if "refused" in line]
     # one line per refusal at most every 10 s (REFUSED_LOG_EVERY_S), counting the rest

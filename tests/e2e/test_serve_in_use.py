@@ -8,21 +8,15 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import grpc
 import pytest
+from e2e_support import moon_serve
 
 MOON = [sys.executable, "-m", "arena.cli"]
 TOKEN = "in-use-test-token"
 """The admin token every `moon serve` here is started with (it needs one)."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def serve(address: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -41,30 +35,8 @@ def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture
 def running_referee(tmp_path):
-    address = f"127.0.0.1:{free_port()}"
-    log = open(tmp_path / "first.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([*MOON, "serve", "--address", address, "--records", "rec",
-                             "--grace", "1", "--admin-token", TOKEN], cwd=tmp_path,
-                            stdout=log, stderr=subprocess.STDOUT)
-    try:
-        with grpc.insecure_channel(address) as channel:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    grpc.channel_ready_future(channel).result(timeout=1)
-                    break
-                except grpc.FutureTimeoutError:
-                    assert proc.poll() is None, (tmp_path / "first.log").read_text()
-                    assert time.monotonic() < deadline, "moon serve did not come up"
-        yield address, proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+    with moon_serve(tmp_path, "--admin-token", TOKEN, log_name="first.log") as served:
+        yield served.address, served.proc
 
 
 def test_a_second_referee_on_the_same_port_says_so_in_one_line(running_referee, tmp_path):

@@ -35,18 +35,3 @@ def database(request: pytest.FixtureRequest) -> str | None:
         return None
     pg: Postgres = request.getfixturevalue("postgres")
     return pg.database("moon_" + secrets.token_hex(4))
-
-
-@pytest.fixture(scope="session")
-def docker_engine():
-    """A live Docker engine with the base image imported; skipped without one unless
-    MOON_REQUIRE_DOCKER=1 (set by .ci/run)."""
-    from arena.sandbox.docker import client, engine_problem, ensure_base_image
-
-    problem = engine_problem()
-    if problem:
-        if os.environ.get("MOON_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"MOON_REQUIRE_DOCKER=1, but {problem}", pytrace=False)
-        pytest.skip(problem)
-    ensure_base_image()
-    return client()

@@ -90,10 +90,12 @@ def postgres_problem() -> str | None:
 class HostProcess:
     """`moon host run FOLDER` as a real process on 127.0.0.1 with a free port."""
 
-    def __init__(self, folder: Path, database: str | None, env: dict[str, str] | None = None
-                 ) -> None:
+    def __init__(self, folder: Path, database: str | None, env: dict[str, str] | None = None,
+                 args: tuple[str, ...] = ()) -> None:
         self.folder = folder
         self.database = database
+        self.args = args
+        """More options for `moon host run` (``--cluster ADDRESS``...)."""
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
@@ -107,6 +109,7 @@ class HostProcess:
         argv = [*MOON, "host", "run", str(self.folder), "--address", "127.0.0.1:0"]
         if self.database:
             argv += ["--database", self.database]
+        argv += self.args
         log = open(self.log, "a")  # noqa: SIM115 - the process writes it
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True,
                                      env=self.env, cwd=ROOT)
