@@ -131,8 +131,15 @@ class LocalExecutor:
             (seconds; 0: at once). Their ``play`` then raises InfrastructureError.
         fork_server: fork Python SDK bots from a server that has imported gRPC and the SDK
             (:mod:`arena.forkserver`; still a fresh process per bot and game, contained
-            alike) rather than start each; None: as ``MOON_FORK_SERVER`` says (default
-            off). If the server cannot start, bots are started as processes.
+            alike) rather than start each; False: start every bot as a process; None: as
+            ``MOON_FORK_SERVER`` says (unset: on, the default; ``0``: off). If the server
+            cannot start, bots are started as processes; if it dies, the games that had
+            bots forked from it are voided (InfrastructureError) and later bots are
+            started as processes.
+
+    Raises:
+        ConfigError: ``concurrency`` below 1; a ``MOON_FORK_SERVER`` that is neither on
+            nor off.
     """
 
     def __init__(self, record_dir: Path | None, concurrency: int = 1,
@@ -203,6 +210,8 @@ class LocalExecutor:
                               f"(one of {', '.join(PROBES)})")
         async with self._slots:
             t0 = time.monotonic()
+            forks = self.forks
+            forked = forks is not None and any(forks.usable_for(b) for b in request.bots)
             try:
                 match = await play_game(
                     referee, endpoint, list(request.bots), request.ruleset,
@@ -220,6 +229,12 @@ class LocalExecutor:
             finally:
                 referee.matches.pop(request.game_id, None)  # done with: keep memory flat
             wall_ms = int((time.monotonic() - t0) * 1000)
+            if forked and forks is not None and not forks.alive():
+                # its children were killed with it: whatever the game says, no bot's fault
+                log.warning("game %s: the fork server died; voided, and bots are started as "
+                            "processes from now on", request.game_id)
+                raise InfrastructureError(f"game {request.game_id}: the fork server died "
+                                          "during the game (its bots were killed with it)")
         result = match.result
         if result is None or not result.termination.scored:
             what = result.termination.key if result is not None else "unfinished"

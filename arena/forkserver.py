@@ -54,17 +54,48 @@ from .bots import BotSpec, LocalProcess, _LogDrain
 logger = logging.getLogger("arena.forkserver")
 
 ENV_VAR = "MOON_FORK_SERVER"
-"""``1``/``on``/``true`` turns the fork server on where nothing else says (default off)."""
+"""``0``/``off``/``false``/``no`` turns the fork server off where nothing else says;
+``1``/``on``/``true``/``yes`` or unset: on (the default)."""
+_ON = ("1", "on", "true", "yes")
+_OFF = ("0", "off", "false", "no")
+STARTUP_VARS = ("PYTHON", "LC_", "LANG", "GRPC_", "PROTOCOL_BUFFERS_")
+"""Prefixes of the environment variables that act when Python starts or when the server
+imports gRPC and protobuf (the hash seed, the module path, the locale, gRPC's and
+protobuf's options): a bot whose environment gives any of them another value than the
+server's is started as a process, where they act."""
+_EMULATED = ("PYTHONUNBUFFERED", "GRPC_ENABLE_FORK_SUPPORT")
+"""Startup variables that may differ: the child's stdout and stderr are unbuffered anyway;
+fork support is off in the server by design (it never makes a channel)."""
 PRELOAD = ("grpc", "google.protobuf", "moon_sdk", "moon_sdk.bot", "moon_sdk.convert",
            "moon_sdk.rules", "moon_sdk.v1.bot_pb2", "moon_sdk.v1.bot_pb2_grpc",
-           "moon_sdk.v1.game_pb2", "logging", "random", "queue", "runpy")
+           "moon_sdk.v1.game_pb2", "logging", "random", "queue")
 """What the server imports once, so that its children need not."""
 _PR_SET_PDEATHSIG = 1
 
 
 def enabled_by_env() -> bool:
-    """Whether ``MOON_FORK_SERVER`` asks for the fork server."""
-    return os.environ.get(ENV_VAR, "").strip().lower() in ("1", "on", "true", "yes")
+    """Whether the fork server is on where no setting says: ``MOON_FORK_SERVER`` unset or
+    empty is on (the default), ``0``/``off``/``false``/``no`` off.
+
+    Raises:
+        ConfigError: any other value (the message says which are meant).
+    """
+    value = os.environ.get(ENV_VAR, "").strip().lower()
+    if value in _OFF:
+        return False
+    if value in _ON or not value:
+        return True
+    from .errors import ConfigError
+
+    raise ConfigError(f"{ENV_VAR}={os.environ[ENV_VAR]!r}: use 0 to start every bot as a "
+                      "process, or 1 (the default) to fork Python SDK bots")
+
+
+def startup_env(env: dict[str, str]) -> dict[str, str]:
+    """The variables of ``env`` that act at start-up (:data:`STARTUP_VARS`), minus the
+    emulated ones."""
+    return {k: v for k, v in env.items()
+            if k.startswith(STARTUP_VARS) and k not in _EMULATED}
 
 
 def forkable(spec: BotSpec) -> Path | None:
@@ -119,6 +150,8 @@ class ForkServer:
         self.path = ""
         self.modules: frozenset[str] = frozenset()
         """Top-level names of the modules the server has imported."""
+        self.env: dict[str, str] = {}
+        """The server's start-up variables (:func:`startup_env`)."""
 
     def start(self, timeout_s: float = 60.0) -> None:
         """Start the server and wait until it has imported everything (raises OSError if
@@ -126,6 +159,7 @@ class ForkServer:
         self._tmp = tempfile.TemporaryDirectory(prefix="moon-fork-")
         self.path = str(Path(self._tmp.name) / "fork.sock")
         env = dict(os.environ, GRPC_ENABLE_FORK_SUPPORT="false")
+        self.env = startup_env(env)
         argv = [sys.executable, "-m", "arena.forkserver", self.path]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=env, start_new_session=True)
@@ -145,12 +179,16 @@ class ForkServer:
         """The script to fork for ``spec``, or None to start it as a process (not a Python
         SDK bot, the server is not running, or a module of the bot's folder would be
         shadowed by one the server has imported)."""
-        if self.proc is None or self.proc.poll() is not None:
+        if not self.alive():
             return None
         script = forkable(spec)
         if script is None or _local_modules(script.parent) & self.modules:
             return None
         return script
+
+    def alive(self) -> bool:
+        """Whether the server runs (started, not closed, not dead)."""
+        return self.proc is not None and self.proc.poll() is None
 
     def spawn(self, request: dict[str, Any], log_fd: int) -> tuple[socket.socket, int]:
         """Fork a bot: ``request`` says what (see :func:`_child`), ``log_fd`` is where its
@@ -282,10 +320,20 @@ class ForkedProcess(LocalProcess):
             BotError: the bot cannot be started as a process either.
         """
         env = self.environment()
+        if startup_env(env) != self.server.env:  # they would not act in a forked child
+            logger.info("bot %s: its environment sets start-up variables otherwise than "
+                        "the fork server's; starting it as a process", self.spec.name)
+            super().start()
+            return
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         cgroup = self.containment.prepare()
         lim = self.limits
-        request = {"script": str(self.script), "cwd": str(self.spec.folder), "env": env,
+        import shlex
+
+        argv0 = shlex.split(self.spec.run)[1]  # as written: what sys.argv[0] would be
+        folder = os.path.abspath(self.spec.folder)
+        request = {"script": os.path.join(folder, argv0), "path0": str(self.script.parent),
+                   "argv0": argv0, "cwd": folder, "env": env,
                    "cgroup": str(cgroup) if cgroup else "", "memory_mb": lim.memory_mb,
                    "cpu_s": lim.cpu_s, "open_files": lim.open_files}
         log = open(self.log_path, "wb")  # noqa: SIM115 - the drain thread closes it
@@ -358,8 +406,9 @@ def _child(req: dict[str, Any], log_fd: int) -> None:
     sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
                                   write_through=True, errors="backslashreplace")
     sys.stdin = open(0, closefd=False)  # noqa: SIM115
-    sys.argv = [req["script"]]
-    sys.path[0] = os.path.dirname(req["script"])
+    sys.argv = [req["argv0"]]
+    sys.orig_argv = [sys.executable, req["argv0"]]
+    sys.path[0] = req["path0"]
     import random
 
     random.seed()
@@ -460,6 +509,34 @@ def serve(path: str) -> dict[str, Any] | None:
                     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
 
 
+def _run_main(script: str) -> None:
+    """Run ``script`` as ``python <script>`` would: compiled on its own (no future flag
+    of this module), as the ``__main__`` module with ``__file__`` the script's absolute
+    path while ``sys.argv[0]`` stays as written (``runpy.run_path`` would set both to one
+    path)."""
+    import builtins
+    import importlib.machinery
+    import types
+
+    loader = importlib.machinery.SourceFileLoader("__main__", script)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=script, __cached__=None, __loader__=loader,
+                         __spec__=None, __package__=None, __builtins__=builtins)
+    sys.modules["__main__"] = main
+    with open(script, "rb") as f:
+        source = f.read()
+    exec(compile(source, script, "exec", dont_inherit=True), main.__dict__)
+
+
+def _from_script(tb: Any, script: str) -> Any:
+    """``tb`` from the script's first frame on: without this module's and runpy's frames,
+    as ``python <script>`` would report it (None for an error in compiling the script
+    itself, which the interpreter reports without a traceback)."""
+    while tb is not None and tb.tb_frame.f_code.co_filename != script:
+        tb = tb.tb_next
+    return tb
+
+
 def main() -> None:
     """``python -m arena.forkserver <socket>``: serve; in a forked child, run the bot."""
     _set_pdeathsig()
@@ -467,20 +544,24 @@ def main() -> None:
     if req is None:
         return
     import atexit
-    import runpy
+
+    import threading
 
     code: Any = 0
+    script = req["script"]
     try:
-        runpy.run_path(req["script"], run_name="__main__")
+        _run_main(script)
     except SystemExit as e:
         code = e.code
-    except BaseException:  # noqa: BLE001 - as the interpreter would: the traceback, exit 1
-        import traceback
-
-        traceback.print_exc()
+    except BaseException as e:  # noqa: BLE001 - as the interpreter would: report, exit 1
+        tb = _from_script(e.__traceback__, script)
+        sys.excepthook(type(e), e.with_traceback(tb), tb)  # the hook shows e's own
         code = 1
-    # End as the interpreter would (exit handlers, buffers flushed), minus tearing down
-    # every module the server imported, which costs a bot as much CPU as its game.
+    # End as the interpreter would (wait for the bot's non-daemon threads, run the exit
+    # handlers, flush), minus tearing down every module the server imported, which costs
+    # a bot as much CPU as its game.
+    with contextlib.suppress(BaseException):
+        threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()
     if code is None:
         code = 0

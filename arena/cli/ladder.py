@@ -153,6 +153,10 @@ class _LiveReporter(Reporter):
 @click.option("--check/--no-check", default=None,
               help="Check each bot first with one hand against itself; a bot that forfeits "
                    "it is left out (default: on).")
+@click.option("--fork-server/--no-fork-server", default=None,
+              help="Fork Python SDK bots from a warm server, a fresh process per game all "
+                   "the same (default: on, unless MOON_FORK_SERVER=0); --no-fork-server "
+                   "starts each bot as a process.")
 @click.option("--max-forfeits", type=int, default=None, metavar="N",
               help="Drop a bot once it has forfeited N games (default 0: never).")
 @click.option("--gauntlet", "gauntlet", multiple=True, metavar="BOT",
@@ -174,7 +178,7 @@ class _LiveReporter(Reporter):
               help="Bootstrap resamples for the rating intervals.")
 def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: int | None,
         concurrency: int | None, seed: int | None, preset: str | None, check: bool | None,
-        max_forfeits: int | None, gauntlet: tuple[str, ...], options: tuple[str, ...],
+        fork_server: bool | None, max_forfeits: int | None, gauntlet: tuple[str, ...], options: tuple[str, ...],
         on_change: str | None, cluster: str | None, bootstrap: int, **tc: int | None) -> None:
     """Play a ladder (resuming RESULTS if it exists) and print the leaderboard.
 
@@ -188,6 +192,7 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     cfg = _config(file, bots, {"boards": boards, "concurrency": concurrency, "seed": seed,
                                "preset": preset, "gauntlet": list(gauntlet) or None,
                                "check": check, "max_forfeits": max_forfeits,
+                               "fork_server": fork_server,
                                "on_change": on_change,
                                "cluster": cluster,
                                "options": parse_options(options) or None,

@@ -80,6 +80,10 @@ class _LiveReporter:
                    "existing file is resumed.")
 @click.option("--check/--no-check", default=True,
               help="Check each bot first with one hand against itself (default: on).")
+@click.option("--fork-server/--no-fork-server", default=None,
+              help="Fork Python SDK bots from a warm server, a fresh process per game all "
+                   "the same (default: on, unless MOON_FORK_SERVER=0); --no-fork-server "
+                   "starts each bot as a process.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
               show_default=True, help="The final output: the figures, or an export.")
 @click.option("--show", is_flag=True,
@@ -88,7 +92,8 @@ class _LiveReporter:
 def match(bots: tuple[str, ...], against: tuple[str, ...], preset: str,
           options: tuple[str, ...], games: int | None, sprt: bool, elo0: float | None,
           elo1: float | None, alpha: float | None, beta: float | None, seed: int,
-          concurrency: int, results: Path | None, check: bool, fmt: str, show: bool,
+          concurrency: int, results: Path | None, check: bool, fork_server: bool | None,
+          fmt: str, show: bool,
           **tc: int | None) -> None:
     """Play bot A against bot B on duplicate boards and say which is stronger.
 
@@ -137,7 +142,8 @@ def match(bots: tuple[str, ...], against: tuple[str, ...], preset: str,
         raise click.BadParameter(f"{preset} has {ruleset.players} players: a third bot "
                                  "sits only at 3-player tables", param_hint="--against")
     cfg = make_match(a, b, thirds, ruleset, preset, seed, make_time_control(**tc),
-                     concurrency=concurrency, games=games, sprt=test, check=check)
+                     concurrency=concurrency, games=games, sprt=test, check=check,
+                     fork_server=fork_server)
     if results is None:
         va, vb = (cfg.versions[s.name] for s in (cfg.a, cfg.b))
         results = Path("runs") / f"match-{preset}-{cfg.a.name}-{va}-vs-{cfg.b.name}-{vb}.sqlite"

@@ -26,9 +26,10 @@ class LocalExecutor(_LocalExecutor):
     ``record_dir`` (made if missing) and the games still running when the host stops
     aborted at once (the next start voids and replays them)."""
 
-    def __init__(self, record_dir: Path, concurrency: int = 2) -> None:
+    def __init__(self, record_dir: Path, concurrency: int = 2,
+                 fork_server: bool | None = None) -> None:
         record_dir.mkdir(parents=True, exist_ok=True)
-        super().__init__(record_dir, concurrency, grace_s=0.0)
+        super().__init__(record_dir, concurrency, grace_s=0.0, fork_server=fork_server)
 
     def seat_log(self, game_id: str, seat: int) -> Path:
         """Where the output of ``seat`` in game ``game_id`` is kept."""

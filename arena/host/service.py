@@ -17,6 +17,7 @@ import collections
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import logging
 import multiprocessing
 import random
@@ -113,7 +114,8 @@ class Host:
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
         self.rng = random.Random()
-        self._executor_factory = executor_factory or LocalExecutor
+        self._executor_factory = executor_factory or functools.partial(
+            LocalExecutor, fork_server=settings.runner.fork_server)
         self._executor: Any = None
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moon-host-writer")
         self._loop: asyncio.AbstractEventLoop | None = None

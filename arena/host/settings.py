@@ -49,6 +49,11 @@ class Runner(_Table):
     """Time limit of one build, seconds."""
     memory_mb: int = Field(1024, gt=0)
     """Memory of each bot process or container, MiB."""
+    fork_server: bool | None = None
+    """Local Python SDK bots (the reference bots; submissions with ``kind = "local"``)
+    are forked from a server that has imported gRPC and the SDK, a fresh process per
+    game all the same (:mod:`arena.forkserver`); ``false``: each started as a process;
+    unset: as ``MOON_FORK_SERVER`` says (unset: on)."""
 
     @model_validator(mode="after")
     def _trusted(self) -> Runner:
@@ -187,6 +192,7 @@ kind = "{runner}"
 trust_local = {trust_local}
 build_timeout_s = 600
 memory_mb = 1024
+# fork_server = false       # start local Python bots as processes, not forked (slower)
 
 [matchmaking]
 concurrency = 2             # games running at once

@@ -78,7 +78,9 @@ class LadderConfig:
     """Drop a bot once it has forfeited this many games (0: never)."""
     fork_server: bool | None = None
     """Fork Python SDK bots from a server that has imported gRPC and the SDK
-    (:mod:`arena.forkserver`); None: as ``MOON_FORK_SERVER`` says (default off)."""
+    (:mod:`arena.forkserver`; still a fresh process per bot and game); False: start
+    every bot as a process; None: as ``MOON_FORK_SERVER`` says (unset: on, the default;
+    ``0``: off)."""
     gauntlet: tuple[str, ...] = ()
     """Names of the challengers: only games with one of them are played (empty: every
     group, a round robin). Not part of :meth:`identity`: a gauntlet's games are games of

@@ -105,6 +105,8 @@ class MatchConfig:
     sprt: SPRT | None = None
     check: bool = True
     """Play each bot's admission check (one hand against itself) first."""
+    fork_server: bool | None = None
+    """Fork Python SDK bots (:attr:`arena.ladder.config.LadderConfig.fork_server`)."""
     docker_limits: DockerLimits | None = None
     versions: dict[str, str] = field(default_factory=dict)
     """Each bot's version by name (:func:`arena.ladder.config.version_of`)."""
@@ -165,7 +167,7 @@ class MatchConfig:
             name="match", preset=self.preset, ruleset=self.ruleset, boards=1, seed=self.seed,
             concurrency=self.concurrency, time_control=self.time_control,
             bots=(self.a, self.b, *self.thirds), docker_limits=self.docker_limits,
-            check=self.check, versions=self.versions)
+            check=self.check, versions=self.versions, fork_server=self.fork_server)
 
     def board_games(self, board: int) -> list[ScheduledGame]:
         """The games of board ``board`` (:func:`arena.ladder.schedule.match_board`)."""
@@ -355,8 +357,8 @@ class MatchRun:
         self.cfg = cfg
         self.store = store
         self.results = results
-        self.executor: GameExecutor = executor or LocalExecutor(records_dir(results),
-                                                                cfg.concurrency)
+        self.executor: GameExecutor = executor or LocalExecutor(
+            records_dir(results), cfg.concurrency, fork_server=cfg.fork_server)
         self.reporter = reporter or MatchReporter()
         self.specs = {s.name: s for s in (cfg.a, cfg.b, *cfg.thirds)}
         self.tally = Tally(cfg.a.name, cfg.b.name, cfg.unit, cfg.sprt)

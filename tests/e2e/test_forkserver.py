@@ -1,7 +1,9 @@
-"""The fork server (arena/forkserver.py): Python SDK bots forked from a warm process are
-still a fresh process per game (another pid, no state carried), contained and killed like
-a started bot, and play the same games: with deterministic bots and the same seed the
-records are those of bots started as processes."""
+"""The fork server (arena/forkserver.py), on by default: Python SDK bots forked from a warm
+process are still a fresh process per game (another pid, no state carried), contained and
+killed like a started bot, and play the same games: with deterministic bots and the same
+seed the records are those of bots started as processes (``fork_server=False``, the
+opt-out, is the comparison). What a bot can see of how it was started, its errors and its
+threads are as in a started process; a server that dies voids its games."""
 
 from __future__ import annotations
 
@@ -9,14 +11,19 @@ import asyncio
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from e2e_support import TEST_BOTS, example
+import pytest
+
+from e2e_support import EXAMPLES, TEST_BOTS, example
 from moon_sdk.rules import Ruleset
 
 from arena.bots import DEFAULT_MEMORY_MB, BotSpec, Limits
 from arena.containment import cgroup_parent
+from arena.errors import ConfigError, InfrastructureError
 from arena.executor import FinishedGame, GameRequest, LocalExecutor
 from arena.forkserver import forkable
 from arena.timecontrol import TimeControl
@@ -136,4 +143,125 @@ def test_records_are_the_same_with_and_without_the_fork_server(tmp_path):
         ra, rb = normalized(a.record_path), normalized(b.record_path)
         assert ra["actions"] and ra == rb
         assert a.result == b.result
-    assert not os.environ.get("MOON_FORK_SERVER")  # the default stays processes
+
+
+def test_the_fork_server_is_the_default_and_0_turns_it_off(monkeypatch, tmp_path):
+    from arena.ladder.config import ladder_from_dict
+
+    monkeypatch.delenv("MOON_FORK_SERVER", raising=False)
+    assert LocalExecutor(None).fork_server is True
+    data = {"ladder": {"name": "x"}, "bots": [{"path": str(EXAMPLES / b)}
+                                            for b in ("random", "weak")]}
+    assert ladder_from_dict(data, tmp_path / "l.toml").fork_server is None  # unset: as env
+    assert LocalExecutor(None, fork_server=False).fork_server is False
+    for off in ("0", "off", "false", "No"):
+        monkeypatch.setenv("MOON_FORK_SERVER", off)
+        assert LocalExecutor(None).fork_server is False
+    for on in ("1", "on", "true", ""):
+        monkeypatch.setenv("MOON_FORK_SERVER", on)
+        assert LocalExecutor(None).fork_server is True
+    monkeypatch.setenv("MOON_FORK_SERVER", "maybe")
+    with pytest.raises(ConfigError, match="MOON_FORK_SERVER='maybe': use 0"):
+        LocalExecutor(None)
+
+
+def seat_log(game: FinishedGame, seat: int) -> str:
+    """The seat's log without what depends on timing (the SDK's timestamps, its
+    thinking time)."""
+    text = (game.record_path.parent / "logs"
+            / f"{game.request.game_id}.seat{seat}.log").read_text()
+    text = re.sub(r"(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", "", text)
+    return re.sub(r"[\d.]+ ms thinking", "ms thinking", text)
+
+
+def folder_bot(tmp_path: Path, name: str, files: dict[str, str]) -> BotSpec:
+    folder = tmp_path / name
+    folder.mkdir()
+    for file, text in files.items():
+        (folder / file).write_text(text)
+    return BotSpec(name=name, folder=folder, run="{python} bot.py")
+
+
+@pytest.mark.parametrize("files", [
+    {"bot.py": "import moon_sdk\nx = (\n"},  # the script does not compile
+    {"bot.py": "import moon_sdk\nimport helper\n", "helper.py": "def f(:\n    pass\n"},
+    {"bot.py": "import moon_sdk\n\ndef go():\n    raise ValueError('boom')\n\ngo()\n"},
+], ids=["syntax", "syntax-in-import", "raises"])
+def test_a_broken_bots_error_reaches_its_log_as_from_a_started_process(tmp_path, files):
+    bot = folder_bot(tmp_path, "broken", files)
+    assert forkable(bot) is not None
+    tc = TimeControl(startup_ms=10_000)
+    request = [GameRequest("broken", (bot, example("weak"), probe()), MOON3, "moon3", 1,
+                           tc)]
+    (forked,), _ = play(tmp_path, request, fork=True)
+    (started,), _ = play(tmp_path, request, fork=False)
+    log = seat_log(forked, 0)
+    assert log == seat_log(started, 0)  # the interpreter's report, word for word
+    assert "forkserver" not in log and "runpy" not in log
+    assert log.splitlines()[-1].startswith(("SyntaxError", "ValueError: boom"))
+    assert [f.reason.key for f in forked.faults] == [f.reason.key for f in started.faults]
+    assert forked.faults and forked.faults[0].seat == 0
+
+
+def diff_bot(name: str = "diff") -> BotSpec:
+    return BotSpec(name=name, folder=TEST_BOTS, run="{python} forkdiff.py")
+
+
+def test_a_forked_bot_sees_what_a_started_one_sees(tmp_path):
+    """argv, __file__, sys.path[0], orig_argv, cwd; a spawn pool; a non-daemon thread that
+    outlives the script (the interpreter waits for it before exiting)."""
+    request = [GameRequest("diff", (diff_bot(), example("weak"), probe()), MOON3, "moon3",
+                           5, TC)]
+    (forked,), _ = play(tmp_path, request, fork=True)
+    (started,), _ = play(tmp_path, request, fork=False)
+    log = seat_log(forked, 0)
+    assert log == seat_log(started, 0)
+    assert f"argv=['forkdiff.py'] file={TEST_BOTS / 'forkdiff.py'} path0={TEST_BOTS} " \
+        f"orig={[sys.executable, 'forkdiff.py']}" in log
+    assert "diff pool=1024" in log
+    assert log.endswith("diff thread done\n")
+    assert forked.faults == () and forked.result == started.result
+
+
+def test_a_start_up_variable_set_after_the_server_started_acts(tmp_path, monkeypatch):
+    """PYTHONHASHSEED acts only when Python starts: a bot whose environment sets it
+    otherwise than the fork server's is started as a process, where it acts."""
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    want = subprocess.run([sys.executable, "-c", "print(hash('moon'))"], text=True,
+                          capture_output=True, env=dict(os.environ, PYTHONHASHSEED="7"),
+                          check=True).stdout.strip()
+
+    async def go() -> FinishedGame:
+        async with LocalExecutor(tmp_path / "seed", 1, fork_server=True) as ex:
+            assert ex.forks is not None and ex.forks.alive()
+            monkeypatch.setenv("PYTHONHASHSEED", "7")  # after the server started
+            return await ex.play(GameRequest("seed", (diff_bot(), example("random"),
+                                                      example("random")), MOON3, "moon3",
+                                             5, TC))
+    game = asyncio.run(go())
+    assert f"hash={want}\n" in seat_log(game, 0)
+
+
+def test_a_fork_server_that_dies_voids_its_games_and_bots_are_then_started(tmp_path):
+    """The server killed mid-game (here by a bot) takes its children with it: that game
+    is voided as an infrastructure failure, not charged to a bot; the next game's bots
+    are started as processes and it plays normally."""
+    bots = (diff_bot("diff-kill"), probe(), probe())
+
+    async def go() -> tuple[Exception | None, FinishedGame, int]:
+        async with LocalExecutor(tmp_path / "die", 1, fork_server=True) as ex:
+            assert ex.forks is not None and ex.forks.proc is not None
+            server = ex.forks.proc.pid
+            failure = None
+            try:
+                await ex.play(GameRequest("die1", bots, MOON3, "moon3", 2, TC))
+            except InfrastructureError as e:
+                failure = e
+            assert ex.forks is not None and not ex.forks.alive()
+            return failure, await ex.play(GameRequest("die2", bots, MOON3, "moon3", 2,
+                                                      TC)), server
+    failure, game, server = asyncio.run(go())
+    assert failure is not None and "the fork server died" in str(failure)
+    assert game.faults == ()
+    seen = probes(game)
+    assert len(seen) == 2 and all(int(m.group(2)) != server for m in seen)
