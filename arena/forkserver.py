@@ -3,7 +3,7 @@ game, for starting Python and importing gRPC, protobuf and the SDK.
 
 A local bot whose ``run`` is ``{python} <script>.py`` and whose script imports
 ``moon_sdk`` (:func:`forkable`) can be started by forking a server process that has
-already imported them (:class:`ForkServer`, one per executor, started on first use). Each
+already imported them (:class:`ForkServer`, one per executor, started with it). Each
 game still gets its own process that never played: the child is forked from the server,
 which never runs a bot, so it holds no game, no connection and no state of another
 game; Python's ``random`` is reseeded in it as after any fork. The child then does what
@@ -13,21 +13,36 @@ own cgroup (:mod:`arena.containment`) before anything else, starts a session of 
 arena dies), takes the same rlimits (address space, CPU seconds, open files), writes
 stdout and stderr to the seat's log pipe, gets the bot's environment (``MOON_ADDRESS``,
 ``MOON_TOKEN``, ``MOON_BOT_INSTANCE``...) and working folder, and runs the script as
-``__main__`` with ``sys.argv``/``sys.path[0]`` as ``python <script>.py`` would. Killing and
-cleaning up is :class:`ForkedProcess.kill`, which is :class:`~arena.bots.LocalProcess`'s.
+``__main__`` as ``python <script>.py`` would: the same ``sys.argv``, ``sys.orig_argv``,
+``__file__`` and ``sys.path[0]``; an uncaught error reported by ``sys.excepthook`` without
+this module's frames (a script that does not compile: the interpreter's lines, word for
+word); at exit it waits for the bot's non-daemon threads and runs its exit handlers (only
+the interpreter's module teardown, which costs a bot as much CPU as its game, is
+skipped). Killing and cleaning up is :class:`ForkedProcess.kill`, which is
+:class:`~arena.bots.LocalProcess`'s.
 
 What differs from a started process: the hash seed (``PYTHONHASHSEED``) is the server's,
-the same for every bot it forks; ``/proc/<pid>/environ`` of the bot process itself shows
-the server's environment (so in the process-group mode, without cgroups, the bot process
-is found by its process group, and only the processes it starts carry the marker in
-``/proc``); a bot folder with a module named like one the server has imported (a
-``grpc.py``...) is started as a process instead, since the server's module would win.
+drawn at random when it starts and the same for every bot it forks (it cannot be drawn
+again in a child: every string the server imported holds its hash; it is no game
+information and every bot shares it); ``/proc/<pid>/environ`` and ``cmdline`` of the bot
+process itself show the server's (so in the process-group mode, without cgroups, the bot
+process is found by its process group, and only the processes it starts carry the marker
+in ``/proc``). Started as a process instead: a bot folder with a module named like one the
+server has imported (a ``grpc.py``...), since the server's module would win; a bot whose
+environment gives a start-up variable (:data:`STARTUP_VARS`: the hash seed, the module
+path, the locale, gRPC's and protobuf's options) another value than the server's, since
+it would not act in a forked child.
 
 No gRPC channel or server is ever made in the server process (gRPC is imported, not
 initialised), and fork support is off (``GRPC_ENABLE_FORK_SUPPORT=false``): each child
-makes its own channel. The server is single-threaded. Off by default: a ladder's
-``fork_server = true``, ``LocalExecutor(fork_server=True)`` or ``MOON_FORK_SERVER=1``
-turns it on; a bot that is not a Python SDK bot always starts as a process.
+makes its own channel. The server is single-threaded.
+
+On by default: ``LocalExecutor(fork_server=False)``, a ladder's ``fork_server = false``,
+a host's ``[runner] fork_server = false``, ``--no-fork-server`` or ``MOON_FORK_SERVER=0``
+turns it off; a bot that is not a Python SDK bot always starts as a process. If the
+server cannot start, bots start as processes; if it dies, its children die with it, the
+executor voids their games (an infrastructure failure, never the bots') and later bots
+start as processes.
 
 Run by the arena as ``python -m arena.forkserver <socket path>``; it exits when its
 standard input closes (the arena is done or gone).
@@ -544,7 +559,6 @@ def main() -> None:
     if req is None:
         return
     import atexit
-
     import threading
 
     code: Any = 0

@@ -178,8 +178,9 @@ class _LiveReporter(Reporter):
               help="Bootstrap resamples for the rating intervals.")
 def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: int | None,
         concurrency: int | None, seed: int | None, preset: str | None, check: bool | None,
-        fork_server: bool | None, max_forfeits: int | None, gauntlet: tuple[str, ...], options: tuple[str, ...],
-        on_change: str | None, cluster: str | None, bootstrap: int, **tc: int | None) -> None:
+        fork_server: bool | None, max_forfeits: int | None, gauntlet: tuple[str, ...],
+        options: tuple[str, ...], on_change: str | None, cluster: str | None, bootstrap: int,
+        **tc: int | None) -> None:
     """Play a ladder (resuming RESULTS if it exists) and print the leaderboard.
 
     \b

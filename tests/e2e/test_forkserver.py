@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from e2e_support import EXAMPLES, TEST_BOTS, example
 from moon_sdk.rules import Ruleset
 
