@@ -1,6 +1,7 @@
 """Ladder CPU per game: the CPU seconds (user + system) that a ladder game costs the
-machine, with the example bots started as processes (the default) and forked from the
-fork server (``fork_server = true``, :mod:`arena.forkserver`), side by side in one run.
+machine, with the example bots started as processes (the opt-out, ``fork_server =
+false``) and forked from the fork server (the default, :mod:`arena.forkserver`), side by
+side in one run.
 
     .venv/bin/python benchmarks/ladder_cpu.py [--boards 2] [--reps 3]
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import resource
 import statistics
 import tempfile
@@ -31,7 +33,9 @@ from arena.ladder.config import ladder_from_dict
 from arena.ladder.runner import open_store, run_ladder
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = {"processes": False, "fork server": True}
+MODES = {"processes": False, "fork server": None}
+"""Each mode's ``fork_server`` in the ladder file: processes is the opt-out; the fork
+server is the default (the key unset, ``MOON_FORK_SERVER`` cleared)."""
 
 
 def cpu() -> tuple[float, float]:
@@ -41,12 +45,14 @@ def cpu() -> tuple[float, float]:
     return s.ru_utime + s.ru_stime, c.ru_utime + c.ru_stime
 
 
-def run(boards: int, fork: bool, tmp: Path, tag: str) -> dict[str, float]:
+def run(boards: int, fork: bool | None, tmp: Path, tag: str) -> dict[str, float]:
     """One ladder; its games, wall seconds and CPU seconds (self, children)."""
     data = {"ladder": {"name": f"cpu-{tag}", "preset": "moon3", "boards": boards,
-                       "seed": 99, "concurrency": 1, "check": False, "fork_server": fork},
+                       "seed": 99, "concurrency": 1, "check": False},
             "bots": [{"path": str(ROOT / "example_bots" / b)}
                      for b in ("heuristic", "random", "weak")]}
+    if fork is not None:
+        data["ladder"]["fork_server"] = fork
     cfg = ladder_from_dict(data, tmp / "bench.toml")
     results = tmp / f"{tag}.sqlite"
     store = open_store(cfg, results)
@@ -64,11 +70,12 @@ def main() -> None:
     ap.add_argument("--boards", type=int, default=2, help="boards (6 games each); default 2")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each mode; default 3")
     args = ap.parse_args()
+    os.environ.pop("MOON_FORK_SERVER", None)  # the default column is the shipped default
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in MODES}
     with tempfile.TemporaryDirectory() as d:
         for rep in range(args.reps):
             for mode, fork in MODES.items():
-                tag = f"{'fork' if fork else 'proc'}{rep}"
+                tag = f"{'proc' if fork is False else 'fork'}{rep}"
                 rows[mode].append(run(args.boards, fork, Path(d), tag))
 
     def med(mode: str, key) -> float:
@@ -78,6 +85,7 @@ def main() -> None:
     print(f"ladder CPU per game: heuristic/random/weak, moon3, {args.boards} boards x 6 "
           f"seatings = {games} games per run, concurrency 1; median of {args.reps} runs")
     print(f"{'':40}{'processes':>12}{'fork server':>14}{'ratio':>8}")
+    print(f"{'':40}{'(opt-out)':>12}{'(default)':>14}")
 
     def line(label: str, key, unit: float = 1000, fmt: str = ".0f") -> None:
         a, b = med("processes", key) * unit, med("fork server", key) * unit
