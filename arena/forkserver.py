@@ -64,7 +64,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .bots import BotSpec, LocalProcess, _LogDrain
+from .bots import INSTANCE_VAR, BotSpec, LocalProcess, _LogDrain
 
 logger = logging.getLogger("arena.forkserver")
 
@@ -86,6 +86,9 @@ PRELOAD = ("grpc", "google.protobuf", "moon_sdk", "moon_sdk.bot", "moon_sdk.conv
            "moon_sdk.v1.game_pb2", "logging", "random", "queue")
 """What the server imports once, so that its children need not."""
 _PR_SET_PDEATHSIG = 1
+PLACEHOLDER = "0" * 32
+"""The server's ``MOON_BOT_INSTANCE``, as long as a run's marker (``secrets.token_hex(16)``):
+each child writes its own marker over it in its start-up environment (:func:`_mark`)."""
 
 
 def enabled_by_env() -> bool:
@@ -174,6 +177,7 @@ class ForkServer:
         self._tmp = tempfile.TemporaryDirectory(prefix="moon-fork-")
         self.path = str(Path(self._tmp.name) / "fork.sock")
         env = dict(os.environ, GRPC_ENABLE_FORK_SUPPORT="false")
+        env[INSTANCE_VAR] = PLACEHOLDER
         self.env = startup_env(env)
         argv = [sys.executable, "-m", "arena.forkserver", self.path]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -382,10 +386,37 @@ def _set_pdeathsig() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
+def _mark(instance: str) -> bool:
+    """Write ``instance`` over :data:`PLACEHOLDER` in this process's start-up environment
+    block, the memory that ``/proc/<pid>/environ`` shows (``env_start``..``env_end`` of
+    ``/proc/self/stat``): then this process, and what it forks without executing anything,
+    carries its run's marker there as a started bot does, for the process-group mode's
+    scan (:func:`arena.containment.kill_marked`). False if it could not (no placeholder,
+    another length)."""
+    import ctypes
+
+    key = f"{INSTANCE_VAR}={PLACEHOLDER}".encode()
+    if len(instance) != len(PLACEHOLDER):
+        return False
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # fields 50, 51: env_start, env_end
+        block = b"\0" + ctypes.string_at(start, end - start)
+    except (OSError, ValueError, IndexError):
+        return False
+    at = block.find(b"\0" + key + b"\0")
+    if at < 0:
+        return False
+    ctypes.memmove(start + at + len(INSTANCE_VAR) + 1, instance.encode(), len(instance))
+    return True
+
+
 def _child(req: dict[str, Any], log_fd: int) -> None:
     """In the forked child: become the bot run (see the module doc). Returns when the
     script may run; exits (125) if the child cannot be contained."""
     os.setsid()
+    _mark(str(req["env"].get(INSTANCE_VAR, "")))
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     os.close(log_fd)

@@ -30,7 +30,8 @@ from arena.timecontrol import TimeControl
 MOON3 = Ruleset.preset("moon3")
 TC = TimeControl(startup_ms=30_000)
 PROBE = re.compile(r"probe pid=(\d+) ppid=(\d+) pgid=(\d+) games=(\d+) instance=(\w+) "
-                   r"cgroup=(\S*) as=(-?\d+) cpu=(-?\d+) files=(-?\d+) cwd=(\S+) random=(\S+)")
+                   r"cgroup=(\S*) as=(-?\d+) cpu=(-?\d+) files=(-?\d+) cwd=(\S+) random=(\S+) "
+                   r"marked=(\d)")
 
 
 def probe(name: str = "probe") -> BotSpec:
@@ -89,13 +90,14 @@ def test_each_game_gets_a_fresh_forked_process_contained_like_a_started_one(tmp_
     assert len(seen) == 9  # 3 games x 3 seats, each joined once
     limits = Limits()
     for m in seen:
-        pid, ppid, pgid, count, instance, cgroup, mem, cpu, files, cwd, _ = m.groups()
+        pid, ppid, pgid, count, instance, cgroup, mem, cpu, files, cwd, _, marked = m.groups()
         assert int(ppid) == server  # forked by the server, not started by the arena
         assert count == "1"  # this process never played before
         assert int(pgid) == int(pid)  # a session and process group of its own
         assert (int(mem), int(cpu), int(files)) == (
             DEFAULT_MEMORY_MB * 1024 * 1024, limits.cpu_s, limits.open_files)
         assert Path(cwd) == TEST_BOTS
+        assert marked == "1"  # its /proc/<pid>/environ holds its run's marker
         if cgroup_parent() is not None:  # in the bot run's own cgroup
             assert cgroup.endswith(f"-{instance}")
         assert gone(int(pid))
@@ -117,6 +119,24 @@ def test_a_forked_bot_that_hangs_is_killed_with_what_it_started(tmp_path):
     pid = int(PROBE.search(log).group(1))
     sleeper = int(re.search(r"probe sleeper=(\d+)", log).group(1))
     assert gone(pid) and gone(sleeper)
+
+
+def test_without_cgroups_a_forked_bots_setsid_child_is_killed(tmp_path, monkeypatch):
+    """In the process-group mode the arena finds what left the group by the run's marker
+    in /proc/<pid>/environ: a forked bot's child that forked (no exec) and left the group
+    carries it as one of a started bot would, and is killed after the game."""
+    from arena import containment
+
+    monkeypatch.setenv(containment.CGROUP_VAR, "off")
+    monkeypatch.setenv(containment.RUN_DIR_VAR, str(tmp_path / "runs"))
+    bots = (probe("probe-forker"), probe(), probe())
+    [game], server = play(tmp_path, [GameRequest("forker", bots, MOON3, "moon3", 3, TC)],
+                          fork=True)
+    log = seat_log(game, 0)
+    assert int(PROBE.search(log).group(2)) == server  # forked
+    child = int(re.search(r"probe forked=(\d+)", log).group(1))
+    assert gone(child)
+    assert game.faults == ()
 
 
 def normalized(path: Path) -> dict:
