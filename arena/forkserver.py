@@ -448,11 +448,17 @@ def _child(req: dict[str, Any], log_fd: int) -> None:
     os.environ.update(req["env"])
     import io
 
+    # the server's own standard streams are pipes too: their encodings are a started bot's
+    out, err = sys.__stdout__, sys.__stderr__
     sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False),  # noqa: SIM115
-                                  write_through=True)
+                                  write_through=True, encoding=getattr(out, "encoding", None),
+                                  errors=getattr(out, "errors", None))
     sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
-                                  write_through=True, errors="backslashreplace")
-    sys.stdin = open(0, closefd=False)  # noqa: SIM115
+                                  write_through=True, encoding=getattr(err, "encoding", None),
+                                  errors="backslashreplace")
+    inp = sys.__stdin__
+    sys.stdin = open(0, closefd=False, encoding=getattr(inp, "encoding", None),  # noqa: SIM115
+                     errors=getattr(inp, "errors", None))
     sys.argv = [req["argv0"]]
     sys.orig_argv = [sys.executable, req["argv0"]]
     sys.path[0] = req["path0"]
