@@ -161,7 +161,12 @@ class LocalExecutor:
             fork_server = enabled_by_env()
         self.fork_server = fork_server
         self.forks: ForkServer | None = None
-        """The running fork server (None: off, or it could not start)."""
+        """The fork server (None: off, not needed yet, or it could not start). It starts
+        with the first game that has a Python SDK bot (:func:`arena.forkserver.forkable`),
+        so that an executor of other bots only (one per game on a cluster's worker) never
+        pays for it."""
+        self._forks_tried = False
+        self._forks_lock = asyncio.Lock()
 
     async def __aenter__(self) -> Self:
         from .game import serving
@@ -170,20 +175,41 @@ class LocalExecutor:
         # the executor hands each game back and forgets it: the referee keeps none
         self._referee = Referee(record_dir=self.record_dir, keep_finished=0)
         async with contextlib.AsyncExitStack() as stack:
-            if self.fork_server:
-                from .forkserver import ForkServer
-
-                forks = ForkServer()
-                try:
-                    await asyncio.to_thread(forks.start)
-                    self.forks = forks
-                    stack.callback(forks.close)
-                except OSError as e:
-                    log.warning("%s; Python bots are started as processes", e)
+            # closed after the games (serving, below, ends them first): closing it kills
+            # the bots it forked, which would end a game still in its grace time
+            stack.callback(self._close_forks)
             self._endpoint = await stack.enter_async_context(
                 serving(self._referee, tcp=None, match_service=False, grace_s=self.grace_s))
             self._stack = stack.pop_all()
         return self
+
+    def _close_forks(self) -> None:
+        forks, self.forks = self.forks, None
+        if forks is not None:
+            forks.close()
+
+    async def start_fork_server(self, bots: tuple[BotSpec, ...]) -> ForkServer | None:
+        """The fork server, started first (once per executor, :meth:`play` does it) if it
+        is on, not tried yet, and one of ``bots`` is a Python SDK bot. None: off, not
+        needed, or it could not start (bots are then started as processes)."""
+        if not self.fork_server or self._forks_tried:
+            return self.forks
+        from .forkserver import ForkServer, forkable
+
+        if not any(forkable(b) for b in bots):
+            return None
+        async with self._forks_lock:
+            if not self._forks_tried:
+                self._forks_tried = True
+                forks = ForkServer()
+                try:
+                    await asyncio.to_thread(forks.start)
+                    self.forks = forks
+                except OSError as e:
+                    log.warning("%s; Python bots are started as processes", e)
+                if self._stack is None:  # the executor stopped meanwhile
+                    self._close_forks()
+        return self.forks
 
     async def __aexit__(self, et: type[BaseException] | None, ev: BaseException | None,
                         tb: TracebackType | None) -> None:
@@ -209,8 +235,8 @@ class LocalExecutor:
             raise ConfigError(f"game {request.game_id}: no probe {request.probe!r} "
                               f"(one of {', '.join(PROBES)})")
         async with self._slots:
+            forks = await self.start_fork_server(request.bots)
             t0 = time.monotonic()
-            forks = self.forks
             forked = forks is not None and any(forks.usable_for(b) for b in request.bots)
             try:
                 match = await play_game(
@@ -219,7 +245,7 @@ class LocalExecutor:
                     match_id=request.game_id, limits=self.limits,
                     docker_limits=request.docker_limits,
                     match_cls=PROBES[request.probe] if request.probe else None,
-                    fork_server=self.forks)
+                    fork_server=forks)
             except ConfigError:
                 raise
             except Exception as e:  # the runner's own failure: never a bot's

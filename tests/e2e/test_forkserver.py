@@ -44,9 +44,11 @@ def play(tmp_path: Path, requests: list[GameRequest], fork: bool
     async def go() -> tuple[list[FinishedGame], int | None]:
         async with LocalExecutor(tmp_path / ("fork" if fork else "proc"), 1,
                                  fork_server=fork) as ex:
+            assert ex.forks is None  # started with the first game of a Python SDK bot
+            games = [await ex.play(r) for r in requests]
             server = ex.forks.proc.pid if ex.forks is not None and ex.forks.proc else None
             assert (server is not None) == fork
-            return [await ex.play(r) for r in requests], server
+            return games, server
     return asyncio.run(go())
 
 
@@ -164,6 +166,17 @@ def test_records_are_the_same_with_and_without_the_fork_server(tmp_path):
         assert a.result == b.result
 
 
+def test_the_fork_server_starts_only_for_a_python_sdk_bot(tmp_path):
+    async def go() -> tuple[object, object]:
+        async with LocalExecutor(tmp_path / "lazy", 1, fork_server=True) as ex:
+            none = await ex.start_fork_server((example("go-heuristic"),
+                                               example("rust-stdio")))
+            return none, await ex.start_fork_server((example("go-heuristic"), probe()))
+    none, forks = asyncio.run(go())
+    assert none is None
+    assert forks is not None and not forks.alive()  # closed with the executor
+
+
 def test_the_fork_server_is_the_default_and_0_turns_it_off(monkeypatch, tmp_path):
     from arena.ladder.config import ladder_from_dict
 
@@ -252,7 +265,8 @@ def test_a_start_up_variable_set_after_the_server_started_acts(tmp_path, monkeyp
 
     async def go() -> FinishedGame:
         async with LocalExecutor(tmp_path / "seed", 1, fork_server=True) as ex:
-            assert ex.forks is not None and ex.forks.alive()
+            forks = await ex.start_fork_server((diff_bot(),))
+            assert forks is not None and forks.alive()
             monkeypatch.setenv("PYTHONHASHSEED", "7")  # after the server started
             return await ex.play(GameRequest("seed", (diff_bot(), example("random"),
                                                       example("random")), MOON3, "moon3",
@@ -269,8 +283,9 @@ def test_a_fork_server_that_dies_voids_its_games_and_bots_are_then_started(tmp_p
 
     async def go() -> tuple[Exception | None, FinishedGame, int]:
         async with LocalExecutor(tmp_path / "die", 1, fork_server=True) as ex:
-            assert ex.forks is not None and ex.forks.proc is not None
-            server = ex.forks.proc.pid
+            forks = await ex.start_fork_server(bots)
+            assert forks is not None and forks.proc is not None
+            server = forks.proc.pid
             failure = None
             try:
                 await ex.play(GameRequest("die1", bots, MOON3, "moon3", 2, TC))
