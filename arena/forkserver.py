@@ -87,6 +87,9 @@ PRELOAD = ("grpc", "google.protobuf", "moon_sdk", "moon_sdk.bot", "moon_sdk.conv
            "moon_sdk.v1.game_pb2", "logging", "random", "queue")
 """What the server imports once, so that its children need not."""
 _PR_SET_PDEATHSIG = 1
+_ROOM = 256
+"""Blank bytes at the end of the server's command line, so that a child can write its own
+(``python <script>.py``, :func:`_retitle`) over it."""
 PLACEHOLDER = "0" * 32
 """The server's ``MOON_BOT_INSTANCE``, as long as a run's marker (``secrets.token_hex(16)``):
 each child writes its own marker over it in its start-up environment (:func:`_mark`)."""
@@ -180,7 +183,7 @@ class ForkServer:
         env = dict(os.environ, GRPC_ENABLE_FORK_SUPPORT="false")
         env[INSTANCE_VAR] = PLACEHOLDER
         self.env = startup_env(env)
-        argv = [sys.executable, "-m", "arena.forkserver", self.path]
+        argv = [sys.executable, "-m", "arena.forkserver", self.path, " " * _ROOM]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=env, start_new_session=True)
         assert self.proc.stdout is not None
@@ -387,6 +390,30 @@ def _set_pdeathsig() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
+def _stat_field(index: int) -> int:
+    """Field ``index`` (1-based, as ``man 5 proc`` counts) of ``/proc/self/stat``."""
+    with open("/proc/self/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return int(fields[index - 3])  # the split starts at field 3, after the name
+
+
+def _retitle(argv: list[str]) -> bool:
+    """Write ``argv`` over this process's command line (the memory that
+    ``/proc/<pid>/cmdline`` shows, ``arg_start``..``arg_end``), NUL-padded, so that ``ps``
+    shows a forked bot as the started one would be shown. False if it does not fit."""
+    import ctypes
+
+    new = b"".join(a.encode() + b"\0" for a in argv)
+    try:
+        start, end = _stat_field(48), _stat_field(49)
+    except (OSError, ValueError, IndexError):
+        return False
+    if len(new) > end - start:
+        return False
+    ctypes.memmove(start, new + b"\0" * (end - start - len(new)), end - start)
+    return True
+
+
 def _mark(instance: str) -> bool:
     """Write ``instance`` over :data:`PLACEHOLDER` in this process's start-up environment
     block, the memory that ``/proc/<pid>/environ`` shows (``env_start``..``env_end`` of
@@ -400,9 +427,7 @@ def _mark(instance: str) -> bool:
     if len(instance) != len(PLACEHOLDER):
         return False
     try:
-        with open("/proc/self/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[47]), int(fields[48])  # fields 50, 51: env_start, env_end
+        start, end = _stat_field(50), _stat_field(51)
         block = b"\0" + ctypes.string_at(start, end - start)
     except (OSError, ValueError, IndexError):
         return False
@@ -461,6 +486,7 @@ def _child(req: dict[str, Any], log_fd: int) -> None:
                      errors=getattr(inp, "errors", None))
     sys.argv = [req["argv0"]]
     sys.orig_argv = [sys.executable, req["argv0"]]
+    _retitle(sys.orig_argv)
     sys.path[0] = req["path0"]
     import random
 

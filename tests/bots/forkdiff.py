@@ -1,7 +1,8 @@
 """An SDK bot that says on stderr what a Python program can see of how it was started,
 to compare a forked bot with one started as a process (tests/e2e/test_forkserver.py):
 ``sys.argv``, ``__file__``, ``sys.path[0]``, ``sys.orig_argv``, the working folder, the
-encodings of its standard streams, the hash of a string when ``PYTHONHASHSEED`` is set, a result computed by a ``spawn``
+encodings of its standard streams, its ``/proc/self/cmdline``, the hash of a string when
+``PYTHONHASHSEED`` is set, a result computed by a ``spawn``
 multiprocessing pool, and, from a non-daemon thread that waits until the script has
 returned, a last line (the interpreter waits for such threads before it exits). It always
 takes the last legal action. Named ``diff-kill`` (MOON_BOT_NAME), on its first turn it
@@ -30,6 +31,9 @@ class Diff(Bot):
         print(f"diff stdout={sys.stdout.encoding}/{sys.stdout.errors} "
               f"stderr={sys.stderr.encoding}/{sys.stderr.errors} "
               f"stdin={sys.stdin.encoding}", file=sys.stderr, flush=True)
+        with open("/proc/self/cmdline", "rb") as f:  # what ps shows
+            words = f.read().rstrip(b"\0").split(b"\0")
+        print(f"diff cmdline={words}", file=sys.stderr, flush=True)
         with multiprocessing.get_context("spawn").Pool(1) as pool:
             print(f"diff pool={pool.apply(pow, (2, 10))}", file=sys.stderr, flush=True)
 

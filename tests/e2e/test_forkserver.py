@@ -250,6 +250,7 @@ def test_a_forked_bot_sees_what_a_started_one_sees(tmp_path):
     assert log == seat_log(started, 0)
     assert f"argv=['forkdiff.py'] file={TEST_BOTS / 'forkdiff.py'} path0={TEST_BOTS} " \
         f"orig={[sys.executable, 'forkdiff.py']}" in log
+    assert f"diff cmdline={[sys.executable.encode(), b'forkdiff.py']}" in log
     assert "diff pool=1024" in log
     assert log.endswith("diff thread done\n")
     assert forked.faults == () and forked.result == started.result
