@@ -24,11 +24,13 @@ skipped). Killing and cleaning up is :class:`ForkedProcess.kill`, which is
 What differs from a started process: the hash seed (``PYTHONHASHSEED``) is the server's,
 drawn at random when it starts and the same for every bot it forks (it cannot be drawn
 again in a child: every string the server imported holds its hash; it is no game
-information and every bot shares it); ``/proc/<pid>/environ`` and ``cmdline`` of the bot
-process itself show the server's, except that the child writes its run's marker
-(``MOON_BOT_INSTANCE``) over the server's placeholder there (:func:`_mark`), so that in the
-process-group mode, without cgroups, it and what it forks carry the marker as a started
-bot's processes do. Started as a process instead: a bot folder with a module named like one the
+information and every bot shares it); ``/proc/<pid>/environ`` of the bot process itself
+shows the server's environment (``os.environ`` is the bot's), except that the child writes
+its run's marker (``MOON_BOT_INSTANCE``) over the server's placeholder there
+(:func:`_mark`), so that in the process-group mode, without cgroups, it and what it forks
+carry the marker as a started bot's processes do; its ``/proc/<pid>/cmdline`` (what
+``ps`` shows) is rewritten to ``python <script>.py`` (:func:`_retitle`). Started as a
+process instead: a bot folder with a module named like one the
 server has imported (a ``grpc.py``...), since the server's module would win; a bot whose
 environment gives a start-up variable (:data:`STARTUP_VARS`: the hash seed, the module
 path, the locale, gRPC's and protobuf's options) another value than the server's, since
