@@ -3,7 +3,8 @@ game, for starting Python and importing gRPC, protobuf and the SDK.
 
 A local bot whose ``run`` is ``{python} <script>.py`` and whose script imports
 ``moon_sdk`` (:func:`forkable`) can be started by forking a server process that has
-already imported them (:class:`ForkServer`, one per executor, started with it). Each
+already imported them (:class:`ForkServer`, one per executor, started with its first
+game that has such a bot). Each
 game still gets its own process that never played: the child is forked from the server,
 which never runs a bot, so it holds no game, no connection and no state of another
 game; Python's ``random`` is reseeded in it as after any fork. The child then does what
@@ -30,8 +31,8 @@ its run's marker (``MOON_BOT_INSTANCE``) over the server's placeholder there
 (:func:`_mark`), so that in the process-group mode, without cgroups, it and what it forks
 carry the marker as a started bot's processes do; its ``/proc/<pid>/cmdline`` (what
 ``ps`` shows) is rewritten to ``python <script>.py`` (:func:`_retitle`). Started as a
-process instead: a bot folder with a module named like one the
-server has imported (a ``grpc.py``...), since the server's module would win; a bot whose
+process instead: a bot folder with a module named like one the server has imported (a
+``grpc.py``...), since the server's module would win; a bot whose
 environment gives a start-up variable (:data:`STARTUP_VARS`: the hash seed, the module
 path, the locale, gRPC's and protobuf's options) another value than the server's, since
 it would not act in a forked child.
