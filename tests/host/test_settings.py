@@ -34,6 +34,14 @@ def test_init_writes_a_safe_default(tmp_path: Path) -> None:
     assert again.exit_code != 0 and "exists already" in again.output
 
 
+def test_the_fork_server_is_on_unless_the_runner_says_false(tmp_path: Path) -> None:
+    folder = init(tmp_path)
+    assert load_settings(folder).runner.fork_server is None  # as MOON_FORK_SERVER says: on
+    path = folder / "competition.toml"
+    path.write_text(path.read_text().replace("# fork_server = false", "fork_server = false"))
+    assert load_settings(folder).runner.fork_server is False
+
+
 @pytest.mark.parametrize(("edit", "message"), [
     (('kind = "docker"', 'kind = "local"'), "trust_local = true"),
     (("concurrency = 2", "concurrency = 0"), "matchmaking.concurrency"),
@@ -42,6 +50,7 @@ def test_init_writes_a_safe_default(tmp_path: Path) -> None:
     (("\n[limits]", "\n[limits]\nmax_size = 3"), "limits.max_size"),
     (('preset = "moon3"', 'preset = "moon9"'), "moon9"),
     (('registration = "invite"', 'registration = "maybe"'), "registration"),
+    (("# fork_server = false", 'fork_server = "maybe"'), "runner.fork_server"),
 ])
 def test_bad_settings_are_named(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
     folder = init(tmp_path)
