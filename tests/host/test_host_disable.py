@@ -64,8 +64,12 @@ def test_forfeits_in_a_row_disable_a_version(tmp_path: Path, monkeypatch,
         assert host.wait_version(bob, v["id"])["status"] == "active"
         flaky = host.submit(zed, flaky_bot(tmp_path / "runs.txt")).json()
         passed = host.wait_version(zed, flaky["id"])
-        assert passed["status"] == "active", (passed, host.ok(
-            "GET", f"/api/versions/{flaky['id']}", host.admin)["reason"])
+        why = host.ok("GET", f"/api/versions/{flaky['id']}", host.admin)["reason"] or ""
+        # it passed its validation: active, or, its crashes being quick (a forked bot starts
+        # in milliseconds), already disabled between two polls by forfeits, which only its
+        # rated games (played once it is active) count
+        assert passed["status"] == "active" or (
+            passed["status"] == "disabled" and "forfeits in a row" in why), (passed, why)
 
         def disabled() -> dict | None:
             v = host.ok("GET", f"/api/versions/{flaky['id']}", zed)
