@@ -6,8 +6,8 @@ A local bot whose ``run`` is ``{python} <script>.py`` and whose script imports
 already imported them (:class:`ForkServer`, one per executor, started with its first
 game that has such a bot). Each game still gets its own process that never played: the
 child is forked from the server, which never runs a bot, so it holds no game, no
-connection and no state of another game; Python's ``random`` is reseeded in it as after any fork. The child then does what
-:class:`arena.bots.LocalProcess` has done for a started process: it enters the bot run's
+connection and no state of another game; Python's ``random`` is reseeded in it as after
+any fork. The child then does what :class:`arena.bots.LocalProcess` has done for a started process: it enters the bot run's
 own cgroup (:mod:`arena.containment`) before anything else, starts a session of its own
 (its own process group), gets SIGKILL if the server dies (which itself gets SIGKILL if the
 arena dies), takes the same rlimits (address space, CPU seconds, open files), writes
