@@ -3,23 +3,23 @@ game, for starting Python and importing gRPC, protobuf and the SDK.
 
 A local bot whose ``run`` is ``{python} <script>.py`` and whose script imports
 ``moon_sdk`` (:func:`forkable`) can be started by forking a server process that has
-already imported them (:class:`ForkServer`, one per executor, started with its first
-game that has such a bot). Each game still gets its own process that never played: the
-child is forked from the server, which never runs a bot, so it holds no game, no
-connection and no state of another game; Python's ``random`` is reseeded in it as after
-any fork. The child then does what :class:`arena.bots.LocalProcess` has done for a started process: it enters the bot run's
-own cgroup (:mod:`arena.containment`) before anything else, starts a session of its own
-(its own process group), gets SIGKILL if the server dies (which itself gets SIGKILL if the
-arena dies), takes the same rlimits (address space, CPU seconds, open files), writes
-stdout and stderr to the seat's log pipe, gets the bot's environment (``MOON_ADDRESS``,
-``MOON_TOKEN``, ``MOON_BOT_INSTANCE``...) and working folder, and runs the script as
-``__main__`` as ``python <script>.py`` would: the same ``sys.argv``, ``sys.orig_argv``,
-``__file__`` and ``sys.path[0]``; an uncaught error reported by ``sys.excepthook`` without
-this module's frames (a script that does not compile: the interpreter's lines, word for
-word); at exit it waits for the bot's non-daemon threads and runs its exit handlers (only
-the interpreter's module teardown, which costs a bot as much CPU as its game, is
-skipped). Killing and cleaning up is :class:`ForkedProcess.kill`, which is
-:class:`~arena.bots.LocalProcess`'s.
+already imported them (:class:`ForkServer`, one per executor, started with its first game
+that has such a bot). Each game still gets its own process that never played: the child is
+forked from the server, which never runs a bot, so it holds no game, no connection and no
+state of another game; Python's ``random`` is reseeded in it as after any fork. The child
+then does what :class:`arena.bots.LocalProcess` has done for a started process: it enters
+the bot run's own cgroup (:mod:`arena.containment`) before anything else, starts a session
+of its own (its own process group), gets SIGKILL if the server dies (which itself gets
+SIGKILL if the arena dies), takes the same rlimits (address space, CPU seconds, open
+files), writes stdout and stderr to the seat's log pipe, gets the bot's environment
+(``MOON_ADDRESS``, ``MOON_TOKEN``, ``MOON_BOT_INSTANCE``...) and working folder, and runs
+the script as ``__main__`` as ``python <script>.py`` would: the same ``sys.argv``,
+``sys.orig_argv``, ``__file__`` and ``sys.path[0]``; an uncaught error reported by
+``sys.excepthook`` without this module's frames (a script that does not compile: the
+interpreter's lines, word for word); at exit it waits for the bot's non-daemon threads and
+runs its exit handlers (only the interpreter's module teardown, which costs a bot as much
+CPU as its game, is skipped). Killing and cleaning up is :class:`ForkedProcess.kill`,
+which is :class:`~arena.bots.LocalProcess`'s.
 
 What differs from a started process: the hash seed (``PYTHONHASHSEED``) is the server's,
 drawn at random when it starts and the same for every bot it forks (it cannot be drawn
