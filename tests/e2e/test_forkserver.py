@@ -141,6 +141,35 @@ def test_without_cgroups_a_forked_bots_setsid_child_is_killed(tmp_path, monkeypa
     assert game.faults == ()
 
 
+def test_a_ladder_replays_the_game_a_dying_fork_server_took_down(tmp_path, monkeypatch):
+    """In a ladder (the fork server on by default) the game during which the server died
+    is voided and played again with the bots started as processes; no bot is charged."""
+    from arena.ladder.config import ladder_from_dict
+    from arena.ladder.runner import open_store, run_ladder
+
+    monkeypatch.delenv("MOON_FORK_SERVER", raising=False)
+    killer = tmp_path / "diff-kill"
+    killer.mkdir()
+    (killer / "forkdiff.py").write_text((TEST_BOTS / "forkdiff.py").read_text())
+    (killer / "bot.toml").write_text('name = "diff-kill"\nrun = "{python} forkdiff.py"\n')
+    data = {"ladder": {"name": "die", "preset": "moon3", "boards": 1, "seed": 4,
+                       "concurrency": 1, "check": False},
+            "time_control": {"startup_ms": 30_000},
+            "bots": [{"path": str(p)} for p in (killer, EXAMPLES / "weak",
+                                                 EXAMPLES / "heuristic")]}
+    cfg = ladder_from_dict(data, tmp_path / "die.toml")
+    assert cfg.fork_server is None  # the default: on
+    results = tmp_path / "die.sqlite"
+    store = open_store(cfg, results)
+    try:
+        summary = asyncio.run(run_ladder(cfg, store, results))
+        assert summary.voided == 1  # the first game; the rest are started as processes
+        assert summary.played == 6 and len(store.done_ids()) == 6
+        assert store.forfeits_by_bot() == {} and list(store.faults()) == []
+    finally:
+        store.close()
+
+
 def normalized(path: Path) -> dict:
     """A record without what depends on timing: timestamps, milliseconds, logs."""
     def strip(x):
