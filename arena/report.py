@@ -20,6 +20,20 @@ def _bid_text(b: int) -> str:
     return "-" if b == 0 else str(b)
 
 
+def legend(seats: int, sides: int, plays: bool = False) -> list[str]:
+    """The lines under :func:`print_game`'s table that say what its columns hold, in the
+    field's terms (docs/rules.md: bid, pass, shoot the moon, trump, trick, made or set), each
+    short enough for 80 columns: ``seats`` players, ``sides`` score columns (2: the
+    partnerships of 4-player Moon), ``plays``: the tricks are listed too."""
+    score = ("0 & 2, 1 & 3: team scores so far" if sides == 2 and seats == 4
+             else f"{' '.join(str(k) for k in range(sides))}: scores so far")
+    lines = ["auction: seat:bid (- pass, 21 shoot the moon) · contract: bidder:bid trump",
+             f"tricks: by seat · result: bid made or set · {score}"]
+    if plays:
+        lines.append("each trick: seat:tile in the order played → the seat that won it")
+    return lines
+
+
 def print_game(console: Console, record: GameRecord, plays: bool = False,
                forfeit: bool = True) -> None:
     """Print a record hand by hand: the auction, the contract, (with ``plays``) every
@@ -62,6 +76,8 @@ def print_game(console: Console, record: GameRecord, plays: bool = False,
         table.add_row(*(_e(x) for x in (h.number, h.dealer, auction, contract + detail,
                                         tricks, result, *scores)))
     console.print(table)
+    for line in legend(len(record.seats), len(sides), plays=plays):
+        console.print(line, style="dim", highlight=False)
     res = record.result
     if res.winner is not None and 0 <= res.winner < len(sides):
         final = ", ".join(f"{s} {x}" for s, x in zip(sides, res.scores, strict=False))

@@ -77,3 +77,51 @@ def test_replay_show_in_80_columns_names_every_seat_in_full(tmp_path):
     # and no column header is a name cut short ("0:sea…" three times over)
     headers = [line for line in shown.stdout.splitlines() if line.startswith("┃")]
     assert headers and not any("…" in line for line in headers), headers
+
+
+def test_the_hand_table_has_a_legend_that_tells_what_its_cells_hold(tmp_path):
+    out = subprocess.run([*MOON, "play", "--seed", "11", "--records", str(tmp_path), "heuristic",
+                          "random", "heuristic", "--max-hands", "3"], capture_output=True,
+                         text=True, timeout=300, env=ENV)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    [header] = [ln for ln in lines if ln.startswith("┃")]
+    columns = [c.strip() for c in header.strip("┃").split("┃")]
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("└"))
+    legend = lines[end + 1:end + 3]
+    assert lines[end + 3].startswith("winner:"), lines[end:]  # two lines, then the result
+    assert all(len(ln) <= 80 for ln in legend), legend  # two lines in 80 columns too
+    text = " ".join(legend)
+    # every column that is not plain ("hand" number, "dealer" seat) is explained, the score
+    # columns (headed by seat numbers) together
+    named = [c for c in columns if not c.isdigit() and c not in ("hand", "dealer")]
+    assert named == ["auction", "contract", "tricks", "result"]
+    for c in named:
+        assert f"{c}:" in text, c
+    assert " ".join(c for c in columns if c.isdigit()) + ": scores so far" in text
+    # and it says true things: each hand's row, written from the record by the legend's own
+    # words (a bid of 0 is a pass; the scores are the rules' points for the hand (docs/rules.md,
+    # "Scoring": the bidder the bid if made, minus it if set; the others a point a trick)
+    # added up since the start)
+    [path] = tmp_path.glob("*.json")
+    record = json.loads(path.read_text())
+    rows = [[c.strip() for c in ln.strip("│").split("│")] for ln in lines
+            if ln.startswith("│") and ln.strip("│ ").split("│")[0].strip().isdigit()]
+    totals = [0, 0, 0]
+    for h, row in zip(record["hands"], rows, strict=True):
+        auction = " ".join(f"{b['seat']}:{'-' if b['bid'] == 0 else b['bid']}"
+                           for b in h["bids"])
+        assert row[2] == auction
+        if h["bidder"] is None:  # all passed: nobody scores
+            assert row[3:] == ["—", "", "all passed: redeal", *map(str, totals)]
+            continue
+        assert row[3] == f"{h['bidder']}:{h['bid']} trump {h['trump']}"
+        assert row[4] == " ".join(str(t) for t in h["tricks_taken"])
+        assert row[5] == ("made" if h["made"] else "set")
+        for seat in range(3):
+            bidder = seat == h["bidder"]
+            totals[seat] += (h["bid"] if h["made"] else -h["bid"]) if bidder \
+                else h["tricks_taken"][seat]
+        assert row[6:] == [str(x) for x in totals]
+        if h["bid"] == 21 and h["made"]:
+            break  # the moon shot wins the game
