@@ -156,7 +156,8 @@ class GameOut(BaseModel):
     faults: list[FaultOut]
     created_at: str | None
     started_at: str | None
-    finished_at: str | None
+    finished_at: str | None = Field(description="When its result was written; null until it "
+                                    "has finished (queued, running, voided, cancelled)")
     record: bool = Field(description="Whether its record can be downloaded")
 
     @classmethod
@@ -179,7 +180,8 @@ class GameOut(BaseModel):
                    faults=[FaultOut(seat=f.seat, reason=f.reason, forfeit=f.forfeit)
                            for f in g.faults] if done else [],
                    created_at=iso(g.created_at), started_at=iso(g.started_at),
-                   finished_at=iso(g.finished_at), record=done and bool(g.record_path))
+                   finished_at=iso(g.finished_at) if done else None,
+                   record=done and bool(g.record_path))
 
 
 class GamePage(BaseModel):

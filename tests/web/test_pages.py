@@ -353,3 +353,36 @@ def test_owners_logs_only_to_owners(browser, competition: Competition):
     assert page.title() != "owned"
     assert page.eval_on_selector_all("main script", "s => s.length") == 0
     ctx.close()
+
+
+def test_only_finished_games_have_a_finish_time(browser, competition: Competition):
+    c = competition
+    enough_games(c, 3)
+    page = browser.new_page()
+    rows_js = """rows => rows.map(r => ({id: r.dataset.game,
+        status: r.querySelector('td.status').textContent.trim(),
+        when: r.querySelector('td.when').textContent.trim()}))"""
+    # the newest games: the set being played (queued, live) above finished ones
+    for _ in range(60):
+        page.goto(c.url + "/games")
+        rows = page.eval_on_selector_all("tr.game-row", rows_js)
+        states = {r["status"] for r in rows}
+        if "finished" in states and states - {"finished"}:
+            break
+    else:
+        pytest.fail(f"no page of games both finished and not: {rows}")
+    api = {g["id"]: g for g in c.host.ok("GET", "/api/games", params={"limit": 500})["games"]}
+    for r in rows:
+        if r["status"] == "finished":  # the time the API gives, to the second
+            assert r["when"] == api[r["id"]]["finished_at"][:19].replace("T", " "), r
+        else:  # queued, live (running), voided, cancelled: nothing yet
+            assert r["when"] == "", r
+    page.close()
+    # the API: a finish time for a finished game only (rated and validation games alike)
+    for kind in ("rated", "validation"):
+        games = c.host.ok("GET", "/api/games", c.host.admin,
+                          params={"limit": 500, "kind": kind})["games"]
+        assert games
+        for g in games:
+            assert (g["finished_at"] is None) == (g["status"] != "finished"), g
+            assert g["created_at"] is not None
