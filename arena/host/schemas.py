@@ -108,12 +108,14 @@ class LeaderboardRow(BaseModel):
     owner: str
     version: str
     version_id: int
-    rating: float | None = Field(description="Batch fit, Elo scale (None before the first)")
+    rating: float | None = Field(description="Batch fit, the ladder's Elo scale: 1500 the "
+                                 "average of every version rated; None before the first")
     rating_low: float | None
     rating_high: float | None
     mu: float
     sigma: float
-    conservative: float = Field(description="Live OpenSkill mu - 3 sigma")
+    conservative: float = Field(description="Live OpenSkill mu - 3 sigma (OpenSkill's "
+                                "units, mu from 25: not the rating's scale)")
     games: int
     provisional: bool = Field(description="Fewer games than a placement series")
 

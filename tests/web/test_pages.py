@@ -386,3 +386,83 @@ def test_only_finished_games_have_a_finish_time(browser, competition: Competitio
         for g in games:
             assert (g["finished_at"] is None) == (g["status"] != "finished"), g
             assert g["created_at"] is not None
+
+
+def all_finished(c: Competition) -> list[dict]:
+    """Every finished rated game, page by page."""
+    out: list[dict] = []
+    while True:
+        page = c.host.ok("GET", "/api/games", params={"status": "finished", "limit": 500,
+                                                      "offset": len(out)})
+        out += page["games"]
+        if len(out) >= page["total"] or not page["games"]:
+            return out
+
+
+def test_leaderboard_ratings_are_the_ladders_on_the_same_games(browser, competition):
+    """The host's batch ratings are `moon ladder show`'s fit of its games, on the ladder's
+    scale: 1500 the mean of the versions rated, a difference D meaning the higher finishes
+    ahead with probability 1 / (1 + 10^(−D/400)) (docs/ladder.md, "Ratings")."""
+    import math
+
+    from arena.ladder.ratings import PRIOR_SIGMA, rate
+    from arena.ladder.store import GameRow
+
+    c = competition
+    enough_games(c, 12)
+
+    def row(g: dict) -> GameRow:  # a game as the ladder's results file holds it
+        seats = sorted(g["seats"], key=lambda x: x["seat"])
+        return GameRow(g["id"], g["set"], f"set{g['set']}", len(seats), g["termination"],
+                       g["winner"], g["scores"], [x["place"] for x in seats],
+                       [str(x["version_id"]) for x in seats], g["hands"], g["wall_ms"], 0)
+
+    # games go on while we look: the last batch fit rated the games up to some result (in
+    # result order, seq); find that prefix: the ladder's fit of it gives the same numbers
+    for _ in range(30):
+        board = c.host.ok("GET", "/api/leaderboard")
+        games = sorted(all_finished(c), key=lambda g: g["seq"])
+        if board != c.host.ok("GET", "/api/leaderboard"):
+            continue
+        shown = {str(r["version_id"]): r["rating"] for r in board if r["rating"] is not None}
+        for k in range(len(games), 0, -1):
+            rows = [row(g) for g in games[:k]]
+            bots = sorted({b for r in rows for b in r.seats}, key=int)
+            if set(bots) != set(shown):
+                continue
+            ladder = {r.bot: r.rating for r in rate(rows, bots, bootstrap=0)}
+            if all(abs(ladder[b] - shown[b]) <= 0.051 for b in bots):
+                break
+        else:
+            continue
+        break
+    else:
+        pytest.fail(f"no prefix of the games gives the leaderboard's ratings: {board}")
+    # the scale, checked by hand on those games: the mean is 1500 ...
+    assert abs(sum(shown.values()) / len(shown) - 1500) <= 0.06
+    # ... and the ratings solve the fit's equations with the Elo curve: each version's
+    # pairwise results (counted here from the places; a tie half) minus their chance
+    # 1 / (1 + 10^(−D/400)) at the shown ratings, summed, is the prior's pull θ/σ²
+    gap: dict[str, float] = dict.fromkeys(shown, 0.0)
+    met: dict[str, int] = dict.fromkeys(shown, 0)
+    for r in rows:
+        for i, a in enumerate(r.seats):
+            for j, b in enumerate(r.seats):
+                if a == b:
+                    continue
+                won = 1.0 if r.places[i] < r.places[j] else 0.5 if r.places[i] == \
+                    r.places[j] else 0.0
+                gap[a] += won - 1 / (1 + 10 ** (-(shown[a] - shown[b]) / 400))
+                met[a] += 1
+    for b in shown:
+        theta = (shown[b] - 1500) * math.log(10) / 400
+        assert abs(gap[b] - theta / PRIOR_SIGMA ** 2) <= 0.1 + 3e-4 * met[b], (b, gap, shown)
+    # the page says what the number is
+    page = browser.new_page()
+    page.goto(c.url + "/")
+    note = page.inner_text("p.rating-note")
+    assert "1500 is the average" in note and "moon ladder show" in note
+    assert "200 points above another finishes ahead of it 76%" in note  # 1/(1+10^-0.5)
+    assert "400 points 91%" in note                                       # 1/(1+10^-1)
+    assert [round(100 / (1 + 10 ** (-d / 400))) for d in (200, 400)] == [76, 91]
+    page.close()
