@@ -181,20 +181,28 @@ def _cgroup_cpu_quota() -> float | None:
 
 
 def concurrency_warning(cfg: LadderConfig, cores: float | None = None) -> str | None:
-    """One line of warning when ``cfg.concurrency`` games of ``players`` bots each would
-    run more bot processes at once than there are cores (``cores``, default
-    :func:`available_cores`): the bots then share the CPU and healthy ones may lose on
-    time. None when they fit, and always at concurrency 1: one game's bots take turns, so
-    only one of them thinks at a time and fewer games at once cannot help."""
+    """One line of warning when ``cfg.concurrency`` games at once would keep more bots
+    thinking than there are cores (``cores``, default :func:`available_cores`); None when
+    they fit.
+
+    A game's bots take turns (docs/rules.md, "Bidding" and "Play": one seat acts at a
+    time), so while one thinks the others wait for their turn and use no CPU: the games
+    keep ``concurrency`` bots thinking at once, not ``concurrency × players``. Up to one a
+    core, each has a core to itself and its decisions take what they would alone. Past
+    that, each gets ``cores / concurrency`` of a core, and since the decision clock
+    (``decision_ms`` plus the ``bank_ms`` bank) counts wall time, a decision that needs
+    ``x`` ms of CPU takes ``x × concurrency / cores`` ms on it: healthy bots may lose on
+    time. (Starting a game's bots is a short burst of all of them at once, under the far
+    longer ``startup_ms``.)"""
     cores = available_cores() if cores is None else cores
-    players = cfg.ruleset.players
-    at_once = cfg.concurrency * players
-    if cfg.concurrency <= 1 or at_once <= cores:
+    if cfg.concurrency <= max(cores, 1.0):
         return None
-    fits = max(1, int(cores // players))
-    return (f"concurrency {cfg.concurrency} x {players} players = {at_once} bots at once on "
-            f"{cores:g} core(s): bots share the CPU and may lose on time; use concurrency "
-            f"{fits} (-j {fits}) or give more time per decision")
+    fits = max(1, int(cores))
+    slower = cfg.concurrency / cores
+    return (f"concurrency {cfg.concurrency} on {cores:g} core(s): {cfg.concurrency} bots "
+            f"think at once (one a game), up to {slower:.3g}x slower than alone, and may lose "
+            f"on time ({cfg.time_control.decision_ms} ms a decision); use concurrency {fits} "
+            f"(-j {fits}) or give more time")
 
 
 def _line_of(text: str, table: str, key: str, index: int = 0) -> int | None:
