@@ -112,6 +112,11 @@ class LeaderboardRow(BaseModel):
                                  "average of every version rated; None before the first")
     rating_low: float | None
     rating_high: float | None
+    rating_open: bool = Field(False, description=(
+        "The data leave the rating open (the version never finished behind, or never "
+        "ahead of, some other): `rating` is then the fit's figure held by its prior, for "
+        "ordering only; quote the bound (rating_low or rating_high), as `moon ladder show` "
+        "does"))
     mu: float
     sigma: float
     conservative: float = Field(description="Live OpenSkill mu - 3 sigma (OpenSkill's "

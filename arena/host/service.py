@@ -594,7 +594,8 @@ class Host:
                     if v is not None:
                         v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
                 m = s.get(Meta, "batch") or Meta(key="batch", value={})
-                m.value = {"games": len(games), "at": utcnow().isoformat()}
+                m.value = {"games": len(games), "at": utcnow().isoformat(),
+                           "open": sorted(int(r.bot) for r in ratings if not r.determined)}
                 s.merge(m)
 
         self._writer.submit(store).result()

@@ -154,11 +154,14 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
             table.sort(key=lambda t: value(t)[0])
     elif desc:
         table.reverse()
-    ends = [x for r in rows for x in (r.rating_low, r.rating, r.rating_high) if x is not None]
+    ends = [x for r in rows for x in (r.rating_low, None if r.rating_open else r.rating,
+                                      r.rating_high) if x is not None]
     lo, hi = (min(ends), max(ends)) if ends else (0.0, 1.0)
     for t in table:
         r = t["row"]
-        t["bar"] = charts.interval_bar(r.rating_low, r.rating, r.rating_high, lo, hi)
+        mid = r.rating if not r.rating_open else r.rating_low if r.rating_low is not None \
+            else r.rating_high  # an open rating: its bound, not the prior-held figure
+        t["bar"] = charts.interval_bar(r.rating_low, mid, r.rating_high, lo, hi)
     rules, clock = rules_text(host)
     return page(request, s, host, "leaderboard", table=table, sort=key, desc=bool(desc),
                 rules=rules, clock=clock, host_status=host.status(s),

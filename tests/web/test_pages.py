@@ -72,6 +72,14 @@ def test_leaderboard_order_ratings_and_win_rates(browser, competition: Competiti
     assert ratings == sorted(ratings, reverse=True)
     assert [x["bot"] for x in cells] == [r["bot"] for r in api]
     for row, r in zip(cells, api, strict=True):
+        if r["rating_open"]:  # only its bound is quoted, as `moon ladder show` does
+            low, high = r["rating_low"], r["rating_high"]
+            assert row["rating"] == (f"≥ {low:.1f}" if high is None and low is not None else
+                                     f"≤ {high:.1f}" if low is None and high is not None
+                                     else "n/a")
+            assert row["interval"] is None
+            assert row["bar"] == (0 if low is None and high is None else 2)
+            continue
         assert row["rating"] == f"{r['rating']:.1f}"
         if r["rating_low"] is not None or r["rating_high"] is not None:
             low = "−∞" if r["rating_low"] is None else f"{r['rating_low']:.1f}"
@@ -399,6 +407,10 @@ def all_finished(c: Competition) -> list[dict]:
             return out
 
 
+def _round1(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
 def test_leaderboard_ratings_are_the_ladders_on_the_same_games(browser, competition):
     """The host's batch ratings are `moon ladder show`'s fit of its games, on the ladder's
     scale: 1500 the mean of the versions rated, a difference D meaning the higher finishes
@@ -425,6 +437,7 @@ def test_leaderboard_ratings_are_the_ladders_on_the_same_games(browser, competit
         if board != c.host.ok("GET", "/api/leaderboard"):
             continue
         shown = {str(r["version_id"]): r["rating"] for r in board if r["rating"] is not None}
+        is_open = {str(r["version_id"]) for r in board if r["rating_open"]}
         for k in range(len(games), 0, -1):
             rows = [row(g) for g in games[:k]]
             bots = sorted({b for r in rows for b in r.seats}, key=int)
@@ -432,6 +445,13 @@ def test_leaderboard_ratings_are_the_ladders_on_the_same_games(browser, competit
                 continue
             ladder = {r.bot: r.rating for r in rate(rows, bots, bootstrap=0)}
             if all(abs(ladder[b] - shown[b]) <= 0.051 for b in bots):
+                # and with the host's bootstrap (20 resamples, its seed 7: make_competition)
+                # the same intervals, and the same ratings left open (quoted by a bound)
+                fit = {r.bot: r for r in rate(rows, bots, bootstrap=20, seed=7)}
+                for r in board:
+                    f = fit[str(r["version_id"])]
+                    assert (r["rating_low"], r["rating_high"], r["rating_open"]) == (
+                        _round1(f.low), _round1(f.high), not f.determined), (r, f)
                 break
         else:
             continue
@@ -457,6 +477,19 @@ def test_leaderboard_ratings_are_the_ladders_on_the_same_games(browser, competit
     for b in shown:
         theta = (shown[b] - 1500) * math.log(10) / 400
         assert abs(gap[b] - theta / PRIOR_SIGMA ** 2) <= 0.1 + 3e-4 * met[b], (b, gap, shown)
+    # open, worked out by hand: a version is open when some other is not both reachable
+    # from it and back by chains of "finished ahead of" (it never lost, or never won, there)
+    reach = {(a, b): a == b for a in shown for b in shown}
+    for r in rows:
+        for i, a in enumerate(r.seats):
+            for j, b in enumerate(r.seats):
+                if r.places[i] < r.places[j]:
+                    reach[a, b] = True
+    for m in shown:
+        for a in shown:
+            for b in shown:
+                reach[a, b] = reach[a, b] or (reach[a, m] and reach[m, b])
+    assert is_open == {a for a in shown if not all(reach[a, b] and reach[b, a] for b in shown)}
     # the page says what the number is
     page = browser.new_page()
     page.goto(c.url + "/")
