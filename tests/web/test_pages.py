@@ -11,8 +11,8 @@ import re
 
 import httpx
 import pytest
-from conftest import Competition
 from host_support import EXAMPLES, tar_folder, wait_for
+from web_support import Competition
 
 from arena.records import GameRecord, verify_record
 
@@ -300,7 +300,7 @@ def test_sign_in_submit_and_watch_validation(browser, competition: Competition, 
     assert r.status_code == 403
     # the same checks as the API: an archive without bot.toml is refused with its reason
     bad = tmp_path / "bad.tar.gz"
-    from conftest import tar_files
+    from web_support import tar_files
     bad.write_bytes(tar_files({"main.py": b"print(1)\n"}))
     page.set_input_files("#archive", str(bad))
     page.click("form.form button[type=submit]")
