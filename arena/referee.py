@@ -43,6 +43,7 @@ from moon_sdk.rules import (
     GameState,
     IllegalActionError,
     Ruleset,
+    Trick,
     action_kind,
     bid_value,
     summarize,
@@ -334,6 +335,31 @@ class _OpenTurn:
     """``(action, ms)`` once the seat answered it with a well-formed action."""
 
 
+# How each kind of event is built from the facts it needs (Match._event).
+def _seat_bid(seat: int, value: int) -> pb.SeatBid:
+    return pb.SeatBid(seat=seat, value=value)
+
+
+def _seat_only(seat: int) -> pb.SeatOnly:
+    return pb.SeatOnly(seat=seat)
+
+
+def _trump_named(seat: int, trump: int) -> pb.TrumpNamed:
+    return pb.TrumpNamed(seat=seat, trump=trump_to_pb(trump))
+
+
+def _seat_play(seat: int, tile: int) -> pb.SeatPlay:
+    return pb.SeatPlay(seat=seat, tile=tile_to_pb(tile))
+
+
+def _trick_won(t: Trick, number: int) -> pb.TrickWon:
+    return pb.TrickWon(seat=t.winner, trick_number=number, trick=trick_to_pb(t))
+
+
+def _hand_started(hand_number: int, dealer: int) -> pb.HandStarted:
+    return pb.HandStarted(hand_number=hand_number, dealer=dealer)
+
+
 def _now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
@@ -370,7 +396,10 @@ class Match:
         self.created_mono = time.monotonic()
         self.created_at = _now_iso()
         self.finished_at = ""
-        self.events: list[pb.Event] = []
+        self._events: list[pb.Event | tuple[str, Callable[..., Any], tuple[Any, ...]]] = []
+        """Every public event, in order; one nobody needed yet (all seats quiet, no
+        watcher) is kept as how to build it (:meth:`_event`) until :attr:`events` is read."""
+        self._events_built = 0
         self.watchers: list[asyncio.Queue[pb.Event | None]] = []
         self.faults: list[Fault] = []
         self.action_ms: list[int] = []
@@ -486,9 +515,31 @@ class Match:
         self.inbox.put_nowait(ProcessExited(seat, returncode, detail))
 
     # -- events and faults ---------------------------------------------------------------
+    @property
+    def events(self) -> list[pb.Event]:
+        """Every public event so far, in order (``Event.sequence`` is its place, from 1)."""
+        evs = self._events
+        for i in range(self._events_built, len(evs)):
+            e = evs[i]
+            if isinstance(e, tuple):
+                field, make, args = e
+                evs[i] = pb.Event(sequence=i + 1, **{field: make(*args)})
+        self._events_built = len(evs)
+        return evs  # type: ignore[return-value]  # every entry is built now
+
+    def _event(self, field: str, make: Callable[..., Any], *args: Any) -> None:
+        """Publish the event whose ``field`` is ``make(*args)``: at once when a seat or a
+        watcher gets it, else only when :attr:`events` is read (quiet seats get no events
+        but the game's end, so most events of their games are never built). ``args`` must
+        not change afterwards."""
+        if self.watchers or any(s.link is not None and not s.link.quiet for s in self.seats):
+            self._emit(**{field: make(*args)})
+        else:
+            self._events.append((field, make, args))
+
     def _emit(self, **kind: Any) -> None:
-        ev = pb.Event(sequence=len(self.events) + 1, **kind)
-        self.events.append(ev)
+        ev = pb.Event(sequence=len(self._events) + 1, **kind)
+        self._events.append(ev)
         msg = b""  # encoded once for every seat that gets it; not at all for quiet seats
         ending = "game_ended" in kind
         for s in self.seats:
@@ -819,26 +870,23 @@ class Match:
         self._turn = None
         kind = action_kind(action)
         if kind is ActionKind.BID:
-            self._emit(bid=pb.SeatBid(seat=seat, value=bid_value(action)))
+            self._event("bid", _seat_bid, seat, bid_value(action))
         elif kind is ActionKind.DISCARD:
-            self._emit(discarded=pb.SeatOnly(seat=seat))
+            self._event("discarded", _seat_only, seat)
         elif kind is ActionKind.TRUMP:
-            self._emit(trump_named=pb.TrumpNamed(seat=seat, trump=trump_to_pb(s.trump)))
+            self._event("trump_named", _trump_named, seat, s.trump)
         else:
-            self._emit(played=pb.SeatPlay(seat=seat, tile=tile_to_pb(action)))
+            self._event("played", _seat_play, seat, action)
         finished = len(s.hand_records) > hands_before
         if not finished and s.widow_taken and not widow_before:
-            self._emit(widow_taken=pb.SeatOnly(seat=s.bidder))
-        tricks = s.hand_records[-1].tricks if finished else tuple(s.tricks)
+            self._event("widow_taken", _seat_only, s.bidder)
+        tricks = s.hand_records[-1].tricks if finished else s.tricks
         if kind is ActionKind.PLAY and len(tricks) > tricks_before:
-            t = tricks[-1]
-            self._emit(trick_won=pb.TrickWon(seat=t.winner, trick_number=len(tricks) - 1,
-                                              trick=trick_to_pb(t)))
+            self._event("trick_won", _trick_won, tricks[-1], len(tricks) - 1)
         if finished:
-            self._emit(hand_ended=hand_summary_to_pb(summarize(s)[-1]))
+            self._event("hand_ended", hand_summary_to_pb, summarize(s)[-1])
             if not s.is_terminal() and len(s.hand_records) < self.tc.max_hands:
-                self._emit(hand_started=pb.HandStarted(hand_number=s.hand_number,
-                                                       dealer=s.dealer))
+                self._event("hand_started", _hand_started, s.hand_number, s.dealer)
 
     def write_record(self) -> None:
         """Write (or rewrite, e.g. with bot logs added) the game record, if recording."""

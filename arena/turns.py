@@ -39,7 +39,10 @@ _TURN_TAG = b"\x12"
 """``PlayResponse.turn`` and ``Turn.observation``: both field 2, length-delimited."""
 
 
+@functools.lru_cache(maxsize=8192)
 def _varint(n: int) -> bytes:
+    """``n`` (>= 0) as a protobuf varint (cached: a turn's lengths, request ids and clock
+    values recur)."""
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -48,6 +51,7 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+@functools.lru_cache(maxsize=8192)
 def _uint_field(number: int, value: int) -> bytes:
     """A proto3 scalar field (``uint32``/``uint64``): nothing when 0, as proto3 encodes."""
     return bytes([number << 3]) + _varint(value) if value else b""
@@ -197,10 +201,13 @@ class EncodedTurn:
     def response(self) -> TurnBytes:
         """The ``PlayResponse{turn}`` bytes."""
         obs = self.observation
-        body = b"".join((_uint_field(1, self.request_id), _TURN_TAG, _varint(len(obs)), obs,
-                         self.legal_actions, _uint_field(4, self.decision_ms),
-                         _uint_field(5, self.bank_ms)))
-        out = TurnBytes(_TURN_TAG + _varint(len(body)) + body)
+        request = _uint_field(1, self.request_id)
+        obs_len = _varint(len(obs))
+        clocks = _uint_field(4, self.decision_ms) + _uint_field(5, self.bank_ms)
+        legal = self.legal_actions
+        size = len(request) + 1 + len(obs_len) + len(obs) + len(legal) + len(clocks)
+        out = TurnBytes(b"".join((_TURN_TAG, _varint(size), request, _TURN_TAG, obs_len, obs,
+                                  legal, clocks)))
         out.request_id = self.request_id
         return out
 
