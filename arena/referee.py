@@ -102,11 +102,53 @@ class Status(enum.IntEnum):
     FINISHED = mpb.MATCH_STATUS_FINISHED
 
 
+class Outbox:
+    """What is queued for one stream, in order (a message, encoded bytes, or None: the end),
+    drained by its servicer alone: an ``asyncio.Queue`` without the bookkeeping a queue of
+    many readers and writers needs (one message a turn passes here)."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[bpb.PlayResponse | bytes | None] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: bpb.PlayResponse | bytes | None) -> None:
+        """Queue ``item``; wakes the reader."""
+        self._items.append(item)
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def empty(self) -> bool:
+        """Whether nothing is queued."""
+        return not self._items
+
+    def qsize(self) -> int:
+        """How many items are queued."""
+        return len(self._items)
+
+    def get_nowait(self) -> bpb.PlayResponse | bytes | None:
+        """The oldest item (raises IndexError when there is none)."""
+        return self._items.popleft()
+
+    async def get(self) -> bpb.PlayResponse | bytes | None:
+        """The oldest item, waiting for one."""
+        items = self._items
+        while not items:
+            self._waiter = w = asyncio.get_running_loop().create_future()
+            try:
+                await w
+            finally:
+                self._waiter = None
+        return items.popleft()
+
+
 class SeatLink:
     """One live stream holding a seat: the servicer drains :attr:`outbox` to the wire."""
 
     def __init__(self, quiet: bool = False) -> None:
-        self.outbox: asyncio.Queue[bpb.PlayResponse | bytes | None] = asyncio.Queue()
+        self.outbox = Outbox()
         self.closed = False
         self.quiet = quiet
         """The bot asked for no public events (``Join.quiet``) but the game's end."""
@@ -1043,6 +1085,6 @@ def default_record_dir() -> Path:
 
 
 __all__ = ["EXIT_REFUSED", "KEEP_FINISHED", "MAX_MESSAGE_BYTES", "MAX_REJOINS",
-           "Garbled", "Inbox", "InboxEvent", "Joined", "Match",
+           "Garbled", "Inbox", "InboxEvent", "Joined", "Match", "Outbox",
            "ProcessExited", "Referee", "Refusal", "Replied", "Seat", "SeatLink", "SeatStatus",
            "Status", "StreamGone", "default_record_dir"]

@@ -132,43 +132,33 @@ def _status(e: Exception) -> tuple[grpc.StatusCode, str]:
 class _WriteWatchdog:
     """Cancels the current task when one write takes longer than ``limit_s`` seconds, as
     ``asyncio.timeout`` around each write would, but with one timer per stream instead of
-    one per message: the caller sets :attr:`writing` around each write; the timer rings
+    one per message: the caller sets :attr:`started` around each write; the timer rings
     every ``limit_s`` at most and, unless the write in progress has run that long, is
     armed again for ``limit_s`` after that write began (so a write is cut exactly
     ``limit_s`` after it began)."""
 
-    __slots__ = ("limit_s", "_task", "_loop", "_timer", "_writing", "_since", "_expired")
+    __slots__ = ("limit_s", "started", "_task", "_loop", "_timer", "_expired")
 
     def __init__(self, limit_s: float) -> None:
         self.limit_s = limit_s
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
-        self._writing = False
-        self._since = 0.0
+        self.started = 0.0
+        """When the write in progress began (the event loop's ``time()``, seconds); 0.0
+        while none is."""
         self._expired = False
         self._timer: asyncio.TimerHandle | None = self._loop.call_later(limit_s, self._ring)
 
-    @property
-    def writing(self) -> bool:
-        """Whether a write is in progress (set True as it begins, False once it is done)."""
-        return self._writing
-
-    @writing.setter
-    def writing(self, value: bool) -> None:
-        if value:
-            self._since = self._loop.time()
-        self._writing = value
-
     def _ring(self) -> None:
         now = self._loop.time()
-        if self._writing and now - self._since >= self.limit_s:
+        started = self.started
+        if started and now - started >= self.limit_s:
             self._timer = None
             self._expired = True
             if self._task is not None:
                 self._task.cancel()
             return
-        start = self._since if self._writing else now
-        self._timer = self._loop.call_at(start + self.limit_s, self._ring)
+        self._timer = self._loop.call_at((started or now) + self.limit_s, self._ring)
 
     def expired(self) -> bool:
         """Whether the watchdog cancelled the task (a write ran out; the cancel is taken
@@ -229,11 +219,12 @@ class BotServicer:
         reader = asyncio.create_task(read())
         # a bot that never reads must not pin this handler (and its reader) forever
         watchdog = _WriteWatchdog(WRITE_TIMEOUT_S)
+        now = asyncio.get_running_loop().time
         try:
             while (msg := await link.outbox.get()) is not None:
-                watchdog.writing = True
+                watchdog.started = now()
                 await context.write(msg)
-                watchdog.writing = False
+                watchdog.started = 0.0
                 if isinstance(msg, TurnBytes):  # the bot's time runs from here, not the
                     match.delivered(seat, link, msg.request_id)  # queueing
                 elif not isinstance(msg, bytes) and msg.HasField("turn"):

@@ -19,9 +19,9 @@ async def _writer(durations: list[float], limit_s: float) -> tuple[int, str]:
     done = 0
     try:
         for d in durations:
-            wd.writing = True
+            wd.started = asyncio.get_running_loop().time()
             await asyncio.sleep(d)
-            wd.writing = False
+            wd.started = 0.0
             done += 1
     except asyncio.CancelledError:
         if not wd.expired():
