@@ -41,16 +41,21 @@ difference is what the Turn's size costs.
 **CPU** is the time this process (the server: every thread of it) spends per decision or
 round trip, ``time.process_time``; it is steadier than wall time on a busy machine.
 
-**Reading them.** The referee's aim is at most 1.5x the bare round trip. With every event
-sent to every seat a decision is about five messages, and on a small machine the bare
-same-messages run alone is already some 2-3x the round trip. ``Join.quiet`` makes a decision
-one turn and its answer, the round trip's shape: at this writing, on a 2-CPU machine, quiet
-games ran at 2.3-2.5x the round trip (681 µs a decision against 292 µs, Unix socket, one
-match), every-event games at 3.8-4.8x; the rest is the referee's own work (building each
-turn's whole observation, the engine, the record) and asyncio's per-message cost.
-``--profile`` shows where the referee's time goes. The first line printed compares building
-and encoding a turn's message whole (as the referee did) with :mod:`arena.turns`' incremental
-encoder (what it does), CPU µs per turn over the same game.
+**Reading them.** The referee's aim is at most 2x the bare round trip with quiet seats.
+With every event sent to every seat a decision is about five messages, and on a small
+machine the bare same-messages run alone is already some 3-4x the round trip. ``Join.quiet``
+makes a decision one turn and its answer, the round trip's shape; but three bot processes
+taking turns (the bare same-shape run) already cost some 1.2-1.4x one client's ping-pong,
+and the Turn's 1.2 KB against 12 B costs next to nothing (the two ping-pongs). At this
+writing, on a shared 2-CPU machine (Unix socket, one match), quiet games ran at 2.35x the
+round trip (403 µs a decision, 195 µs of the referee's CPU, against 172 µs and 80 µs), down
+from 2.86x (500 µs, 232 µs) before a turn's delivery stopped waking the match task, the
+per-wait and per-write timers went, and events for quiet seats were no longer built; the
+rest is the referee's own Python per decision (the turn's observation, the answer's checks,
+the engine) and the SDK's per turn in the bot. ``--profile FILE [--profile-seats quiet]``
+shows where the referee's time goes. The first line printed compares building and encoding a
+turn's message whole (as the referee once did) with :mod:`arena.turns`' incremental encoder
+(what it does), CPU µs per turn over the same game.
 
 The figures depend on the machine and how busy it is; nothing here is asserted in tests.
 """
