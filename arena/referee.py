@@ -43,6 +43,7 @@ from moon_sdk.rules import (
     GameState,
     IllegalActionError,
     Ruleset,
+    Trick,
     action_kind,
     bid_value,
     summarize,
@@ -101,11 +102,53 @@ class Status(enum.IntEnum):
     FINISHED = mpb.MATCH_STATUS_FINISHED
 
 
+class Outbox:
+    """What is queued for one stream, in order (a message, encoded bytes, or None: the end),
+    drained by its servicer alone: an ``asyncio.Queue`` without the bookkeeping a queue of
+    many readers and writers needs (one message a turn passes here)."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[bpb.PlayResponse | bytes | None] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: bpb.PlayResponse | bytes | None) -> None:
+        """Queue ``item``; wakes the reader."""
+        self._items.append(item)
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def empty(self) -> bool:
+        """Whether nothing is queued."""
+        return not self._items
+
+    def qsize(self) -> int:
+        """How many items are queued."""
+        return len(self._items)
+
+    def get_nowait(self) -> bpb.PlayResponse | bytes | None:
+        """The oldest item (raises IndexError when there is none)."""
+        return self._items.popleft()
+
+    async def get(self) -> bpb.PlayResponse | bytes | None:
+        """The oldest item, waiting for one."""
+        items = self._items
+        while not items:
+            self._waiter = w = asyncio.get_running_loop().create_future()
+            try:
+                await w
+            finally:
+                self._waiter = None
+        return items.popleft()
+
+
 class SeatLink:
     """One live stream holding a seat: the servicer drains :attr:`outbox` to the wire."""
 
     def __init__(self, quiet: bool = False) -> None:
-        self.outbox: asyncio.Queue[bpb.PlayResponse | bytes | None] = asyncio.Queue()
+        self.outbox = Outbox()
         self.closed = False
         self.quiet = quiet
         """The bot asked for no public events (``Join.quiet``) but the game's end."""
@@ -158,15 +201,6 @@ class Garbled(NamedTuple):
     """What was wrong, for the fault."""
 
 
-class Delivered(NamedTuple):
-    """The seat's stream took (wrote to the transport) the turn ``request_id``."""
-
-    seat: int
-    request_id: int
-    at: float
-    """When (``time.monotonic()`` seconds): the turn's clock runs from here."""
-
-
 class StreamGone(NamedTuple):
     """The seat's stream ended (closed by the bot, broken, or the process died)."""
 
@@ -182,7 +216,89 @@ class ProcessExited(NamedTuple):
     """Why, when the sandbox knows (``"out_of_memory"``), else ``""``."""
 
 
-InboxEvent = Joined | Replied | Garbled | Delivered | StreamGone | ProcessExited
+InboxEvent = Joined | Replied | Garbled | StreamGone | ProcessExited
+
+
+class Inbox:
+    """A match's inbox: events in arrival order, read by the match task alone, which waits
+    for the next one until a deadline (:meth:`get`).
+
+    One wake-up timer is kept per match and armed lazily: a wait whose deadline is no
+    earlier than the armed one leaves it (when it rings early, the wait looks again and
+    arms its own), so a turn's wait costs no timer of its own, and :meth:`move` changes the
+    deadline of the wait in progress (a turn delivered: its time runs from then) without
+    waking the task. Deadlines are ``time.monotonic()`` seconds, the event
+    loop's clock.
+    """
+
+    __slots__ = ("_items", "_waiter", "_timer", "_timer_at", "deadline")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[InboxEvent] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = float("inf")
+        self.deadline = float("inf")
+        """The deadline of the wait in progress, or of the last one (seconds)."""
+
+    def put_nowait(self, ev: InboxEvent) -> None:
+        """Add an event; wakes the waiting task."""
+        self._items.append(ev)
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def empty(self) -> bool:
+        """Whether no event is waiting."""
+        return not self._items
+
+    def get_nowait(self) -> InboxEvent:
+        """The oldest event (raises IndexError when there is none)."""
+        return self._items.popleft()
+
+    async def get(self, deadline: float) -> InboxEvent | None:
+        """The oldest event, waiting for one until ``deadline`` (or the one :meth:`move`
+        set meanwhile); None once it has passed with no event."""
+        self.deadline = deadline
+        items = self._items
+        while not items:
+            if time.monotonic() >= self.deadline:
+                return None
+            loop = asyncio.get_running_loop()
+            self._arm(loop)
+            self._waiter = w = loop.create_future()
+            try:
+                await w
+            finally:
+                self._waiter = None
+        return items.popleft()
+
+    def move(self, deadline: float) -> None:
+        """Make ``deadline`` the deadline of the wait in progress (earlier or later)."""
+        self.deadline = deadline
+        if self._waiter is not None:
+            self._arm(asyncio.get_running_loop())
+
+    def close(self) -> None:
+        """Cancel the wake-up timer (the match is over)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer, self._timer_at = None, float("inf")
+
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        deadline = self.deadline
+        if self._timer is not None:
+            if self._timer_at <= deadline:  # rings no later: the wait looks again then
+                return
+            self._timer.cancel()
+        self._timer_at = deadline
+        self._timer = loop.call_at(loop.time() + (deadline - time.monotonic()), self._ring)
+
+    def _ring(self) -> None:
+        self._timer, self._timer_at = None, float("inf")
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
 
 
 class SeatStatus(enum.Enum):
@@ -261,6 +377,31 @@ class _OpenTurn:
     """``(action, ms)`` once the seat answered it with a well-formed action."""
 
 
+# How each kind of event is built from the facts it needs (Match._event).
+def _seat_bid(seat: int, value: int) -> pb.SeatBid:
+    return pb.SeatBid(seat=seat, value=value)
+
+
+def _seat_only(seat: int) -> pb.SeatOnly:
+    return pb.SeatOnly(seat=seat)
+
+
+def _trump_named(seat: int, trump: int) -> pb.TrumpNamed:
+    return pb.TrumpNamed(seat=seat, trump=trump_to_pb(trump))
+
+
+def _seat_play(seat: int, tile: int) -> pb.SeatPlay:
+    return pb.SeatPlay(seat=seat, tile=tile_to_pb(tile))
+
+
+def _trick_won(t: Trick, number: int) -> pb.TrickWon:
+    return pb.TrickWon(seat=t.winner, trick_number=number, trick=trick_to_pb(t))
+
+
+def _hand_started(hand_number: int, dealer: int) -> pb.HandStarted:
+    return pb.HandStarted(hand_number=hand_number, dealer=dealer)
+
+
 def _now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
@@ -297,7 +438,10 @@ class Match:
         self.created_mono = time.monotonic()
         self.created_at = _now_iso()
         self.finished_at = ""
-        self.events: list[pb.Event] = []
+        self._events: list[pb.Event | tuple[str, Callable[..., Any], tuple[Any, ...]]] = []
+        """Every public event, in order; one nobody needed yet (all seats quiet, no
+        watcher) is kept as how to build it (:meth:`_event`) until :attr:`events` is read."""
+        self._events_built = 0
         self.watchers: list[asyncio.Queue[pb.Event | None]] = []
         self.faults: list[Fault] = []
         self.action_ms: list[int] = []
@@ -310,7 +454,7 @@ class Match:
         """Why a stopped (CANCELLED or ABORTED) match was stopped."""
         self.record_path = ""
         self.logs: dict[int, str] = {}
-        self.inbox: asyncio.Queue[InboxEvent] = asyncio.Queue()
+        self.inbox = Inbox()
         self.done = asyncio.Event()
         self.on_finish: list[Callable[[Match], None]] = []
         self._next_request = 0
@@ -320,8 +464,7 @@ class Match:
         self._task: asyncio.Task[None] | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             Joined: self._on_joined, Replied: self._on_replied, Garbled: self._on_garbled,
-            Delivered: self._on_delivered, StreamGone: self._on_stream_gone,
-            ProcessExited: self._on_process_exited}
+            StreamGone: self._on_stream_gone, ProcessExited: self._on_process_exited}
 
     # -- what streams and the runner report ----------------------------------------------
     def attach(self, seat: int, join: bpb.Join) -> SeatLink:
@@ -387,9 +530,17 @@ class Match:
 
     def delivered(self, seat: int, link: SeatLink, request_id: int) -> None:
         """``seat``'s stream ``link`` wrote the turn ``request_id`` to the transport just
-        now: the turn's clock runs from here (:meth:`Clock.delivered`)."""
-        if self.seats[seat].link is link and self.status != Status.FINISHED:
-            self.inbox.put_nowait(Delivered(seat, request_id, time.monotonic()))
+        now: the open turn's clock runs from here (:meth:`Clock.delivered`), and the wait
+        for its answer ends at its deadline from here. Done at once, not through the inbox
+        (nothing else about the match changes, so the match task need not wake)."""
+        turn = self._turn
+        if turn is None or turn.request_id != request_id or turn.seat.index != seat \
+                or self.seats[seat].link is not link or self.status == Status.FINISHED:
+            return
+        clock = turn.seat.clock
+        if not clock.is_delivered:
+            clock.delivered(time.monotonic())
+            self.inbox.move(self._deadline(turn))
 
     def detach(self, seat: int, link: SeatLink) -> None:
         """``seat``'s stream ended (bot closed it, crashed, or the network dropped)."""
@@ -406,14 +557,38 @@ class Match:
         self.inbox.put_nowait(ProcessExited(seat, returncode, detail))
 
     # -- events and faults ---------------------------------------------------------------
+    @property
+    def events(self) -> list[pb.Event]:
+        """Every public event so far, in order (``Event.sequence`` is its place, from 1)."""
+        evs = self._events
+        for i in range(self._events_built, len(evs)):
+            e = evs[i]
+            if isinstance(e, tuple):
+                field, make, args = e
+                evs[i] = pb.Event(sequence=i + 1, **{field: make(*args)})
+        self._events_built = len(evs)
+        return evs  # type: ignore[return-value]  # every entry is built now
+
+    def _event(self, field: str, make: Callable[..., Any], *args: Any) -> None:
+        """Publish the event whose ``field`` is ``make(*args)``: at once when a seat or a
+        watcher gets it, else only when :attr:`events` is read (quiet seats get no events
+        but the game's end, so most events of their games are never built). ``args`` must
+        not change afterwards."""
+        if self.watchers or any(s.link is not None and not s.link.quiet for s in self.seats):
+            self._emit(**{field: make(*args)})
+        else:
+            self._events.append((field, make, args))
+
     def _emit(self, **kind: Any) -> None:
-        ev = pb.Event(sequence=len(self.events) + 1, **kind)
-        self.events.append(ev)
-        msg = bpb.PlayResponse(event=ev).SerializeToString()  # once, for every seat
+        ev = pb.Event(sequence=len(self._events) + 1, **kind)
+        self._events.append(ev)
+        msg = b""  # encoded once for every seat that gets it; not at all for quiet seats
         ending = "game_ended" in kind
         for s in self.seats:
             link = s.link
             if link is not None and (ending or not link.quiet):
+                if not msg:
+                    msg = bpb.PlayResponse(event=ev).SerializeToString()
                 link.send(msg)
         for q in self.watchers:
             q.put_nowait(ev)
@@ -499,6 +674,7 @@ class Match:
         self.status = Status.FINISHED
         self.finished_at = _now_iso()
         self._turn = None
+        self.inbox.close()
         self._emit(game_ended=result_to_pb(result))
         self.write_record()
         for s in self.seats:
@@ -511,19 +687,11 @@ class Match:
             cb(self)
 
     async def _next(self, deadline: float) -> InboxEvent | None:
-        """The next inbox event, or None once ``deadline`` (monotonic seconds) passed."""
+        """The next inbox event, or None once ``deadline`` (monotonic seconds; or the
+        earlier one a delivery set meanwhile, :attr:`Inbox.deadline`) passed."""
         if self._stop is not None:  # stop() cancels the task, but a cancel can be lost
             raise asyncio.CancelledError  # (or not land while items keep coming): end here
-        if not self.inbox.empty():  # no waiting, no timer: the common case under load
-            return self.inbox.get_nowait()
-        timeout = deadline - time.monotonic()
-        if timeout <= 0:
-            return None
-        try:
-            async with asyncio.timeout(timeout):  # a timer, not a task per wait (wait_for)
-                return await self.inbox.get()
-        except TimeoutError:
-            return None
+        return await self.inbox.get(deadline)
 
     async def _wait_for_seats(self) -> None:
         """Until every seat has joined, or the start-up limit: every seat missing then
@@ -563,7 +731,7 @@ class Match:
                           seat.clock.decision_ms, seat.clock.bank_ms)
         turn = self._turn = _OpenTurn(seat, self._next_request, msg, seat.link)
         seat.clock.start(time.monotonic())
-        if seat.link is not None:  # its time runs from the delivery (Delivered)
+        if seat.link is not None:  # its time runs from the delivery (delivered())
             seat.link.send(msg.response())
         else:  # away: its time runs from now (time away counts)
             seat.clock.delivered(seat.clock.opened_at)
@@ -576,21 +744,28 @@ class Match:
             _Forfeit: the turn ran out (a timeout), its seat stayed away past the
                 reconnect grace (a disconnect), or a handler found a fault.
         """
-        seat = turn.seat
-        clock = seat.clock
         handlers = self._handlers
         while turn.answer is None:
-            deadline = clock.deadline  # from the turn's delivery, once it was delivered
-            if not clock.is_delivered and seat.link is not None:
-                deadline += UNDELIVERED_GRACE_S  # still queued: the referee's delay
-            if seat.link is None:  # the turn's clock keeps running while the seat is away
-                away = (seat.away_since or seat.clock.sent_at) + self.tc.reconnect_ms / 1000
-                deadline = min(away, deadline)
-            ev = await self._next(deadline)
-            if ev is None:
-                raise self._out_of_time(turn, deadline)
+            ev = await self._next(self._deadline(turn))
+            if ev is None:  # the deadline, as a delivery may have brought it forward
+                raise self._out_of_time(turn, self.inbox.deadline)
             handlers[type(ev)](ev)
         return turn.answer
+
+    def _deadline(self, turn: _OpenTurn) -> float:
+        """When the wait for ``turn``'s answer ends (monotonic seconds): its time from its
+        delivery (:attr:`Clock.deadline`), plus :data:`UNDELIVERED_GRACE_S` while it is
+        still queued for a connected seat, and no later than the reconnect grace while its
+        seat is away (the turn's clock keeps running meanwhile)."""
+        seat = turn.seat
+        clock = seat.clock
+        deadline = clock.deadline  # from the turn's delivery, once it was delivered
+        if seat.link is not None:
+            if not clock.is_delivered:
+                deadline += UNDELIVERED_GRACE_S  # still queued: the referee's delay
+            return deadline
+        away = (seat.away_since or clock.sent_at) + self.tc.reconnect_ms / 1000
+        return min(away, deadline)
 
     def _out_of_time(self, turn: _OpenTurn, deadline: float) -> _Forfeit:
         """The fault of a turn whose ``deadline`` passed: a disconnect (away past the
@@ -650,12 +825,6 @@ class Match:
         clock.delivered(clock.sent_at)  # whatever became of the first sending: no restart
         turn.message.decision_ms, turn.message.bank_ms = clock.left(time.monotonic())
         ev.link.send(turn.message.response())
-
-    def _on_delivered(self, ev: Delivered) -> None:
-        """The open turn reached its seat's stream: its clock runs from then."""
-        turn = self._turn
-        if turn is not None and turn.seat.index == ev.seat and turn.request_id == ev.request_id:
-            turn.seat.clock.delivered(ev.at)
 
     def _on_replied(self, ev: Replied) -> None:
         """The seat to act answering its open turn with a well-formed action sets the
@@ -743,26 +912,23 @@ class Match:
         self._turn = None
         kind = action_kind(action)
         if kind is ActionKind.BID:
-            self._emit(bid=pb.SeatBid(seat=seat, value=bid_value(action)))
+            self._event("bid", _seat_bid, seat, bid_value(action))
         elif kind is ActionKind.DISCARD:
-            self._emit(discarded=pb.SeatOnly(seat=seat))
+            self._event("discarded", _seat_only, seat)
         elif kind is ActionKind.TRUMP:
-            self._emit(trump_named=pb.TrumpNamed(seat=seat, trump=trump_to_pb(s.trump)))
+            self._event("trump_named", _trump_named, seat, s.trump)
         else:
-            self._emit(played=pb.SeatPlay(seat=seat, tile=tile_to_pb(action)))
+            self._event("played", _seat_play, seat, action)
         finished = len(s.hand_records) > hands_before
         if not finished and s.widow_taken and not widow_before:
-            self._emit(widow_taken=pb.SeatOnly(seat=s.bidder))
-        tricks = s.hand_records[-1].tricks if finished else tuple(s.tricks)
+            self._event("widow_taken", _seat_only, s.bidder)
+        tricks = s.hand_records[-1].tricks if finished else s.tricks
         if kind is ActionKind.PLAY and len(tricks) > tricks_before:
-            t = tricks[-1]
-            self._emit(trick_won=pb.TrickWon(seat=t.winner, trick_number=len(tricks) - 1,
-                                              trick=trick_to_pb(t)))
+            self._event("trick_won", _trick_won, tricks[-1], len(tricks) - 1)
         if finished:
-            self._emit(hand_ended=hand_summary_to_pb(summarize(s)[-1]))
+            self._event("hand_ended", hand_summary_to_pb, summarize(s)[-1])
             if not s.is_terminal() and len(s.hand_records) < self.tc.max_hands:
-                self._emit(hand_started=pb.HandStarted(hand_number=s.hand_number,
-                                                       dealer=s.dealer))
+                self._event("hand_started", _hand_started, s.hand_number, s.dealer)
 
     def write_record(self) -> None:
         """Write (or rewrite, e.g. with bot logs added) the game record, if recording."""
@@ -918,7 +1084,7 @@ def default_record_dir() -> Path:
     return Path("runs") / "records"
 
 
-__all__ = ["EXIT_REFUSED", "KEEP_FINISHED", "MAX_MESSAGE_BYTES", "MAX_REJOINS", "Delivered",
-           "Garbled", "InboxEvent", "Joined", "Match",
+__all__ = ["EXIT_REFUSED", "KEEP_FINISHED", "MAX_MESSAGE_BYTES", "MAX_REJOINS",
+           "Garbled", "Inbox", "InboxEvent", "Joined", "Match", "Outbox",
            "ProcessExited", "Referee", "Refusal", "Replied", "Seat", "SeatLink", "SeatStatus",
            "Status", "StreamGone", "default_record_dir"]

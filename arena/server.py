@@ -129,6 +129,51 @@ def _status(e: Exception) -> tuple[grpc.StatusCode, str]:
     return grpc.StatusCode.INTERNAL, f"internal error: {e}"
 
 
+class _WriteWatchdog:
+    """Cancels the current task when one write takes longer than ``limit_s`` seconds, as
+    ``asyncio.timeout`` around each write would, but with one timer per stream instead of
+    one per message: the caller sets :attr:`started` around each write; the timer rings
+    every ``limit_s`` at most and, unless the write in progress has run that long, is
+    armed again for ``limit_s`` after that write began (so a write is cut exactly
+    ``limit_s`` after it began)."""
+
+    __slots__ = ("limit_s", "started", "_task", "_loop", "_timer", "_expired")
+
+    def __init__(self, limit_s: float) -> None:
+        self.limit_s = limit_s
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self.started = 0.0
+        """When the write in progress began (the event loop's ``time()``, seconds); 0.0
+        while none is."""
+        self._expired = False
+        self._timer: asyncio.TimerHandle | None = self._loop.call_later(limit_s, self._ring)
+
+    def _ring(self) -> None:
+        now = self._loop.time()
+        started = self.started
+        if started and now - started >= self.limit_s:
+            self._timer = None
+            self._expired = True
+            if self._task is not None:
+                self._task.cancel()
+            return
+        self._timer = self._loop.call_at((started or now) + self.limit_s, self._ring)
+
+    def expired(self) -> bool:
+        """Whether the watchdog cancelled the task (a write ran out; the cancel is taken
+        back, so the task goes on); False for any other cancel."""
+        if self._expired and self._task is not None:
+            self._task.uncancel()
+        return self._expired
+
+    def stop(self) -> None:
+        """Disarm (the stream is over)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
 class BotServicer:
     """``moon.v1.BotService``: one stream per seat."""
 
@@ -172,18 +217,23 @@ class BotServicer:
             match.detach(seat, link)
 
         reader = asyncio.create_task(read())
+        # a bot that never reads must not pin this handler (and its reader) forever
+        watchdog = _WriteWatchdog(WRITE_TIMEOUT_S)
+        now = asyncio.get_running_loop().time
         try:
             while (msg := await link.outbox.get()) is not None:
-                # a bot that never reads must not pin this handler (and its reader) forever
-                async with asyncio.timeout(WRITE_TIMEOUT_S):  # a timer, not a task per write
-                    await context.write(msg)
+                watchdog.started = now()
+                await context.write(msg)
+                watchdog.started = 0.0
                 if isinstance(msg, TurnBytes):  # the bot's time runs from here, not the
                     match.delivered(seat, link, msg.request_id)  # queueing
                 elif not isinstance(msg, bytes) and msg.HasField("turn"):
                     match.delivered(seat, link, msg.turn.request_id)
-        except TimeoutError:
-            pass
+        except asyncio.CancelledError:
+            if not watchdog.expired():
+                raise
         finally:
+            watchdog.stop()
             reader.cancel()
             match.detach(seat, link)
         if link.dropped:  # broken on purpose: the bot sees a lost connection, not the end

@@ -39,7 +39,10 @@ _TURN_TAG = b"\x12"
 """``PlayResponse.turn`` and ``Turn.observation``: both field 2, length-delimited."""
 
 
+@functools.lru_cache(maxsize=8192)
 def _varint(n: int) -> bytes:
+    """``n`` (>= 0) as a protobuf varint (cached: a turn's lengths, request ids and clock
+    values recur)."""
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -48,6 +51,7 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+@functools.lru_cache(maxsize=8192)
 def _uint_field(number: int, value: int) -> bytes:
     """A proto3 scalar field (``uint32``/``uint64``): nothing when 0, as proto3 encodes."""
     return bytes([number << 3]) + _varint(value) if value else b""
@@ -69,6 +73,54 @@ def _hand_field(h: object) -> bytes:
     s = HandSummary(h.number, h.dealer, h.bids, h.bidder, h.bid,  # type: ignore[attr-defined]
                     h.trump, h.tricks_taken, h.made, h.deltas, h.scores)  # type: ignore[attr-defined]
     return bytes(pb.Observation(hands=[hand_summary_to_pb(s)]).SerializeToString())
+
+
+# Each piece of an Observation below is encoded by protobuf itself, once (cached), so the
+# joined pieces are exactly what serializing the whole message gives.
+_HAND = tuple(bytes(pb.Observation(hand=[_TILE[t]]).SerializeToString()) for t in range(28))
+_WIDOW = tuple(bytes(pb.Observation(widow=[_TILE[t]]).SerializeToString()) for t in range(28))
+_DISCARD = tuple(bytes(pb.Observation(discard=_TILE[t]).SerializeToString())
+                 for t in range(28))
+
+
+@functools.lru_cache(maxsize=4096)
+def _scalars(phase: int, hand_number: int, dealer: int, current: int) -> bytes:
+    """``Observation`` fields 3-6 (``current`` -1: no seat to act)."""
+    m = pb.Observation(phase=phase, hand_number=hand_number, dealer=dealer)
+    if current >= 0:
+        m.current_seat = current
+    return bytes(m.SerializeToString())
+
+
+@functools.lru_cache(maxsize=4096)
+def _bids(bids: tuple[tuple[int, int], ...]) -> bytes:
+    """``Observation.bids`` (field 10)."""
+    return bytes(pb.Observation(bids=[pb.SeatBid(seat=b, value=v) for b, v in bids])
+                 .SerializeToString())
+
+
+@functools.lru_cache(maxsize=4096)
+def _contract(bidder: int, bid: int, trump: int) -> bytes:
+    """``Observation`` fields 11-13: the bidder (-1: none), the bid, the trump (-1: none)."""
+    m = pb.Observation(bid=bid)
+    if bidder >= 0:
+        m.bidder = bidder
+    if trump >= 0:
+        m.trump.CopyFrom(trump_to_pb(trump))
+    return bytes(m.SerializeToString())
+
+
+@functools.lru_cache(maxsize=512)
+def _play_field(seat: int, tile: int) -> bytes:
+    """One ``Observation.trick`` entry (field 15): a play of the trick in progress."""
+    return bytes(pb.Observation(trick=[pb.SeatPlay(seat=seat, tile=_TILE[tile])])
+                 .SerializeToString())
+
+
+@functools.lru_cache(maxsize=4096)
+def _counts(tricks_taken: tuple[int, ...], scores: tuple[int, ...]) -> bytes:
+    """``Observation`` fields 16-17: tricks taken per seat, scores."""
+    return bytes(pb.Observation(tricks_taken=tricks_taken, scores=scores).SerializeToString())
 
 
 def legal_actions_field(actions: list[int] | tuple[int, ...]) -> bytes:
@@ -98,21 +150,17 @@ class TurnEncoder:
         seat = self.seat
         s = state
         is_bidder = seat == s.bidder
-        mid = pb.Observation(
-            phase=_PHASE[s.phase], hand_number=s.hand_number, dealer=s.dealer,
-            hand=[_TILE[t] for t in reversed(tiles_of(s.hands[seat]))],
-            bids=[pb.SeatBid(seat=b, value=v) for b, v in s.bids], bid=s.high_bid)
-        if s.current_player >= 0:
-            mid.current_seat = s.current_player
+        parts = [self._head,
+                 _scalars(_PHASE[s.phase], s.hand_number, s.dealer, s.current_player),
+                 b"".join([_HAND[t] for t in reversed(tiles_of(s.hands[seat]))])]
         if is_bidder:
             if s.widow_taken and s.widow:
-                mid.widow.extend([_TILE[t] for t in reversed(tiles_of(s.widow))])
+                parts.append(b"".join([_WIDOW[t] for t in reversed(tiles_of(s.widow))]))
             if s.discard >= 0:
-                mid.discard.CopyFrom(_TILE[s.discard])
-        if s.bidder >= 0:
-            mid.bidder = s.bidder
-        if s.trump >= 0:
-            mid.trump.CopyFrom(trump_to_pb(s.trump))
+                parts.append(_DISCARD[s.discard])
+        if s.bids:
+            parts.append(_bids(tuple(s.bids)))
+        parts.append(_contract(s.bidder, s.high_bid, s.trump))
         tricks = s.tricks
         done, hand = self._tricks_key
         if hand != s.hand_number or len(tricks) < done:
@@ -120,14 +168,16 @@ class TurnEncoder:
         if len(tricks) > done:
             self._tricks += b"".join([_trick_field(t) for t in tricks[done:]])
         self._tricks_key = (len(tricks), s.hand_number)
+        parts.append(self._tricks)
+        for p, x in s.trick:
+            parts.append(_play_field(p, x))
+        parts.append(_counts(tuple(s.tricks_taken), tuple(s.scores)))
         records = s.hand_records
         if len(records) > self._hands_done:
             self._hands += b"".join([_hand_field(h) for h in records[self._hands_done:]])
             self._hands_done = len(records)
-        tail = pb.Observation(trick=[pb.SeatPlay(seat=p, tile=_TILE[x]) for p, x in s.trick],
-                              tricks_taken=s.tricks_taken, scores=s.scores)
-        return b"".join((self._head, mid.SerializeToString(), self._tricks,
-                         tail.SerializeToString(), self._hands))
+        parts.append(self._hands)
+        return b"".join(parts)
 
 
 class TurnBytes(bytes):
@@ -151,10 +201,13 @@ class EncodedTurn:
     def response(self) -> TurnBytes:
         """The ``PlayResponse{turn}`` bytes."""
         obs = self.observation
-        body = b"".join((_uint_field(1, self.request_id), _TURN_TAG, _varint(len(obs)), obs,
-                         self.legal_actions, _uint_field(4, self.decision_ms),
-                         _uint_field(5, self.bank_ms)))
-        out = TurnBytes(_TURN_TAG + _varint(len(body)) + body)
+        request = _uint_field(1, self.request_id)
+        obs_len = _varint(len(obs))
+        clocks = _uint_field(4, self.decision_ms) + _uint_field(5, self.bank_ms)
+        legal = self.legal_actions
+        size = len(request) + 1 + len(obs_len) + len(obs) + len(legal) + len(clocks)
+        out = TurnBytes(b"".join((_TURN_TAG, _varint(size), request, _TURN_TAG, obs_len, obs,
+                                  legal, clocks)))
         out.request_id = self.request_id
         return out
 

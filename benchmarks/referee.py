@@ -2,7 +2,8 @@
 exchanges between the same kinds of processes, in one run.
 
     .venv/bin/python benchmarks/referee.py [--quick] [--games 3] [--concurrency 1,4]
-        [--transport unix,tcp] [--preset moon3] [--seed 3] [--profile FILE]
+        [--transport unix,tcp] [--preset moon3] [--seed 3]
+        [--profile FILE [--profile-seats quiet]]
 
 **Games.** The real arena code plays them: :func:`arena.game.serving` serves a
 :class:`arena.referee.Referee` in this process (grpc.aio), and :func:`arena.game.play_game`
@@ -29,19 +30,32 @@ above), a turn to one seat at a time and its answer awaited; its server is built
 referee's is (per stream: a reader task and an outbox queue drained to the wire), with no
 game and no protobuf. The referee's ratio to it is what the referee adds to its own protocol.
 
+**Quiet seats, against bare exchanges of the same sizes** (the second table). Quiet seats
+(``Join.quiet``) make a decision one turn and its answer. Beside the referee's quiet games:
+the same-messages run with no events (the same shape: a reader task and an outbox per
+stream, a turn to one stream at a time, its answer awaited; the referee's ratio to it is
+what the referee itself adds), the ping-pong of the game's mean Turn and ActionReply sizes,
+and a ping-pong of small messages (the ActionReply's size both ways): the two ping-pongs'
+difference is what the Turn's size costs.
+
 **CPU** is the time this process (the server: every thread of it) spends per decision or
 round trip, ``time.process_time``; it is steadier than wall time on a busy machine.
 
-**Reading them.** The referee's aim is at most 1.5x the bare round trip. With every event
-sent to every seat a decision is about five messages, and on a small machine the bare
-same-messages run alone is already some 2-3x the round trip. ``Join.quiet`` makes a decision
-one turn and its answer, the round trip's shape: at this writing, on a 2-CPU machine, quiet
-games ran at 2.3-2.5x the round trip (681 µs a decision against 292 µs, Unix socket, one
-match), every-event games at 3.8-4.8x; the rest is the referee's own work (building each
-turn's whole observation, the engine, the record) and asyncio's per-message cost.
-``--profile`` shows where the referee's time goes. The first line printed compares building
-and encoding a turn's message whole (as the referee did) with :mod:`arena.turns`' incremental
-encoder (what it does), CPU µs per turn over the same game.
+**Reading them.** The referee's aim is at most 2x the bare round trip with quiet seats.
+With every event sent to every seat a decision is about five messages, and on a small
+machine the bare same-messages run alone is already some 3-4x the round trip. ``Join.quiet``
+makes a decision one turn and its answer, the round trip's shape; but three bot processes
+taking turns (the bare same-shape run) already cost some 1.2-1.4x one client's ping-pong,
+and the Turn's 1.2 KB against 12 B costs next to nothing (the two ping-pongs). At this
+writing, on a shared 2-CPU machine (Unix socket, one match), quiet games ran at 2.35x the
+round trip (403 µs a decision, 195 µs of the referee's CPU, against 172 µs and 80 µs), down
+from 2.86x (500 µs, 232 µs) before a turn's delivery stopped waking the match task, the
+per-wait and per-write timers went, and events for quiet seats were no longer built; the
+rest is the referee's own Python per decision (the turn's observation, the answer's checks,
+the engine) and the SDK's per turn in the bot. ``--profile FILE [--profile-seats quiet]``
+shows where the referee's time goes. The first line printed compares building and encoding a
+turn's message whole (as the referee once did) with :mod:`arena.turns`' incremental encoder
+(what it does), CPU µs per turn over the same game.
 
 The figures depend on the machine and how busy it is; nothing here is asserted in tests.
 """
@@ -430,10 +444,19 @@ async def main_async(args: argparse.Namespace) -> None:
             f"{'µs/round trip':>14}{'CPU µs':>7}|"
             f"{'µs/decision':>12}{'CPU µs':>7}{'ratio':>6}|"
             f"{'bot start-up':>13}")
-    print(head)
-    print(cols)
-    print("-" * len(cols))
+    qhead = (f"{'quiet seats':12}|{'referee, quiet seats':^25}|{'bare, same shape':^25}|"
+             f"{'ping-pong, Turn size':^21}|{'ping-pong, small':^21}|")
+    qcols = (f"{'transport':<9} {'K':>2}|{'µs/decision':>12}{'CPU µs':>7}{'ratio':>6}|"
+             f"{'µs/decision':>12}{'CPU µs':>7}{'ratio':>6}|"
+             f"{'µs/round trip':>14}{'CPU µs':>7}|"
+             f"{'µs/round trip':>14}{'CPU µs':>7}|")
+    rows: list[str] = []
+    qrows: list[str] = []
     tmp = tempfile.TemporaryDirectory(prefix="moon-bench-")
+
+    def best(runs: list[tuple[float, float]]) -> tuple[float, float]:
+        return min(w for w, _ in runs), min(c for _, c in runs)
+
     try:
         for transport in transports:
             tcp = transport == "tcp"
@@ -441,37 +464,67 @@ async def main_async(args: argparse.Namespace) -> None:
                 game: list[tuple[float, float]] = []
                 quiet: list[tuple[float, float]] = []
                 ping: list[tuple[float, float]] = []
+                small: list[tuple[float, float]] = []
                 same: list[tuple[float, float]] = []
+                shaped: list[tuple[float, float]] = []
                 startups: list[float] = []
                 for run in range(args.games):  # interleaved: a disturbance hits all alike
                     sock = f"{tmp.name}/bare-{transport}-{k}-{run}.sock"
+                    rounds = args.rounds or shape.decisions
                     ping.append(per_item(await run_pingpong(
-                        tcp, sock, k, args.rounds or shape.decisions, shape.turn_size,
-                        shape.reply_size)))
+                        tcp, sock, k, rounds, shape.turn_size, shape.reply_size)))
+                    small.append(per_item(await run_pingpong(
+                        tcp, sock + "s", k, rounds, shape.reply_size, shape.reply_size)))
                     same.append(per_item(await run_same_messages(
                         tcp, sock + "2", k, shape.seats, shape.decisions, shape.events,
+                        shape.turn_size, shape.event_size, shape.reply_size)))
+                    shaped.append(per_item(await run_same_messages(
+                        tcp, sock + "3", k, shape.seats, shape.decisions, 0,
                         shape.turn_size, shape.event_size, shape.reply_size)))
                     spans = await run_matches(tcp, k, args.preset, args.seed)
                     game.append(per_item(spans))
                     startups += [s.first - s.spawned for s in spans]
                     quiet.append(per_item(await run_matches(tcp, k, args.preset, args.seed,
                                                             events=False)))
-                g, gc = min(w for w, _ in game), min(c for _, c in game)
-                q, qc = min(w for w, _ in quiet), min(c for _, c in quiet)
-                p, pc = min(w for w, _ in ping), min(c for _, c in ping)
-                s, sc = min(w for w, _ in same), min(c for _, c in same)
-                print(f"{transport:<9} {k:>2}|{g * 1e6:12.0f}{gc * 1e6:7.0f}{g / p:6.2f}|"
-                      f"{q * 1e6:12.0f}{qc * 1e6:7.0f}{q / p:6.2f}|"
-                      f"{p * 1e6:14.0f}{pc * 1e6:7.0f}|"
-                      f"{s * 1e6:12.0f}{sc * 1e6:7.0f}{g / s:6.2f}|"
-                      f"{statistics.median(startups) * 1000:10.0f} ms", flush=True)
+                g, gc = best(game)
+                q, qc = best(quiet)
+                p, pc = best(ping)
+                m, mc = best(small)
+                s, sc = best(same)
+                b, bc = best(shaped)
+                rows.append(f"{transport:<9} {k:>2}|{g * 1e6:12.0f}{gc * 1e6:7.0f}{g / p:6.2f}|"
+                            f"{q * 1e6:12.0f}{qc * 1e6:7.0f}{q / p:6.2f}|"
+                            f"{p * 1e6:14.0f}{pc * 1e6:7.0f}|"
+                            f"{s * 1e6:12.0f}{sc * 1e6:7.0f}{g / s:6.2f}|"
+                            f"{statistics.median(startups) * 1000:10.0f} ms")
+                qrows.append(f"{transport:<9} {k:>2}|{q * 1e6:12.0f}{qc * 1e6:7.0f}{q / p:6.2f}|"
+                             f"{b * 1e6:12.0f}{bc * 1e6:7.0f}{q / b:6.2f}|"
+                             f"{p * 1e6:14.0f}{pc * 1e6:7.0f}|"
+                             f"{m * 1e6:14.0f}{mc * 1e6:7.0f}|")
+                print(f"({transport}, K={k} done)", flush=True)
     finally:
         tmp.cleanup()
+    print()
+    print(head)
+    print(cols)
+    print("-" * len(cols))
+    print("\n".join(rows))
     print("\nratio: the referee's µs/decision over the bare ping-pong's (for the bare same-"
           "messages run:\nthe every-event referee's over it); quiet seats: the bots join "
           "with Join.quiet, so a\ndecision is a turn and its answer; CPU µs: this (the "
           "server's) process's CPU time\nper decision or round trip; bot start-up: median "
-          "time from play_game to every seat\njoined, not in any other figure.")
+          "time from play_game to every seat\njoined, not in any other figure.\n")
+    print(qhead)
+    print(qcols)
+    print("-" * len(qcols))
+    print("\n".join(qrows))
+    print(f"\nQuiet seats against bare exchanges of the same sizes: ratio over the ping-pong "
+          f"with the game's\nmean Turn ({shape.turn_size} B) and ActionReply "
+          f"({shape.reply_size} B); over the bare run of the same shape (a\nreader task "
+          f"and an outbox per stream, {shape.seats} streams, a turn to one at a time, no "
+          f"game, no\nprotobuf): what the referee itself adds. The small ping-pong sends "
+          f"{shape.reply_size} B both ways:\nits difference to the Turn-size ping-pong is "
+          f"what the Turn's size costs.")
 
 
 def main() -> None:
@@ -496,12 +549,16 @@ def main() -> None:
     ap.add_argument("--profile", metavar="FILE",
                     help="instead, cProfile the referee's process while it plays one game "
                          "(concurrency 1, Unix socket), write FILE and print the top entries")
+    ap.add_argument("--profile-seats", choices=("events", "quiet"), default="events",
+                    help="with --profile: the bots ask for every event (default) or join "
+                         "quiet")
     args = ap.parse_args()
     if args.quick:
         args.games = 1
         args.transport = "unix"
     if args.profile:
-        asyncio.run(run_matches(False, 1, args.preset, args.seed, profile=args.profile))
+        asyncio.run(run_matches(False, 1, args.preset, args.seed, profile=args.profile,
+                                events=args.profile_seats == "events"))
         import pstats
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
         pstats.Stats(args.profile).sort_stats("cumulative").print_stats(25)

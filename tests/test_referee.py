@@ -199,3 +199,44 @@ def test_stop_lands_even_when_the_awaited_reply_arrives_at_the_same_moment():
     result, later, applied = asyncio.run(go())
     assert result.termination == pb.TERMINATION_CANCELLED
     assert later == [] and applied <= 1
+
+
+def _play_through(quiet: bool, seed: int) -> tuple[list[bytes], list[bytes]]:
+    """A whole moon3 game in-process, each seat answering its turns with the last legal
+    action: (the match's events, encoded; the events seat 0 received, encoded)."""
+    async def go():
+        ref = Referee(record_dir=None)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=seed,
+                             tc=TimeControl(decision_ms=5000))
+        links = [ref.join(bpb.Join(token=t, protocol_version=1, quiet=quiet))[2]
+                 for t in m.tokens]
+        received: list[bytes] = []
+        while not m.done.is_set():
+            for s in range(3):
+                for x in drain(links[s].outbox):
+                    if x.WhichOneof("kind") == "event" and s == 0:
+                        received.append(x.event.SerializeToString())
+                    if x.WhichOneof("kind") == "turn":
+                        reply = bpb.PlayRequest(action=bpb.ActionReply(
+                            request_id=x.turn.request_id, action=x.turn.legal_actions[-1]))
+                        m.receive(s, links[s], reply.SerializeToString())
+            await asyncio.sleep(0)
+        received += [x.event.SerializeToString() for x in drain(links[0].outbox)
+                     if x.WhichOneof("kind") == "event"]
+        assert m.faults == [] and m.state.is_terminal()
+        return [e.SerializeToString() for e in m.events], received
+
+    return asyncio.run(go())
+
+
+def test_a_quiet_games_events_are_the_events_a_listening_seat_hears():
+    # With every seat quiet the referee sends no event but the end, and builds the others
+    # only when asked (Match.events): they must be, in order and numbered alike, what a seat
+    # that listens hears in the same game.
+    quiet_events, quiet_heard = _play_through(True, 4)
+    loud_events, loud_heard = _play_through(False, 4)
+    assert len(loud_heard) > 300
+    assert quiet_events == loud_events == loud_heard
+    assert [pb.Event.FromString(e).sequence for e in quiet_events] == \
+        list(range(1, len(quiet_events) + 1))
+    assert [pb.Event.FromString(e).WhichOneof("kind") for e in quiet_heard] == ["game_ended"]
