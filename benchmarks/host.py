@@ -3,6 +3,7 @@ and of `moon ladder run` on the same bots, rules and time control, in one run, a
 host's memory as games accumulate.
 
     .venv/bin/python benchmarks/host.py [--games 1000] [--window 48] [--concurrency 2]
+        [--diagnostics] [--memory-only] [--host-env NAME=VALUE ...]
 
 1. A ladder of heuristic, random and weak (duplicate sets of 6 games) through the real
    runner; its sustained rate is timed from its first finished game to its last.
@@ -15,14 +16,24 @@ host's memory as games accumulate.
 
 Prints the two rates side by side and the host's overhead (ladder rate / host rate; the
 aim is at most 1.1). A figure, not a test: the machine is shared and noisy.
+
+``--diagnostics`` prints, beside VmRSS, where the memory is: anonymous and file-backed
+resident memory, threads and open file descriptors (from /proc), and from inside the host
+(benchmarks/hostdiag/sitecustomize.py) SQLite's own allocator (in use and high-water),
+glibc malloc (in use, free but kept) and the interpreter's allocated blocks.
+``--memory-only`` skips the rates (steps 1 and 3's ladder); ``--host-env`` sets a variable
+for the host process (e.g. ``MALLOC_ARENA_MAX=2``) to compare.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
+import json
 import math
+import os
 import sqlite3
 import sys
 import tempfile
@@ -79,11 +90,56 @@ def host_rate(db: Path, first: int, n: int) -> tuple[float, int, float]:
             sum(r[1] for r in rows) / len(rows))
 
 
-def rss_mb(pid: int) -> float:
+def proc_status(pid: int) -> dict[str, int]:
+    """The numeric fields of /proc/PID/status (kB for the Vm*/Rss* ones)."""
+    out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+        key, _, value = line.partition(":")
+        parts = value.split()
+        if parts and parts[0].isdigit():
+            out[key] = int(parts[0])
+    return out
+
+
+def rss_mb(pid: int) -> float:
+    return proc_status(pid).get("VmRSS", -1) / 1024
+
+
+DIAG_DIR = Path(__file__).resolve().parent / "hostdiag"
+
+
+def diagnostics(pid: int, inside: Path) -> str:
+    """One line: where the host's memory is (MB unless said)."""
+    st = proc_status(pid)
+    fds = len(list(Path(f"/proc/{pid}/fd").iterdir()))
+    parts = [f"anon {st.get('RssAnon', 0) / 1024:6.1f}", f"file {st.get('RssFile', 0) / 1024:5.1f}",
+             f"threads {st.get('Threads', 0):3d}", f"fds {fds:4d}"]
+    try:
+        d = json.loads(inside.read_text())
+    except (OSError, ValueError):
+        return "  ".join(parts)
+    mb = 1024 * 1024
+    if "sqlite_used" in d:
+        parts.append(f"sqlite {d['sqlite_used'] / mb:5.1f} (high {d['sqlite_high'] / mb:5.1f})")
+    if "malloc_used" in d:
+        parts.append(f"malloc used {d['malloc_used'] / mb:6.1f} free {d['malloc_free'] / mb:5.1f}")
+    parts.append(f"py blocks {d['py_blocks'] / 1000:5.0f}k")
+    return "  ".join(parts + [f"batch worker {batch_worker_mb(pid):5.1f}"])
+
+
+def batch_worker_mb(pid: int) -> float:
+    """VmRSS of the host's batch-fit worker process (a multiprocessing child), MB."""
+    children = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            children += (task / "children").read_text().split()
+    for child in children:
+        try:
+            if b"multiprocessing" in Path(f"/proc/{child}/cmdline").read_bytes():
+                return rss_mb(int(child))
+        except OSError:
+            continue
+    return 0.0
 
 
 def main() -> None:
@@ -91,18 +147,35 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=1000, help="host games for the memory run")
     ap.add_argument("--window", type=int, default=48, help="games timed for the rates")
     ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--diagnostics", action="store_true",
+                    help="print where the host's memory is, beside VmRSS")
+    ap.add_argument("--memory-only", action="store_true", help="skip the rates")
+    ap.add_argument("--batch-every-s", type=float, default=60.0,
+                    help="the host's batch_every_s (seconds between batch fits)")
+    ap.add_argument("--host-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="an environment variable for the host process (repeatable)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="moon-bench-host-"))
+    env = dict(kv.split("=", 1) for kv in args.host_env)
+    inside = tmp / "diag.json"
+    if args.diagnostics:
+        env["MOON_BENCH_DIAG"] = str(inside)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(DIAG_DIR), os.environ.get("PYTHONPATH", "")) if p)
 
-    n_ladder, ladder_a = ladder_rate(args.window, args.concurrency, tmp / "a")
-    wall_a = ladder_wall
-    print(f"ladder: {n_ladder} games, {ladder_a:.1f} games/min sustained", flush=True)
+    if args.memory_only:
+        n_ladder = 0
+    else:
+        n_ladder, ladder_a = ladder_rate(args.window, args.concurrency, tmp / "a")
+        wall_a = ladder_wall
+        print(f"ladder: {n_ladder} games, {ladder_a:.1f} games/min sustained", flush=True)
 
     folder = make_competition(tmp / "comp", concurrency=args.concurrency)
     toml = folder / "competition.toml"
-    toml.write_text(toml.read_text().replace("batch_every_s = 2", "batch_every_s = 60")
+    toml.write_text(toml.read_text()
+                    .replace("batch_every_s = 2", f"batch_every_s = {args.batch_every_s:g}")
                     .replace("bootstrap = 20", "bootstrap = 100"))
-    host = HostProcess(folder, None).start()
+    host = HostProcess(folder, None, env).start()
     try:
         versions = []
         for i, bot in enumerate(BOTS):
@@ -113,10 +186,17 @@ def main() -> None:
         # timed from the database afterwards (the results' own times, as the ladder's
         # are timed by its callbacks), so that polling the API costs the host nothing
         n0 = finished(host)
-        while finished(host) < n0 + n_ladder + 1:
+        while not args.memory_only and finished(host) < n0 + n_ladder + 1:
             time.sleep(2.0)
     finally:
         host.stop()
+    if not args.memory_only:
+        rates(args, tmp, folder, n0, n_ladder, ladder_a, wall_a)
+    memory(args, folder, env, inside)
+
+
+def rates(args: argparse.Namespace, tmp: Path, folder: Path, n0: int, n_ladder: int,
+          ladder_a: float, wall_a: float) -> None:
     hosted, n_host, wall_ms = host_rate(folder / "host.sqlite", n0 + 1, n_ladder)
     print(f"host:   {n_host} games, {hosted:.1f} games/min sustained", flush=True)
 
@@ -129,8 +209,11 @@ def main() -> None:
     print(f"mean game wall time: ladder {(wall_a + ladder_wall) / 2:.0f} ms, host "
           f"{wall_ms:.0f} ms", flush=True)
 
-    # memory: the same host, restarted, plays on to --games games
-    host = HostProcess(folder, None).start()
+
+
+def memory(args: argparse.Namespace, folder: Path, env: dict[str, str], inside: Path) -> None:
+    """The same host, restarted, plays on to ``args.games`` games; its memory every 100."""
+    host = HostProcess(folder, None, env).start()
     try:
         assert host.proc is not None
         pid = host.proc.pid
@@ -140,7 +223,9 @@ def main() -> None:
             n = finished(host) - start
             if n >= mark or n >= args.games:  # every 100 games, and at the end
                 mins = (time.monotonic() - t_start) / 60
-                print(f"  {n:5d} games  {rss_mb(pid):7.1f} MB  ({mins:.1f} min)", flush=True)
+                extra = f"  {diagnostics(pid, inside)}" if args.diagnostics else ""
+                print(f"  {n:5d} games  {rss_mb(pid):7.1f} MB  ({mins:.1f} min){extra}",
+                      flush=True)
                 mark += 100
                 if n >= args.games:
                     break

@@ -58,7 +58,7 @@ from .models import (
     Version,
     utcnow,
 )
-from .ratings import batch_fit, finished_games, live_update
+from .ratings import batch_from_database, live_update
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
 
@@ -579,13 +579,14 @@ class Host:
     # -- batch ratings, retention ---------------------------------------------------------
     def batch_now(self, pool: ProcessPoolExecutor | None = None) -> int:
         """Recompute the batch ratings of every version from every finished rated game;
-        returns how many games went into it. With ``pool`` the fit runs there: a process
-        of its own, so its CPU never holds the host's interpreter (and the referee's
-        clocks) for the seconds a bootstrap over many games takes."""
-        with self.Session() as s:
-            games = finished_games(s)
-        args = (games, self.settings.matchmaking.bootstrap, self.settings.matchmaking.seed)
-        ratings = pool.submit(batch_fit, *args).result() if pool else batch_fit(*args)
+        returns how many games went into it. With ``pool`` the games are read and fitted
+        there: a process of its own, so its CPU never holds the host's interpreter (and the
+        referee's clocks) for the seconds a bootstrap over many games takes, and the host's
+        memory does not grow with the number of games (:func:`batch_from_database`)."""
+        args = (self.engine.url.render_as_string(hide_password=False),
+                self.settings.matchmaking.bootstrap, self.settings.matchmaking.seed)
+        n, ratings = (pool.submit(batch_from_database, *args).result() if pool
+                      else batch_from_database(*args))
 
         def store() -> None:
             with self.Session.begin() as s:
@@ -594,12 +595,12 @@ class Host:
                     if v is not None:
                         v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
                 m = s.get(Meta, "batch") or Meta(key="batch", value={})
-                m.value = {"games": len(games), "at": utcnow().isoformat(),
+                m.value = {"games": n, "at": utcnow().isoformat(),
                            "open": sorted(int(r.bot) for r in ratings if not r.determined)}
                 s.merge(m)
 
         self._writer.submit(store).result()
-        return len(games)
+        return n
 
     async def _batch_loop(self) -> None:
         last = -1

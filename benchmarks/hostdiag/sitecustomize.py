@@ -1,0 +1,123 @@
+"""Diagnostics for ``benchmarks/host.py --diagnostics``: loaded into `moon host run` (this
+folder is put first on its PYTHONPATH) when MOON_BENCH_DIAG names a file. A daemon thread
+writes there, every 2 s, what only the process itself can see of its memory: SQLite's own
+allocator (``sqlite3_memory_used``/``highwater``, from the libsqlite3 that Python's
+``_sqlite3`` is linked to), glibc malloc's heap (``mallinfo2``: bytes in use, bytes free but
+kept) and the interpreter's allocated blocks. A benchmark aid, not part of the product.
+"""
+
+from __future__ import annotations
+
+import os
+
+_PATH = os.environ.get("MOON_BENCH_DIAG")
+
+
+def _is_host() -> bool:
+    """Only the host process itself: not its bots, nor its batch fit's worker (they inherit
+    the environment)."""
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return False
+    return b"arena.cli" in argv and b"host" in argv and b"run" in argv
+
+
+def _start(path: str) -> None:
+    import ctypes
+    import ctypes.util
+    import json
+    import sys
+    import threading
+    import time
+
+    def lib(name: str, *fallbacks: str) -> ctypes.CDLL | None:
+        for n in (ctypes.util.find_library(name), *fallbacks):
+            if n:
+                try:
+                    return ctypes.CDLL(n)
+                except OSError:
+                    continue
+        return None
+
+    import _sqlite3  # loads the libsqlite3 it links to: the same copy is found here
+
+    sq = lib("sqlite3", "libsqlite3.so.0")
+    libc = lib("c", "libc.so.6")
+    if sq is not None:
+        sq.sqlite3_memory_used.restype = ctypes.c_int64
+        sq.sqlite3_memory_highwater.restype = ctypes.c_int64
+        sq.sqlite3_memory_highwater.argtypes = [ctypes.c_int]
+
+    class Mallinfo2(ctypes.Structure):
+        _fields_ = [(f, ctypes.c_size_t) for f in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+            "uordblks", "fordblks", "keepcost")]
+
+    mallinfo2 = getattr(libc, "mallinfo2", None) if libc is not None else None
+    if mallinfo2 is not None:
+        mallinfo2.restype = Mallinfo2
+    del _sqlite3
+
+    def sample() -> dict[str, float]:
+        out: dict[str, float] = {"py_blocks": sys.getallocatedblocks()}
+        if sq is not None:
+            out["sqlite_used"] = sq.sqlite3_memory_used()
+            out["sqlite_high"] = sq.sqlite3_memory_highwater(0)
+        if mallinfo2 is not None:
+            m = mallinfo2()
+            out["malloc_used"] = m.uordblks + m.hblkhd  # in use: heap chunks + mmapped
+            out["malloc_free"] = m.fordblks  # free, kept by malloc
+            out["malloc_arena"] = m.arena  # bytes of the heaps (all arenas)
+        return out
+
+    trace = os.environ.get("MOON_BENCH_TRACEMALLOC")
+    if trace:  # Python-level growth by line: top differences to the first snapshot
+        import tracemalloc
+
+        tracemalloc.start(int(trace))
+    first: list[object] = []
+    started = time.monotonic()
+
+    def compare() -> None:
+        import tracemalloc
+
+        snap = tracemalloc.take_snapshot().filter_traces(
+            (tracemalloc.Filter(False, tracemalloc.__file__),))
+        if not first:
+            first.append(snap)
+            return
+        stats = snap.compare_to(first[0], "traceback")  # type: ignore[arg-type]
+        with open(f"{path}.tracemalloc.tmp", "w") as f:
+            for st in stats[:30]:
+                f.write(f"{st.size_diff / 1024:+9.1f} kB {st.count_diff:+7d} blocks  "
+                        f"{st.size / 1024:9.1f} kB\n")
+                for line in st.traceback.format()[-2 * int(trace or 1):]:
+                    f.write(f"      {line}\n")
+        os.replace(f"{path}.tracemalloc.tmp", f"{path}.tracemalloc.txt")
+
+    def loop() -> None:
+        tmp = f"{path}.tmp"
+        last = 0.0
+        while True:
+            if trace and time.monotonic() - started > 90 and time.monotonic() - last > 120:
+                last = time.monotonic()
+                try:
+                    compare()
+                except Exception as e:
+                    with open(f"{path}.tracemalloc.txt", "w") as f:
+                        f.write(repr(e))
+            try:
+                with open(tmp, "w") as f:
+                    json.dump(sample(), f)
+                os.replace(tmp, path)
+            except Exception:  # a diagnostic never takes the host down
+                pass
+            time.sleep(2.0)
+
+    threading.Thread(target=loop, name="moon-bench-diag", daemon=True).start()
+
+
+if _PATH and _is_host():
+    _start(_PATH)
