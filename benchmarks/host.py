@@ -135,7 +135,7 @@ def batch_worker_mb(pid: int) -> float:
             children += (task / "children").read_text().split()
     for child in children:
         try:
-            if b"multiprocessing" in Path(f"/proc/{child}/cmdline").read_bytes():
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
                 return rss_mb(int(child))
         except OSError:
             continue
