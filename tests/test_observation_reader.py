@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from moon_sdk.convert import ObservationReader, action_to_pb, observation_to_pb
+from moon_sdk.convert import ObservationReader, ProtocolError, action_to_pb, observation_to_pb
 from moon_sdk.rules import PRESETS, GameState, observe
 from moon_sdk.v1 import bot_pb2 as bpb
 
@@ -70,3 +70,22 @@ def test_a_list_that_is_not_the_last_one_extended_is_read_whole():
     assert shorter[:1] == observe(state, seat).hands[1:2] and len(shorter) == 2
     assert shorter[1].scores[0] == t.observation.hands[-1].scores[0] + 7
     assert reader.observation(t.observation).hands == observe(state, seat).hands
+
+
+def test_a_value_out_of_range_is_a_protocol_error_every_time():
+    state = GameState(PRESETS["moon3"], 4)
+    t = turn_of(state, state.current_player, "moon3")
+    bad_hand = bpb.Turn()
+    bad_hand.CopyFrom(t)
+    bad_hand.observation.hand[0].high = 7
+    bad_action = bpb.Turn()
+    bad_action.CopyFrom(t)
+    bad_action.legal_actions[0].bid.value = 9  # no such bid (a bid's values are 0, 4..7)
+    reader = ObservationReader()
+    for _ in range(2):  # the second time too: no error is cached away
+        with pytest.raises(ProtocolError, match="tile ends must be 0..6, got 7-"):
+            reader.observation(bad_hand.observation, list(bad_hand.legal_actions))
+        with pytest.raises(ProtocolError, match="9"):
+            reader.observation(bad_action.observation, list(bad_action.legal_actions))
+    assert reader.observation(t.observation, list(t.legal_actions)) == \
+        observe(state, state.current_player)

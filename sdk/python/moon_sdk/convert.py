@@ -280,11 +280,25 @@ def outcome_to_pb(o: Outcome, hands_played: int) -> pb.GameResult:
                          places=list(o.places), hands_played=hands_played)
 
 
+_TILE_AT = {(h, lo): tile(h, lo) for h in range(7) for lo in range(7)}
+"""Each pair of ends (either order) → its tile: :func:`tile_from_pb` without the checks, for
+the ends it accepts (others go through it, for its error)."""
+
+
 def _tiles_from_pb(ms: object) -> TileSet:
     mask = 0
+    at = _TILE_AT
     for m in ms:  # type: ignore[attr-defined]
-        mask |= 1 << tile_from_pb(m)
+        t = at.get((m.high, m.low))
+        mask |= 1 << (tile_from_pb(m) if t is None else t)
     return mask
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _action_from_bytes(data: bytes) -> Action:
+    # A turn's legal actions are a few of 72 messages: convert each once (errors are not
+    # cached: action_from_pb raises them every time).
+    return action_from_pb(pb.Action.FromString(data))
 
 
 def _trick_from_pb(m: pb.Trick) -> Trick:
@@ -381,6 +395,7 @@ def _observation(m: pb.Observation, legal: list[pb.Action] | None,
         tricks_taken=tuple(m.tricks_taken),
         scores=tuple(m.scores),
         hands=hands,
-        legal_actions=tuple(action_from_pb(a) for a in (legal or [])),
+        legal_actions=tuple([_action_from_bytes(a.SerializeToString()) for a in legal]
+                            if legal else ()),
         outcome=None,
     )
