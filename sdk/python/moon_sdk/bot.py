@@ -33,7 +33,7 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import bot_pb2_grpc
 from moon_sdk.v1 import game_pb2 as pb
 
-from .convert import PROTOCOL_VERSION, action_to_pb, observation_from_pb
+from .convert import PROTOCOL_VERSION, ObservationReader, action_to_pb
 from .rules import PASS, Action, ActionKind, Observation, action_kind, action_name
 from .rules import play as play_tile
 from .rules.actions import NUM_ACTIONS
@@ -197,6 +197,7 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
         while (m := outbox.get()) is not None:
             yield m
 
+    reader = ObservationReader()  # converts each finished hand once, not on every turn
     with grpc.insecure_channel(address) as channel:
         grpc.channel_ready_future(channel).result(timeout=connect_s)
         stub = bot_pb2_grpc.BotServiceStub(channel)
@@ -206,7 +207,7 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
                 kind = resp.WhichOneof("kind")
                 if kind == "turn":
                     t = resp.turn
-                    obs = observation_from_pb(t.observation, list(t.legal_actions))
+                    obs = reader.observation(t.observation, list(t.legal_actions))
                     t0 = time.perf_counter()
                     chosen = bot.act(obs)
                     _thinking[0] += 1

@@ -280,11 +280,25 @@ def outcome_to_pb(o: Outcome, hands_played: int) -> pb.GameResult:
                          places=list(o.places), hands_played=hands_played)
 
 
+_TILE_AT = {(h, lo): tile(h, lo) for h in range(7) for lo in range(7)}
+"""Each pair of ends (either order) → its tile: :func:`tile_from_pb` without the checks, for
+the ends it accepts (others go through it, for its error)."""
+
+
 def _tiles_from_pb(ms: object) -> TileSet:
     mask = 0
+    at = _TILE_AT
     for m in ms:  # type: ignore[attr-defined]
-        mask |= 1 << tile_from_pb(m)
+        t = at.get((m.high, m.low))
+        mask |= 1 << (tile_from_pb(m) if t is None else t)
     return mask
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _action_from_bytes(data: bytes) -> Action:
+    # A turn's legal actions are a few of 72 messages: convert each once (errors are not
+    # cached: action_from_pb raises them every time).
+    return action_from_pb(pb.Action.FromString(data))
 
 
 def _trick_from_pb(m: pb.Trick) -> Trick:
@@ -319,7 +333,49 @@ def observation_from_pb(m: pb.Observation, legal: list[pb.Action] | None = None)
         ProtocolError: a value out of range.
         RulesetError: an invalid ruleset.
     """
-    hands = tuple([_hand_summary_from_bytes(h.SerializeToString()) for h in m.hands])
+    return _observation(m, legal, tuple([
+        _hand_summary_from_bytes(h.SerializeToString()) for h in m.hands]))
+
+
+class ObservationReader:
+    """:func:`observation_from_pb` for the turns of one game, in order (one stream's, as the
+    SDK's bot loop reads them), giving equal observations for less: every turn carries all
+    the game's finished hands (docs/protocol.md, "Turns and actions": earlier hands'
+    results), a list a game only ever adds to at the end, so the ones already converted
+    are kept and each turn checks (one encoding) that the last of them is still the message
+    it was; a list that is not the last one extended is converted whole, as
+    :func:`observation_from_pb` does. Not thread-safe: one reader per stream."""
+
+    __slots__ = ("_hands", "_last")
+
+    def __init__(self) -> None:
+        self._hands: tuple[HandSummary, ...] = ()
+        self._last = b""
+        """The encoding of the last finished hand converted (b"": none)."""
+
+    def observation(self, m: pb.Observation, legal: list[pb.Action] | None = None
+                    ) -> Observation:
+        """As :func:`observation_from_pb` (same result, same errors)."""
+        return _observation(m, legal, self._finished_hands(m.hands))
+
+    def _finished_hands(self, ms: object) -> tuple[HandSummary, ...]:
+        hands = self._hands
+        n, k = len(ms), len(hands)  # type: ignore[arg-type]
+        if k and n >= k and ms[k - 1].SerializeToString() == self._last:  # type: ignore[index]
+            if n == k:
+                return hands
+            hands = hands + tuple([_hand_summary_from_bytes(h.SerializeToString())
+                                   for h in ms[k:]])  # type: ignore[index]
+        else:
+            hands = tuple([_hand_summary_from_bytes(h.SerializeToString())
+                           for h in ms])  # type: ignore[attr-defined]
+        self._hands = hands
+        self._last = ms[n - 1].SerializeToString() if n else b""  # type: ignore[index]
+        return hands
+
+
+def _observation(m: pb.Observation, legal: list[pb.Action] | None,
+                 hands: tuple[HandSummary, ...]) -> Observation:
     return Observation(
         seat=m.seat,
         ruleset=ruleset_from_pb(m.ruleset),
@@ -339,6 +395,7 @@ def observation_from_pb(m: pb.Observation, legal: list[pb.Action] | None = None)
         tricks_taken=tuple(m.tricks_taken),
         scores=tuple(m.scores),
         hands=hands,
-        legal_actions=tuple(action_from_pb(a) for a in (legal or [])),
+        legal_actions=tuple([_action_from_bytes(a.SerializeToString()) for a in legal]
+                            if legal else ()),
         outcome=None,
     )
