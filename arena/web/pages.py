@@ -18,6 +18,7 @@ events from the referee's public watch stream), ``/games/{id}/stderr/{seat}``,
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 from collections import Counter
@@ -37,6 +38,7 @@ from ..host.routes.submissions import submit as api_submit
 from ..host.schemas import GameOut, VersionOut
 from ..host.service import Host
 from ..ladder.ratings import LiveRatings
+from ..ladder.store import GameRow
 from ..records import GameRecord
 from ..timecontrol import TimeControl
 from ..versions import version_label
@@ -172,20 +174,27 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
 def rating_history(s: Session, version_ids: set[int]) -> list[tuple[int, float]]:
     """The live rating (OpenSkill μ − 3σ) of a bot after each of its rated games, as
     ``(its game number from 1, rating)``: every finished rated game replayed in result
-    order, exactly as the host's live updates applied them (``moon host rerate``)."""
-    from ..host.ratings import finished_games
+    order, exactly as the host's live updates applied them (``moon host rerate``).
 
-    games = finished_games(s)
-    ids = sorted({b for g in games for b in g.seats})
-    live = LiveRatings(ids)
+    A version's rating after a game depends on its opponents' ratings then, so every rated
+    game is replayed; only what the update reads (the seats and places) is read, streamed
+    in chunks of 1,000 rows, so the page's memory does not grow with the competition."""
+    rated = (Game.status == "finished", Game.kind == "rated")
+    ids = s.scalars(select(GameSeat.version_id).join(Game).where(*rated).distinct()).all()
+    live = LiveRatings(sorted(str(i) for i in ids))
     mine = {str(v) for v in version_ids}
+    rows = s.execute(select(Game.id, Game.places, GameSeat.version_id).join(GameSeat)
+                     .where(*rated).order_by(Game.seq, GameSeat.seat)
+                     .execution_options(yield_per=1000))
     out: list[tuple[int, float]] = []
-    for g in games:
-        live.update(g)
-        played = mine.intersection(g.seats)
+    for game_id, group in itertools.groupby(rows, key=lambda r: r[0]):
+        seated = list(group)
+        seats = [str(r[2]) for r in seated]
+        live.update(GameRow(game_id, 0, "", len(seats), "", None, [],
+                            list(seated[0][1] or []), seats, 0, 0, 0))
+        played = mine.intersection(seats)
         if played:
-            vid = sorted(played)[0]
-            r = live.ratings[vid]
+            r = live.ratings[sorted(played)[0]]
             out.append((len(out) + 1, float(r.mu) - 3 * float(r.sigma)))
     return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 
 import httpx
 import pytest
@@ -144,6 +145,49 @@ def test_bot_page_and_games_filter(browser, competition: Competition):
     page.goto(c.url + "/games?result=forfeit")
     assert int(page.inner_text(".total")) == len(finished_games(c, termination="forfeit"))
     page.close()
+
+
+def test_rating_history_is_the_live_ratings(competition: Competition, tmp_path):
+    """The bot page's rating history (seats and places streamed, not whole games) is what
+    the host's live updates gave: one point per rated game of the version, the last one its
+    live rating as the host stored it game by game, and every point the same as a second
+    model's (every finished game read whole and replayed through the ladder's
+    LiveRatings)."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from arena.host.db import make_engine
+    from arena.host.models import Version
+    from arena.host.ratings import finished_games as whole_games
+    from arena.ladder.ratings import LiveRatings
+    from arena.web.pages import rating_history
+
+    c = competition
+    enough_games(c, 6)
+    copy = tmp_path / "copy.sqlite"  # one consistent moment of a database still written to
+    with sqlite3.connect(c.host.folder / "host.sqlite") as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
+    engine = make_engine(f"sqlite:///{copy}")
+    try:
+        with Session(engine) as s:
+            games = whole_games(s)
+            versions = [v for v in s.scalars(select(Version)) if v.games]
+            assert len(versions) >= 3
+            for v in versions:
+                live = LiveRatings(sorted({b for g in games for b in g.seats}))
+                expected = []
+                for g in games:
+                    live.update(g)
+                    if str(v.id) in g.seats:
+                        r = live.ratings[str(v.id)]
+                        expected.append((len(expected) + 1, r.mu - 3 * r.sigma))
+                history = rating_history(s, {v.id})
+                assert len(history) == v.games == len(expected)
+                assert [n for n, _ in history] == [n for n, _ in expected]
+                assert [x for _, x in history] == pytest.approx([x for _, x in expected])
+                assert history[-1][1] == pytest.approx(v.mu - 3 * v.sigma)
+    finally:
+        engine.dispose()
 
 
 def held(page, seat: int) -> set[str]:
