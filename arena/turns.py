@@ -39,10 +39,15 @@ _TURN_TAG = b"\x12"
 """``PlayResponse.turn`` and ``Turn.observation``: both field 2, length-delimited."""
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1024)
 def _varint(n: int) -> bytes:
     """``n`` (>= 0) as a protobuf varint (cached: a turn's lengths, request ids and clock
-    values recur)."""
+    values recur).
+
+    The caches of this module are sized for the reuse they serve, which is near in time (a
+    game's seats, a hand's turns): a long-running referee (``moon host run``) meets ever new
+    keys (clock values, tricks, scores), and a large cache only fills slowly with them, so
+    its memory crept up over thousands of games (about 4.7 MB with the earlier sizes)."""
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -51,13 +56,13 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=1024)
 def _uint_field(number: int, value: int) -> bytes:
     """A proto3 scalar field (``uint32``/``uint64``): nothing when 0, as proto3 encodes."""
     return bytes([number << 3]) + _varint(value) if value else b""
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=64)
 def _trick_field(t: Trick) -> bytes:
     return bytes(pb.Observation(tricks=[trick_to_pb(t)]).SerializeToString())
 
@@ -92,7 +97,7 @@ def _scalars(phase: int, hand_number: int, dealer: int, current: int) -> bytes:
     return bytes(m.SerializeToString())
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _bids(bids: tuple[tuple[int, int], ...]) -> bytes:
     """``Observation.bids`` (field 10)."""
     return bytes(pb.Observation(bids=[pb.SeatBid(seat=b, value=v) for b, v in bids])
@@ -117,7 +122,7 @@ def _play_field(seat: int, tile: int) -> bytes:
                  .SerializeToString())
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _counts(tricks_taken: tuple[int, ...], scores: tuple[int, ...]) -> bytes:
     """``Observation`` fields 16-17: tricks taken per seat, scores."""
     return bytes(pb.Observation(tricks_taken=tricks_taken, scores=scores).SerializeToString())
