@@ -22,7 +22,9 @@ resident memory, threads and open file descriptors (from /proc), and from inside
 (benchmarks/hostdiag/sitecustomize.py) SQLite's own allocator (in use and high-water),
 glibc malloc (in use, free but kept) and the interpreter's allocated blocks.
 ``--memory-only`` skips the rates (steps 1 and 3's ladder); ``--host-env`` sets a variable
-for the host process (e.g. ``MALLOC_ARENA_MAX=2``) to compare.
+for the host process (e.g. ``MALLOC_ARENA_MAX=2``) to compare; with ``--diagnostics``,
+``--host-env MOON_BENCH_TRACE_FROM=2000`` starts tracemalloc in the host once it has finished
+2,000 games and dumps snapshots beside the diagnostics file (see hostdiag/sitecustomize.py).
 """
 
 from __future__ import annotations

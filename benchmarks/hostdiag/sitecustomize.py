@@ -117,6 +117,43 @@ def _start(path: str) -> None:
             time.sleep(2.0)
 
     threading.Thread(target=loop, name="moon-bench-diag", daemon=True).start()
+    late = os.environ.get("MOON_BENCH_TRACE_FROM")
+    if late:
+        threading.Thread(target=_trace_late, args=(path, int(late)), name="moon-bench-trace",
+                         daemon=True).start()
+
+
+def _trace_late(path: str, from_games: int) -> None:
+    """``MOON_BENCH_TRACE_FROM=N``: start tracemalloc (``MOON_BENCH_TRACE_FRAMES`` frames)
+    only once the host has finished N games, so that only what is allocated from then on is
+    traced (and the host runs at full speed until then); then dump a whole snapshot every
+    ``MOON_BENCH_SNAPSHOT_S`` seconds to ``{path}.{games:06d}.snapshot``, to compare any two
+    afterwards (``tracemalloc.Snapshot.load``): what was allocated after the first and is
+    still alive at the second."""
+    import sqlite3
+    import time
+    import tracemalloc
+
+    with open("/proc/self/cmdline", "rb") as f:
+        argv = [a.decode() for a in f.read().split(b"\0")]
+    db = os.path.join(argv[argv.index("run") + 1], "host.sqlite")
+    every = float(os.environ.get("MOON_BENCH_SNAPSHOT_S", "60"))
+
+    def games() -> int:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            return int(conn.execute("SELECT count(*) FROM games WHERE status = 'finished'")
+                       .fetchone()[0])
+
+    try:
+        while games() < from_games:
+            time.sleep(5.0)
+        tracemalloc.start(int(os.environ.get("MOON_BENCH_TRACE_FRAMES", "10")))
+        while True:
+            tracemalloc.take_snapshot().dump(f"{path}.{games():06d}.snapshot")
+            time.sleep(every)
+    except Exception as e:  # a diagnostic never takes the host down
+        with open(f"{path}.trace-error.txt", "w") as f:
+            f.write(repr(e))
 
 
 if _PATH and _is_host():
