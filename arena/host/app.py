@@ -63,8 +63,8 @@ def create_app(host: Host) -> FastAPI:
     def api_index() -> dict[str, Any]:
         """What the API offers: its endpoints (paths under ``/api``) and where the
         OpenAPI schema and its browsable docs are."""
-        paths = sorted({getattr(r, "path", "") for r in app.routes
-                        if getattr(r, "path", "").startswith("/api/")})
+        # from the schema: the app's own route list holds included routers unexpanded
+        paths = sorted(p for p in app.openapi()["paths"] if p.startswith("/api/"))
         return {"openapi": "/openapi.json", "docs": "/docs", "endpoints": paths}
 
     @app.get("/bots", include_in_schema=False)

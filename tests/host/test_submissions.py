@@ -163,6 +163,10 @@ def test_hostile_uploads_over_http(tmp_path: Path) -> None:
         assert host.submit(None, tar_folder(EXAMPLES / "random")).status_code == 401
         assert host.submit("moon_forged", tar_folder(EXAMPLES / "random")).status_code == 401
         assert host.ok("GET", "/api/bots") == []
+        # the API's index lists every path of its OpenAPI schema
+        schema = host.ok("GET", "/openapi.json")["paths"]
+        index = host.ok("GET", "/api")
+        assert len(schema) >= 10 and index["endpoints"] == sorted(schema), index
         store = host.folder / "store"
         assert not (store / "versions").exists() or not any((store / "versions").iterdir())
     finally:
