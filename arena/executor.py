@@ -257,6 +257,9 @@ class LocalExecutor:
             wall_ms = int((time.monotonic() - t0) * 1000)
             if forked and forks is not None and not forks.alive():
                 # its children were killed with it: whatever the game says, no bot's fault
+                if self._stack is None:  # the executor stopped (Ctrl-C): not a failure
+                    raise InfrastructureError(f"game {request.game_id}: stopped with the "
+                                              "executor")
                 log.warning("game %s: the fork server died; voided, and bots are started as "
                             "processes from now on", request.game_id)
                 raise InfrastructureError(f"game {request.game_id}: the fork server died "
