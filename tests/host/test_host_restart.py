@@ -5,6 +5,7 @@ submission caught in its build is kept and built. On SQLite and on PostgreSQL.""
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -122,3 +123,24 @@ def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
             assert v.games == seen[v.id]["games"]
             assert abs(v.mu - seen[v.id]["mu"]) < 1e-3
             assert abs(v.sigma - seen[v.id]["sigma"]) < 1e-3
+
+
+def test_ctrl_c_stops_the_host_quietly_mid_games(tmp_path: Path) -> None:
+    # Ctrl-C (SIGINT) while rated games of Python bots (forked by the fork server) run:
+    # the host exits 0, and the games it stopped are not reported as failures
+    host = HostProcess(make_competition(tmp_path / "comp", concurrency=2), None).start()
+    try:
+        tokens = {n: host.register(n) for n in ("ann", "ben", "cy")}
+        for who, bot in zip(tokens, ("heuristic", "random", "weak"), strict=True):
+            v = host.submit(tokens[who], tar_folder(EXAMPLES / bot)).json()
+            assert host.wait_version(tokens[who], v["id"])["status"] == "active"
+        wait_for(lambda: [g for g in all_games(host) if g["status"] == "running"], 120,
+                 "a game in flight")
+        assert host.proc is not None
+        host.proc.send_signal(signal.SIGINT)
+        assert host.proc.wait(60) == 0
+    finally:
+        host.stop()
+    log = host.log.read_text()
+    assert "fork server died" not in log and "WARNING" not in log, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
