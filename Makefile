@@ -37,11 +37,12 @@ ENGINE_SOURCES := $(wildcard sdk/rust/src/*.rs) sdk/rust/Cargo.toml sdk/rust/Car
 
 .PHONY: engine
 engine: $(STAMP)
-	@if command -v $(CARGO) >/dev/null 2>&1; then $(MAKE) --no-print-directory $(ENGINE_STAMP); \
+	@if command -v $(CARGO) >/dev/null 2>&1; then $(MAKE) -s --no-print-directory $(ENGINE_STAMP); \
 	else echo "engine: skipped (no cargo: the rules engine runs pure Python;" \
 		"tests/rules/test_fast.py skips)"; fi
 
 $(ENGINE_STAMP): $(STAMP) $(ENGINE_SOURCES)
+	@echo "engine: building the compiled rules engine (sdk/rust; a minute or two the first time)"
 	$(PY) -m pip install --quiet ./sdk/rust
 	touch $@
 

@@ -481,9 +481,10 @@ def verdict_line(status: MatchStatus, a: str = "A", b: str = "B") -> str:
         return (f"H1 accepted: {a} is stronger than {b} (elo1 = {sprt.elo1:g}); LLR "
                 f"{status.llr:.2f} ≥ {sprt.upper:.2f} {where}")
     if sprt is not None and status.verdict == "H0":
-        return (f"H0 accepted: {a} is not stronger than {b} by elo1 = {sprt.elo1:g} (it is "
-                f"within elo0 = {sprt.elo0:g}); LLR {status.llr:.2f} ≤ {sprt.lower:.2f} "
-                f"{where}")
+        elo = status.stats.elo.text(signed=True)
+        return (f"H0 accepted: {a} is not stronger than {b} by elo1 = {sprt.elo1:g} (the "
+                f"games favour a difference of at most elo0 = {sprt.elo0:g}; measured Elo "
+                f"{elo}); LLR {status.llr:.2f} ≤ {sprt.lower:.2f} {where}")
     elo = status.stats.elo.text(signed=True)
     if sprt is not None:
         return (f"no verdict yet {where}: LLR {status.llr or 0:.2f} is between "

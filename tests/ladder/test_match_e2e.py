@@ -109,6 +109,10 @@ def test_a_bot_against_its_own_copy_does_not_accept_h1(tmp_path):
     boards, value, verdict = first_crossing(scores, 2, SPRT(0, 100))
     assert (js["verdict"], js["boards"]) == (verdict, boards) and abs(js["llr"] - value) < 1e-6
     assert js["games"] <= 60
+    if verdict == "H0":  # the verdict says what H0 is: at most elo0, not "within" it
+        assert ("H0 accepted: heuristic.A is not stronger than heuristic.B by elo1 = 100 "
+                "(the games favour a difference of at most elo0 = 0; measured Elo ") in out.stderr
+        assert f"LLR {value:.2f} ≤ -2.94 after {boards} boards ({2 * boards} games)" in out.stderr
 
 
 def test_a_three_player_match_plays_every_seating_with_the_third_bot(tmp_path):
