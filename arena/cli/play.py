@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from ..bots import BotSpec, load_bot, missing_command
@@ -17,6 +16,7 @@ from ..report import print_game
 from ..resources import example_bot_names, resource_dir
 from ..text import clean, clean_line
 from ..timecontrol import NO_LIMIT_MS
+from .console import make_console
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
 EXAMPLES = resource_dir("example_bots")
@@ -134,7 +134,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     limited = tc.get("decision_ms") is not None or tc.get("bank_ms") is not None
     seat_clocks = {} if limited else {seat: (NO_LIMIT_MS, 0) for seat in manual}
-    console = Console()
+    console = make_console()
 
     async def run() -> GameRecord:
         referee = Referee(record_dir=records)

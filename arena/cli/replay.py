@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from ..errors import RecordError
 from ..records import read_record, verify_record
 from ..report import print_game
 from ..text import clean, clean_line
 from ..web.replay import render_html
+from .console import make_console
 
 
 @click.group()
@@ -34,7 +34,7 @@ def show(file: Path, plays: bool, logs: bool) -> None:
               moon replay show runs/records/MATCH.json --no-plays --logs
     """
     record = read_record(file)
-    print_game(Console(), record, plays=plays)
+    print_game(make_console(), record, plays=plays)
     if logs:
         for seat, text in sorted(record.logs.items()):
             click.echo(f"\n--- seat {clean_line(seat)} output (the end) ---\n"

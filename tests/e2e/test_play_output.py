@@ -125,3 +125,18 @@ def test_the_hand_table_has_a_legend_that_tells_what_its_cells_hold(tmp_path):
         assert row[6:] == [str(x) for x in totals]
         if h["bid"] == 21 and h["made"]:
             break  # the moon shot wins the game
+
+
+def test_piped_output_keeps_the_final_scores_on_one_line(tmp_path):
+    # piped (no terminal, no COLUMNS), the result line of three bots is ~85 columns: rich
+    # would wrap it at 80, splitting a bot's score from its name
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    out = subprocess.run([*MOON, "play", "--seed", "3", "--records", str(tmp_path / "rec"),
+                          "heuristic", "random", "random"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    record = json.loads(next((tmp_path / "rec").glob("*.json")).read_text())
+    final = record["result"]["scores"]
+    names = ["heuristic", "random", "random"]
+    scores = ", ".join(f"{i}:{n} {s}" for i, (n, s) in enumerate(zip(names, final, strict=True)))
+    assert f"final scores {scores}\n" in out.stdout + out.stderr, out.stdout + out.stderr
