@@ -351,7 +351,8 @@ def print_report(console: Console, rep: LadderReport, live_note: bool = False) -
     for row in lb_rows:
         lb.add_row(row[0], escape(labels[row[1]]), *(_t(c) for c in row[2:]))
     console.print(lb)
-    for line in _explain(rep, ranks, live_note):
+    unbounded = any("n/a" in row[2] or "n/a" in row[3] for row in lb_rows)
+    for line in _explain(rep, ranks, live_note, unbounded):
         console.print(line, highlight=False)
     if not order:
         console.print("no games yet: nothing to compare")
@@ -379,8 +380,10 @@ def print_report(console: Console, rep: LadderReport, live_note: bool = False) -
                   highlight=False)
 
 
-def _explain(rep: LadderReport, ranks: Sequence[str], live_note: bool) -> list[str]:
-    """The plain-words lines under the leaderboard (rich markup, bot text escaped)."""
+def _explain(rep: LadderReport, ranks: Sequence[str], live_note: bool,
+             unbounded: bool = False) -> list[str]:
+    """The plain-words lines under the leaderboard (rich markup, bot text escaped);
+    ``unbounded``: the table shows an ``n/a``, which a line then explains."""
     lines = []
     if rep.ratings:
         lines.append(f"rating: strength on the Elo scale (the field's average is 1500), fit "
@@ -389,6 +392,10 @@ def _explain(rep: LadderReport, ranks: Sequence[str], live_note: bool) -> list[s
                      "≥ or ≤: a one-sided bound (the data cannot bound the other side). "
                      "vs next: the difference from the next bot down, with its 95% interval. "
                      "LOS ↓: how likely the bot is stronger than the next one down.")
+    if unbounded:
+        lines.append("n/a: the data bound it on neither side (a bot never behind one bot and "
+                     "never ahead of another, or never compared with one), or show no spread "
+                     "(1 board, or every board alike); the lines below say which.")
     if any(r.endswith("=") for r in ranks):
         shared = next(r for r in ranks if r.endswith("="))
         lines.append(f"{shared} (a place with =): these bots share a place; the data cannot "

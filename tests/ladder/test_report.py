@@ -109,6 +109,36 @@ def test_a_sweep_shows_one_sided_bounds_never_plus_minus_zero(tmp_path):
     assert js["A"]["los_next"] == round(1 - 0.5 ** 24, 4)
 
 
+def legend(text: str) -> str:
+    """The words between the leaderboard and the head-to-head table, as one line."""
+    lines = text.splitlines()
+    end = next(i for i, line in enumerate(lines) if line.startswith("head to head"))
+    start = max(i for i, line in enumerate(lines[:end]) if line.startswith("└"))
+    return " ".join(" ".join(lines[start + 1:end]).split())
+
+
+def test_the_legend_says_what_n_a_means_when_the_table_shows_it(tmp_path):
+    # the sweep: B never behind C and never ahead of A, bounded on neither side: "n/a"
+    order = {"A": 1, "B": 2, "C": 3}
+    sweep = ladder(tmp_path / "sweep", ["A", "B", "C"], 24,
+                   lambda board, seats: [order[s] for s in seats])
+    text = shown(build_report(sweep, bootstrap=50))
+    assert "n/a" in leaderboard_row(text, "B")
+    said = legend(text)
+    assert said.count("n/a: ") == 1
+    assert "n/a: the data bound it on neither side (a bot never behind one bot and never " \
+        "ahead of another" in said
+
+    # mixed results: every rating two-sided, no n/a in the table and none in the legend
+    def places(board, seats):
+        k = (board * 7 + sum(ord(s) for s in seats[:2]) * (1 + board % 3)) % 6
+        return [[1, 2, 3], [1, 3, 2], [2, 1, 3], [2, 3, 1], [3, 1, 2], [3, 2, 1]][k]
+    text = shown(build_report(ladder(tmp_path / "mixed", ["p", "q", "r"], 10, places),
+                              bootstrap=50))
+    assert "n/a" not in text
+    assert "rating: strength" in legend(text) and "n/a" not in legend(text)
+
+
 def test_identical_bots_read_n_a_not_1500_plus_minus_zero(tmp_path):
     store = ladder(tmp_path, ["x", "y", "z"], 6,
                    lambda board, seats: [(s + board) % 3 + 1 for s in range(3)])
