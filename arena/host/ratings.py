@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from ..ladder.ratings import LiveRatings, Rating, rate
 from ..ladder.store import GameRow
-from .models import Game, Version
+from .models import Game, Meta, Version
 
 
 def game_row(game: Game) -> GameRow:
@@ -42,6 +42,16 @@ def live_update(session: Session, game: Game) -> None:
     for i, v in versions.items():
         r = live.ratings[str(i)]
         v.mu, v.sigma = float(r.mu), float(r.sigma)
+
+
+def open_ratings(session: Session) -> set[int]:
+    """The ids of the versions whose rating the last batch fit left open (never behind,
+    or never ahead of, some other version): quoted by its bound, not by its figure
+    (docs/ladder.md, "When the data cannot give an interval"); empty before the first fit."""
+    batch = session.get(Meta, "batch")
+    if batch is None or not isinstance(batch.value, dict):
+        return set()
+    return {int(i) for i in batch.value.get("open", ())}
 
 
 def finished_games(session: Session) -> list[GameRow]:

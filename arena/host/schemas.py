@@ -5,6 +5,7 @@ row itself, so a new column (a private reason, a log path) cannot leak. Private 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 
 from pydantic import BaseModel, Field
 
@@ -57,6 +58,13 @@ class InviteOut(BaseModel):
     code: str
 
 
+RATING_OPEN = ("The data leave the rating open (the version never finished behind, or never "
+               "ahead of, some other): `rating` is then the fit's figure held by its prior, "
+               "for ordering only; quote the bound (rating_low or rating_high), as `moon "
+               "ladder show` does")
+"""What ``rating_open`` means, in the API's schema."""
+
+
 class VersionOut(BaseModel):
     """A version of a bot."""
 
@@ -74,17 +82,21 @@ class VersionOut(BaseModel):
     rating: float | None
     rating_low: float | None
     rating_high: float | None
+    rating_open: bool = Field(False, description=RATING_OPEN)
     reason: str | None = Field(None, description="Why it was rejected or disabled "
                                "(its owner and the organiser only).")
 
     @classmethod
-    def of(cls, v: Version, private: bool) -> VersionOut:
-        """From a row; ``private`` adds the owner-only fields."""
+    def of(cls, v: Version, private: bool, open_ratings: Collection[int]) -> VersionOut:
+        """From a row; ``private`` adds the owner-only fields; ``open_ratings``: the ids of
+        the versions whose rating is open (:func:`arena.host.ratings.open_ratings`)."""
         return cls(id=v.id, bot=v.bot.name, label=version_label(v.bot.name, v.hash),
                    number=v.number, hash=v.hash, status=v.status, created_at=iso(v.created_at),
                    games=v.games, mu=round(v.mu, 3), sigma=round(v.sigma, 3),
                    rating=_r(v.rating), rating_low=_r(v.rating_low),
-                   rating_high=_r(v.rating_high), reason=v.reason if private else None)
+                   rating_high=_r(v.rating_high),
+                   rating_open=v.rating is not None and v.id in open_ratings,
+                   reason=v.reason if private else None)
 
 
 def _r(x: float | None) -> float | None:
@@ -112,11 +124,7 @@ class LeaderboardRow(BaseModel):
                                  "average of every version rated; None before the first")
     rating_low: float | None
     rating_high: float | None
-    rating_open: bool = Field(False, description=(
-        "The data leave the rating open (the version never finished behind, or never "
-        "ahead of, some other): `rating` is then the fit's figure held by its prior, for "
-        "ordering only; quote the bound (rating_low or rating_high), as `moon ladder show` "
-        "does"))
+    rating_open: bool = Field(False, description=RATING_OPEN)
     mu: float
     sigma: float
     conservative: float = Field(description="Live OpenSkill mu - 3 sigma (OpenSkill's "

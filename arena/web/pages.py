@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session, selectinload
 from ..convert import event_to_dict
 from ..host.deps import can_see, get_host, get_session
 from ..host.models import Bot, FaultRow, Game, GameSeat, Participant, Version
+from ..host.ratings import open_ratings
 from ..host.routes.leaderboard import leaderboard as api_leaderboard
 from ..host.routes.submissions import submit as api_submit
 from ..host.schemas import GameOut, VersionOut
@@ -209,7 +210,8 @@ def bot_page(name: str, request: Request, host: HostDep, s: SessionDep) -> HTMLR
         return _not_found(request, s, host, f"There is no bot named {name!r}.")
     user = auth.signed_in(request, s)
     mine = can_see(user, b.owner_id)
-    versions = [VersionOut.of(v, mine) for v in reversed(b.versions)]
+    open_ = open_ratings(s)
+    versions = [VersionOut.of(v, mine, open_) for v in reversed(b.versions)]
     vids = {v.id for v in b.versions}
     history = rating_history(s, vids)
     games = s.scalars(
@@ -258,8 +260,8 @@ def version_page(version_id: int, request: Request, host: HostDep, s: SessionDep
             .order_by(Game.created_at).options(
                 selectinload(Game.seats).selectinload(GameSeat.version)
                 .selectinload(Version.bot), selectinload(Game.faults))).all()]
-    return page(request, s, host, "version", version=VersionOut.of(v, mine), mine=mine,
-                log=log, validation=validation, owner=v.bot.owner.name,
+    return page(request, s, host, "version", version=VersionOut.of(v, mine, open_ratings(s)),
+                mine=mine, log=log, validation=validation, owner=v.bot.owner.name,
                 busy=v.status in ("pending", "building", "validating"))
 
 

@@ -10,16 +10,17 @@ from sqlalchemy.orm import selectinload
 from ...versions import version_label
 from ..deps import Caller, HostDep, SessionDep, can_see
 from ..models import Bot, Version
+from ..ratings import open_ratings
 from ..schemas import BotOut, VersionOut
 
 router = APIRouter(prefix="/api", tags=["bots"])
 
 
-def _bot_out(b: Bot, private: bool) -> BotOut:
+def _bot_out(b: Bot, private: bool, open_: set[int]) -> BotOut:
     active = next((v for v in b.versions if v.id == b.active_version_id), None)
     return BotOut(name=b.name, owner=b.owner.name,
                   active_version=version_label(b.name, active.hash) if active else None,
-                  versions=[VersionOut.of(v, private) for v in b.versions])
+                  versions=[VersionOut.of(v, private, open_) for v in b.versions])
 
 
 @router.get("/bots", response_model=list[BotOut])
@@ -27,7 +28,8 @@ def list_bots(caller: Caller, s: SessionDep) -> list[BotOut]:
     """Every bot with its versions."""
     bots = s.scalars(select(Bot).order_by(Bot.name).options(
         selectinload(Bot.versions), selectinload(Bot.owner))).all()
-    return [_bot_out(b, can_see(caller, b.owner_id)) for b in bots]
+    open_ = open_ratings(s)
+    return [_bot_out(b, can_see(caller, b.owner_id), open_) for b in bots]
 
 
 @router.get("/bots/{name}", response_model=BotOut, responses={404: {}})
@@ -36,7 +38,7 @@ def get_bot(name: str, caller: Caller, s: SessionDep) -> BotOut:
     b = s.scalar(select(Bot).where(Bot.name == name))
     if b is None:
         raise HTTPException(404, f"no bot {name!r}")
-    return _bot_out(b, can_see(caller, b.owner_id))
+    return _bot_out(b, can_see(caller, b.owner_id), open_ratings(s))
 
 
 @router.get("/versions/{version_id}", response_model=VersionOut, responses={404: {}})
@@ -45,7 +47,7 @@ def get_version(version_id: int, caller: Caller, s: SessionDep) -> VersionOut:
     v = s.get(Version, version_id)
     if v is None:
         raise HTTPException(404, f"no version {version_id}")
-    return VersionOut.of(v, can_see(caller, v.bot.owner_id))
+    return VersionOut.of(v, can_see(caller, v.bot.owner_id), open_ratings(s))
 
 
 @router.get("/versions/{version_id}/log", response_class=PlainTextResponse,

@@ -8,7 +8,8 @@ from sqlalchemy.orm import selectinload
 
 from ...versions import version_label
 from ..deps import SessionDep
-from ..models import Bot, Meta, Version
+from ..models import Bot, Version
+from ..ratings import open_ratings
 from ..schemas import LeaderboardRow
 
 router = APIRouter(prefix="/api", tags=["leaderboard"])
@@ -27,9 +28,7 @@ def leaderboard(s: SessionDep) -> list[LeaderboardRow]:
         selectinload(Version.bot).selectinload(Bot.owner))).all()
     vs = sorted(vs, key=lambda v: (v.rating is None, -(v.rating or 0.0),
                                    -(v.mu - 3 * v.sigma)))
-    batch = s.get(Meta, "batch")
-    open_ = set(batch.value.get("open", ())) if batch and isinstance(batch.value, dict) \
-        else set()
+    open_ = open_ratings(s)
     return [LeaderboardRow(rank=i + 1, bot=v.bot.name, owner=v.bot.owner.name,
                            version=version_label(v.bot.name, v.hash), version_id=v.id,
                            rating=None if v.rating is None else round(v.rating, 1),

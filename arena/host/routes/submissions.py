@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from ...errors import ConfigError
 from ..deps import HostDep, SessionDep, User
 from ..models import Bot, Version
+from ..ratings import open_ratings
 from ..schemas import VersionOut
 from ..submissions import UploadLimits, take_upload
 
@@ -57,7 +58,7 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
     same = s.scalar(select(Version).where(Version.bot_id == bot.id, Version.hash == up.version))
     if same is not None:
         response.status_code = 200
-        return VersionOut.of(same, private=True)
+        return VersionOut.of(same, private=True, open_ratings=open_ratings(s))
     number = (s.scalar(select(func.max(Version.number)).where(Version.bot_id == bot.id))
               or 0) + 1
     v = Version(bot_id=bot.id, number=number, hash=up.version,
@@ -66,4 +67,4 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
     s.commit()
     s.refresh(v)
     host.wake()
-    return VersionOut.of(v, private=True)
+    return VersionOut.of(v, private=True, open_ratings=())  # new: not rated yet

@@ -1,0 +1,131 @@
+"""The pages in states a live competition reaches only now and then, built by hand in a real
+host's database and served by the host's own app (uvicorn on 127.0.0.1, the host's loops
+not started: nothing plays, nothing refits), read in a real headless browser:
+
+- ratings the last batch fit left open, quoted by their bound on every page (docs/ladder.md,
+  "When the data cannot give an interval": ``≥ low``, ``≤ high``, ``n/a``);
+- a version the batch fit has not rated yet, ranked below the fitted ones by its live
+  μ − 3σ, and the line that says so;
+- a phone's width (390 px): the columns that matter stay in view.
+
+The ratings are the figures the host stores after a fit (:meth:`Host.batch_now`): a rating,
+its 95% interval and the ids of the open ones in the ``batch`` meta row."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from web_support import make_competition
+
+from arena.host.models import Bot, Meta, Participant, Version
+from arena.host.run import open_host
+from arena.host.security import digest
+from arena.host.service import Host
+
+# (owner, bot, [(status, rating, low, high, open) per version, oldest first]); one line a
+# version. The open ratings' own figures (2022.9, 1010.0, 1500.0) must never be shown.
+STATE = [
+    ("alexandra", "heuristic", [("retired", 1540.2, 1490.1, 1590.3, False),
+                                ("active", 2022.9, 1609.5, None, True)]),
+    ("bartholomew", "random", [("active", 1450.0, 1400.4, 1499.6, False)]),
+    ("cassandra", "weakling", [("active", 1010.0, None, 1300.0, True)]),
+    ("dimitrios", "even", [("active", 1500.0, None, None, True)]),
+    ("evangeline", "newcomer", [("active", None, None, None, False)]),
+]
+SHOWN = {  # what every page shows for each version: worked out by hand from STATE
+    ("heuristic", 1): "1540.2 [1490.1, 1590.3]", ("heuristic", 2): "≥ 1609.5",
+    ("random", 1): "1450.0 [1400.4, 1499.6]", ("weakling", 1): "≤ 1300.0",
+    ("even", 1): "n/a", ("newcomer", 1): "–",
+}
+
+
+@dataclass
+class Still:
+    url: str
+    host: Host
+    ids: dict[tuple[str, int], int]  # (bot, version number) -> version id
+
+
+@pytest.fixture(scope="module")
+def still(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Still]:
+    import uvicorn
+
+    from arena.host.app import create_app
+
+    folder = make_competition(tmp_path_factory.mktemp("still") / "comp")
+    host, _ = open_host(folder)
+    ids: dict[tuple[str, int], int] = {}
+    with host.Session.begin() as s:
+        for owner, name, versions in STATE:
+            person = Participant(name=owner, token_hash=digest(owner))
+            bot = Bot(owner=person, name=name)
+            s.add(bot)
+            for number, (status, rating, low, high, _) in enumerate(versions, 1):
+                v = Version(bot=bot, number=number, hash=f"{number:x}{name}".ljust(40, "0"),
+                            archive_sha256="0" * 64, status=status, games=30, mu=30.0 - number,
+                            sigma=2.0, rating=rating, rating_low=low, rating_high=high)
+                s.add(v)
+                s.flush()
+                ids[name, number] = v.id
+                if status == "active":
+                    bot.active_version_id = v.id
+        newcomer = s.get(Version, ids["newcomer", 1])
+        assert newcomer is not None
+        newcomer.games, newcomer.mu, newcomer.sigma = 4, 25.0, 7.0  # live μ−3σ: 4.00
+        s.add(Meta(key="batch", value={"games": 60, "at": "2026-01-01T00:00:00+00:00", "open": [
+            ids[name, n] for _, name, vs in STATE for n, v in enumerate(vs, 1) if v[4]]}))
+    server = uvicorn.Server(uvicorn.Config(create_app(host), host="127.0.0.1", port=0,
+                                           lifespan="off", log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield Still(f"http://127.0.0.1:{port}", host, ids)
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        host.engine.dispose()
+
+
+def leaderboard_cells(page) -> dict[str, str]:
+    return dict(page.eval_on_selector_all(
+        "tr.lb-row", "rows => rows.map(r => [r.dataset.bot, "
+        "r.querySelector('td.rating').textContent.trim().replace(/\\s+/g, ' ')])"))
+
+
+def test_open_ratings_are_quoted_by_their_bound_on_every_page(browser, still: Still):
+    import httpx
+
+    page = browser.new_page()
+    page.goto(still.url + "/")
+    board = leaderboard_cells(page)
+    for (name, number), text in SHOWN.items():
+        active = name != "heuristic" or number == 2
+        if active and name != "newcomer":
+            assert board[name] == text, (name, board)
+    # the bot page's versions (newest first) and each version's page: the same words
+    for name in {n for n, _ in SHOWN}:
+        page.goto(still.url + f"/bots/{name}")
+        cells = page.eval_on_selector_all(
+            "tr.version-row", "rows => rows.map(r => r.querySelectorAll('td')[4].textContent"
+            ".trim().replace(/\\s+/g, ' '))")
+        numbers = sorted((n for b, n in SHOWN if b == name), reverse=True)
+        assert cells == [SHOWN[name, n] for n in numbers], (name, cells)
+    page.goto(still.url + f"/versions/{still.ids['weakling', 1]}")
+    assert "Rating ≤ 1300.0 after 30 games" in page.inner_text("main")
+    assert "1010.0" not in page.inner_text("main")
+    page.close()
+    # the API says which are open, for a version as for the leaderboard
+    for (name, number), vid in still.ids.items():
+        want = next(vs for _, b, vs in STATE if b == name)[number - 1][4]
+        versions = httpx.get(f"{still.url}/api/bots/{name}").json()["versions"]
+        assert next(v for v in versions if v["number"] == number)["rating_open"] is want
+        assert httpx.get(f"{still.url}/api/versions/{vid}").json()["rating_open"] is want
