@@ -131,7 +131,8 @@ def rules_text(host: Host) -> tuple[list[tuple[str, str]], list[tuple[str, str]]
 def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
                      sort: str = Query("rank"), desc: int = Query(0)) -> HTMLResponse:
     """The leaderboard: rank, bot, owner, version, rating with its 95% interval (as a
-    bar), games, win %, trend; sortable by any column (``?sort=rating&desc=1``)."""
+    bar), games, win %, trend; sortable by any column (``?sort=rating&desc=1``). While
+    some version is not fitted yet, a line under the table says why it ranks last."""
     rows = api_leaderboard(s)
     results = _records(s, [r.version_id for r in rows])
     table = []
@@ -168,7 +169,7 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
     rules, clock = rules_text(host)
     return page(request, s, host, "leaderboard", table=table, sort=key, desc=bool(desc),
                 rules=rules, clock=clock, host_status=host.status(s),
-                trend_games=TREND_GAMES)
+                trend_games=TREND_GAMES, unfitted=any(r.rating is None for r in rows))
 
 
 # -- a bot --------------------------------------------------------------------------------------

@@ -129,3 +129,34 @@ def test_open_ratings_are_quoted_by_their_bound_on_every_page(browser, still: St
         versions = httpx.get(f"{still.url}/api/bots/{name}").json()["versions"]
         assert next(v for v in versions if v["number"] == number)["rating_open"] is want
         assert httpx.get(f"{still.url}/api/versions/{vid}").json()["rating_open"] is want
+
+
+def test_a_version_not_fitted_yet_ranks_last_and_the_page_says_why(browser, still: Still):
+    page = browser.new_page()
+    page.goto(still.url + "/")
+    # fitted versions by rating (an open one by its fit's figure: it orders the board),
+    # then the newcomer by its live μ − 3σ = 25 − 3·7, in brackets
+    order = page.eval_on_selector_all("tr.lb-row", "rows => rows.map(r => r.dataset.bot)")
+    assert order == ["heuristic", "even", "random", "weakling", "newcomer"]
+    assert leaderboard_cells(page)["newcomer"] == "(4.00)"
+    # one short line, right under the table, says why it is last
+    note = page.eval_on_selector(".table-wrap:has(table.leaderboard) + p",
+                                 "p => [p.className, p.textContent]")
+    assert note[0].split() == ["muted", "small", "unfitted-note"]
+    assert "not fitted yet" in note[1] and "below every fitted" in note[1]
+    assert "μ−3σ" in note[1] and len(note[1]) < 200
+    # once every version is fitted the line is gone
+    with still.host.Session.begin() as s:
+        v = s.get(Version, still.ids["newcomer", 1])
+        assert v is not None
+        v.rating, v.rating_low, v.rating_high = 1400.0, 1200.0, 1600.0
+    try:
+        page.goto(still.url + "/")
+        assert page.query_selector(".unfitted-note") is None
+        assert leaderboard_cells(page)["newcomer"] == "1400.0 [1200.0, 1600.0]"
+    finally:
+        with still.host.Session.begin() as s:
+            v = s.get(Version, still.ids["newcomer", 1])
+            assert v is not None
+            v.rating = v.rating_low = v.rating_high = None
+    page.close()
