@@ -33,6 +33,8 @@ STATE = [
                                 ("active", 2022.9, 1609.5, None, True)]),
     ("bartholomew", "random", [("active", 1450.0, 1400.4, 1499.6, False)]),
     ("cassandra", "weakling", [("active", 1010.0, None, 1300.0, True)]),
+    ("fitzgerald", "a_contender_with_a_rather_long_name", [("active", 1200.0, 1100.0, 1300.0,
+                                                           False)]),
     ("dimitrios", "even", [("active", 1500.0, None, None, True)]),
     ("evangeline", "newcomer", [("active", None, None, None, False)]),
 ]
@@ -40,6 +42,7 @@ SHOWN = {  # what every page shows for each version: worked out by hand from STA
     ("heuristic", 1): "1540.2 [1490.1, 1590.3]", ("heuristic", 2): "≥ 1609.5",
     ("random", 1): "1450.0 [1400.4, 1499.6]", ("weakling", 1): "≤ 1300.0",
     ("even", 1): "n/a", ("newcomer", 1): "–",
+    ("a_contender_with_a_rather_long_name", 1): "1200.0 [1100.0, 1300.0]",
 }
 
 
@@ -65,7 +68,7 @@ def still(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Still]:
             bot = Bot(owner=person, name=name)
             s.add(bot)
             for number, (status, rating, low, high, _) in enumerate(versions, 1):
-                v = Version(bot=bot, number=number, hash=f"{number:x}{name}".ljust(40, "0"),
+                v = Version(bot=bot, number=number, hash=f"{number}{len(name)}".ljust(40, "e"),
                             archive_sha256="0" * 64, status=status, games=30, mu=30.0 - number,
                             sigma=2.0, rating=rating, rating_low=low, rating_high=high)
                 s.add(v)
@@ -115,7 +118,7 @@ def test_open_ratings_are_quoted_by_their_bound_on_every_page(browser, still: St
     for name in {n for n, _ in SHOWN}:
         page.goto(still.url + f"/bots/{name}")
         cells = page.eval_on_selector_all(
-            "tr.version-row", "rows => rows.map(r => r.querySelectorAll('td')[4].textContent"
+            "tr.version-row", "rows => rows.map(r => r.querySelector('td.rating').textContent"
             ".trim().replace(/\\s+/g, ' '))")
         numbers = sorted((n for b, n in SHOWN if b == name), reverse=True)
         assert cells == [SHOWN[name, n] for n in numbers], (name, cells)
@@ -137,7 +140,8 @@ def test_a_version_not_fitted_yet_ranks_last_and_the_page_says_why(browser, stil
     # fitted versions by rating (an open one by its fit's figure: it orders the board),
     # then the newcomer by its live μ − 3σ = 25 − 3·7, in brackets
     order = page.eval_on_selector_all("tr.lb-row", "rows => rows.map(r => r.dataset.bot)")
-    assert order == ["heuristic", "even", "random", "weakling", "newcomer"]
+    assert order == ["heuristic", "even", "random", "a_contender_with_a_rather_long_name",
+                     "weakling", "newcomer"]
     assert leaderboard_cells(page)["newcomer"] == "(4.00)"
     # one short line, right under the table, says why it is last
     note = page.eval_on_selector(".table-wrap:has(table.leaderboard) + p",
@@ -159,4 +163,47 @@ def test_a_version_not_fitted_yet_ranks_last_and_the_page_says_why(browser, stil
             v = s.get(Version, still.ids["newcomer", 1])
             assert v is not None
             v.rating = v.rating_low = v.rating_high = None
+    page.close()
+
+
+PHONE = {"width": 390, "height": 844}
+"""A phone's viewport (CSS px)."""
+
+WIDTHS_JS = """sel => ({
+    page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+    wraps: [...document.querySelectorAll('.table-wrap')].map(w => [w.scrollWidth, w.clientWidth]),
+    cells: [...document.querySelectorAll(sel)].filter(c => c.offsetParent !== null)
+        .map(c => { const r = c.getBoundingClientRect(); return [c.className, r.left, r.right]; }),
+})"""
+"""What scrolls sideways on a page: the page itself, each table's box, and where the visible
+cells matching a selector are (left and right edges, px from the viewport's left)."""
+
+
+
+def test_a_phone_sees_rank_bot_rating_and_games_without_scrolling(browser, still: Still):
+    page = browser.new_page(viewport=PHONE)
+    page.goto(still.url + "/")
+    seen = page.evaluate(WIDTHS_JS, "tr.lb-row td")
+    assert seen["page"][0] <= seen["page"][1] == 390  # the page does not scroll sideways
+    assert all(sw <= cw for sw, cw in seen["wraps"])  # nor does the table in its box
+    shown = {cls.split()[-1] for cls, _, _ in seen["cells"]}
+    assert {"rank", "bot", "rating", "games"} <= shown
+    for cls, left, right in seen["cells"]:
+        assert 0 <= left and right <= 390, (cls, left, right)
+    # the interval is still there, beside the rating (it may wrap under it)
+    assert leaderboard_cells(page)["random"] == SHOWN["random", 1]
+    # a bot page: each version's rating in view too
+    page.goto(still.url + "/bots/heuristic")
+    seen = page.evaluate(WIDTHS_JS, "tr.version-row td.rating")
+    assert seen["page"][0] <= 390 and seen["wraps"][0][0] <= seen["wraps"][0][1]
+    assert len(seen["cells"]) == 2 and all(0 <= x and y <= 390 for _, x, y in seen["cells"])
+    page.goto(still.url + f"/versions/{still.ids['heuristic', 2]}")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert page.inner_text(".submitted")[:4].isdigit()  # the date the bot page leaves out
+    page.close()
+    # a laptop still sees every column
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    page.goto(still.url + "/")
+    shown = {c.split()[-1] for c, _, _ in page.evaluate(WIDTHS_JS, "tr.lb-row td")["cells"]}
+    assert {"owner", "mono", "trend", "win"} <= shown
     page.close()

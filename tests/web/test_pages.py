@@ -105,7 +105,7 @@ def test_leaderboard_order_ratings_and_win_rates(browser, competition: Competiti
     page.click("a.sort[data-sort=bot]")
     assert page.eval_on_selector_all("tr.lb-row", "rows => rows.map(r => r.dataset.bot)") \
         == sorted(names, reverse=True)
-    # a phone: the page fits its width (the table scrolls inside its own box)
+    # a narrow phone: the page fits its width (test_page_states.py: what stays in view)
     phone = browser.new_page(viewport={"width": 375, "height": 740})
     phone.goto(c.url + "/")
     assert phone.evaluate("document.documentElement.scrollWidth") <= 375
@@ -144,6 +144,28 @@ def test_bot_page_and_games_filter(browser, competition: Competition):
     assert set(outcomes) <= {"lost"}
     page.goto(c.url + "/games?result=forfeit")
     assert int(page.inner_text(".total")) == len(finished_games(c, termination="forfeit"))
+    page.close()
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser, competition: Competition):
+    """At 390 x 844 CSS px (a phone) every page fits its width: the leaderboard, a bot, the
+    games, a finished game's replay, a game being played; a wide table scrolls inside its
+    own box, never the page."""
+    c = competition
+    enough_games(c, 3)
+    done = finished_games(c)[0]["id"]
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    paths = ["/", "/bots/heuristic", "/bots/steady", "/games", "/games?bot=random",
+             f"/games/{done}", f"/games/{done}#hand-1-trick-3"]
+    running = c.host.ok("GET", "/api/games", params={"status": "running", "limit": 1})["games"]
+    if running:
+        paths.append(f"/games/{running[0]['id']}")
+    for path in paths:
+        page.goto(c.url + path)
+        page.wait_for_load_state("load")
+        width = page.evaluate("[document.documentElement.scrollWidth, "
+                              "document.documentElement.clientWidth]")
+        assert width[0] <= width[1] == 390, (path, width)
     page.close()
 
 
