@@ -54,10 +54,36 @@ class StoredUpload:
     folder: Path
 
 
+MAX_PATH = 1024
+"""The longest entry path an archive may hold, characters."""
+MAX_PART = 255
+"""The longest name of one file or folder in it, bytes of UTF-8 (the filesystem's limit)."""
+MAX_DEPTH = 32
+"""The most folders deep an entry may be."""
+MAX_LINK = 1024
+"""The longest link target, bytes."""
+MAX_MANIFEST = 64 * 1024
+"""The largest ``bot.toml``, bytes."""
+
+
+def _printable(name: str, what: str = "name") -> str:
+    """``name`` if it is UTF-8 text without control characters, else UploadError."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UploadError(f"archive entry {name!r} has a {what} that is not "
+                          "UTF-8: name files in UTF-8") from None
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in name):
+        raise UploadError(f"archive entry {name!r} has a control character "
+                          f"in its {what}: name files without them") from None
+    return name
+
+
 def _check_name(name: str) -> str:
     """The member name normalised (POSIX, no leading ``./``), or UploadError."""
     if not name or "\x00" in name:
         raise UploadError("an archive entry has an empty or invalid name")
+    _printable(name)
     if name.startswith("/") or (len(name) > 1 and name[1] == ":") or name.startswith("\\"):
         raise UploadError(f"archive entry {name!r} is an absolute path: pack the bot folder "
                           "with paths relative to it (moon submit does)")
@@ -65,8 +91,44 @@ def _check_name(name: str) -> str:
     if ".." in parts:
         raise UploadError(f"archive entry {name!r} has a '..' component: entries must stay "
                           "inside the bot folder")
-    norm = posixpath.normpath("/".join(p for p in parts if p not in ("", ".")) or ".")
+    kept = [p for p in parts if p not in ("", ".")]
+    if len(name) > MAX_PATH or len(kept) > MAX_DEPTH \
+            or any(len(p.encode()) > MAX_PART for p in kept):
+        raise UploadError(f"archive entry {name[:60]!r}... is too long or too deep (at most "
+                          f"{MAX_PATH} characters, {MAX_DEPTH} folders, {MAX_PART} bytes a "
+                          "name)")
+    norm = posixpath.normpath("/".join(kept) or ".")
     return norm
+
+
+_KIND = {"dir": "folder", "file": "file", "link": "link"}
+
+
+class _Seen:
+    """The entries unpacked so far: each path once, a file never also a folder."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, str] = {".": "dir"}
+
+    def add(self, name: str, kind: str) -> None:
+        """Record ``name`` (normalised) as ``kind`` (``dir``, ``file``, ``link``).
+
+        Raises:
+            UploadError: it is there already (but as a folder twice), or one of its
+                parents is a file.
+        """
+        parent = posixpath.dirname(name)
+        while parent:  # under a link is allowed: where it leads is checked on writing
+            if self.kinds.setdefault(parent, "dir") == "file":
+                raise UploadError(f"archive entry {name!r} is inside {parent!r}, which the "
+                                  "archive also holds as a file: pack each path once")
+            parent = posixpath.dirname(parent)
+        before = self.kinds.get(name)
+        if before is not None and not (before == kind == "dir"):
+            how = "twice" if before == kind else \
+                f"as both a {_KIND[before]} and a {_KIND[kind]}"
+            raise UploadError(f"archive entry {name!r} appears {how}: pack each path once")
+        self.kinds[name] = kind
 
 
 def _within(root: Path, path: Path, name: str) -> Path:
@@ -111,6 +173,10 @@ def _copy(src: IO[bytes], root: Path, name: str, budget: _Budget, executable: bo
 
 def _link(name: str, target: str, root: Path) -> None:
     """Make a symbolic link ``name -> target`` if the target stays inside ``root``."""
+    if not target or "\x00" in target or len(target.encode("utf-8", "replace")) > MAX_LINK:
+        raise UploadError(f"archive entry {name!r} is a link with an empty, invalid or "
+                          f"too long target (at most {MAX_LINK} bytes)")
+    _printable(target, "link target")
     resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
     if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
         raise UploadError(f"archive entry {name!r} links to {target!r}, outside the bot "
@@ -128,6 +194,7 @@ def _extract_tar(data: IO[bytes], root: Path, budget: _Budget) -> None:
     except (tarfile.TarError, OSError, EOFError):
         raise UploadError("not a readable archive: send the bot folder as a .tar.gz, .tar "
                           "or .zip") from None
+    seen = _Seen()
     with tf:
         try:
             for m in _members(tf):
@@ -135,6 +202,7 @@ def _extract_tar(data: IO[bytes], root: Path, budget: _Budget) -> None:
                 name = _check_name(m.name)
                 if name == ".":
                     continue
+                seen.add(name, "dir" if m.isdir() else "link" if m.issym() else "file")
                 if m.isdir():
                     _within(root, root / name, name).mkdir(parents=True, exist_ok=True)
                 elif m.issym():
@@ -173,6 +241,7 @@ def _extract_zip(data: IO[bytes], root: Path, budget: _Budget) -> None:
     except (zipfile.BadZipFile, OSError) as e:
         raise UploadError(f"not a readable zip archive ({e}): send the bot folder as a "
                           ".tar.gz, .tar or .zip") from None
+    seen = _Seen()
     with zf:
         for info in zf.infolist():
             budget.entry()
@@ -180,11 +249,12 @@ def _extract_zip(data: IO[bytes], root: Path, budget: _Budget) -> None:
             mode = info.external_attr >> 16
             if name == ".":
                 continue
+            link = stat.S_ISLNK(mode) and not info.is_dir()
+            seen.add(name, "dir" if info.is_dir() else "link" if link else "file")
             if info.is_dir():
                 _within(root, root / name, name).mkdir(parents=True, exist_ok=True)
-            elif stat.S_ISLNK(mode):
-                target = zf.read(info)[:4096].decode("utf-8", "replace")
-                _link(name, target, root)
+            elif link:
+                _link(name, _zip_link_target(zf, info, name), root)
             elif stat.S_IFMT(mode) and not stat.S_ISREG(mode):  # no type bits: a file
                 raise UploadError(f"archive entry {info.filename!r} is a device, FIFO or "
                                   "other special file: a bot folder holds files and folders "
@@ -195,6 +265,45 @@ def _extract_zip(data: IO[bytes], root: Path, budget: _Budget) -> None:
                         _copy(src, root, name, budget, bool(mode & 0o111))
                 except (zipfile.BadZipFile, zlib_error(), NotImplementedError) as e:
                     raise UploadError(f"the archive is damaged: {e}") from None
+
+
+def _zip_link_target(zf: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> str:
+    """The target of a zip's link entry (its data), read no further than :data:`MAX_LINK`
+    bytes, so a link entry that inflates to gigabytes costs nothing.
+
+    Raises:
+        UploadError: too long, not UTF-8, or damaged.
+    """
+    try:
+        with zf.open(info) as src:
+            data = src.read(MAX_LINK + 1)
+    except (zipfile.BadZipFile, zlib_error(), NotImplementedError) as e:
+        raise UploadError(f"the archive is damaged: {e}") from None
+    if len(data) > MAX_LINK:
+        raise UploadError(f"archive entry {name!r} is a link whose target is over "
+                          f"{MAX_LINK} bytes: links must name a path inside the bot folder")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UploadError(f"archive entry {name!r} is a link whose target is not UTF-8"
+                          ) from None
+
+
+def _links_stay_inside(root: Path) -> None:
+    """Every symbolic link under ``root``, now that all are made, resolves inside it (one
+    link's target may pass through a link made after it: ``a -> x/..`` then ``x -> .``).
+
+    Raises:
+        UploadError: one leads out (or round in a loop).
+    """
+    for path in root.rglob("*"):
+        if path.is_symlink():
+            name = path.relative_to(root).as_posix()
+            try:
+                _within(root, path, name)
+            except RuntimeError:  # a loop of links (Python < 3.13 raises this)
+                raise UploadError(f"archive entry {name!r} is a link in a loop of links: "
+                                  "links must lead to a file or folder of the bot") from None
 
 
 def _bot_root(root: Path) -> Path:
@@ -222,10 +331,16 @@ def unpack(data: IO[bytes], dest: Path, limits: UploadLimits) -> Path:
     budget = _Budget(limits)
     dest.mkdir(parents=True)
     try:
-        if head.startswith(b"PK"):
-            _extract_zip(data, dest, budget)
-        else:
-            _extract_tar(data, dest, budget)
+        try:
+            if head.startswith(b"PK"):
+                _extract_zip(data, dest, budget)
+            else:
+                _extract_tar(data, dest, budget)
+            _links_stay_inside(dest)
+        except OSError as e:  # what the checks above did not foresee: still one line
+            raise UploadError(f"the archive cannot be unpacked: {e.strerror or e}"
+                              f"{f' ({Path(e.filename).name!r})' if e.filename else ''}: "
+                              "pack the bot folder with `moon submit`") from None
         return _bot_root(dest)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
@@ -258,6 +373,9 @@ def take_upload(data: IO[bytes], store: Path, limits: UploadLimits) -> StoredUpl
     work = Path(tempfile.mkdtemp(prefix="upload-", dir=store / "tmp"))
     try:
         root = unpack(data, work / "x", limits)
+        if (root / MANIFEST).stat().st_size > MAX_MANIFEST:
+            raise UploadError(f"{MANIFEST} is over {MAX_MANIFEST // 1024} KB: a bot.toml "
+                              "holds a few settings")
         try:
             load_bot(root)
         except ConfigError as e:

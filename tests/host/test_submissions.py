@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
 
+from arena.errors import ConfigError
 from arena.host.submissions import UploadError, UploadLimits, pack, take_upload, unpack
 from arena.versions import bot_version
 
@@ -54,6 +55,43 @@ def zip_bomb() -> bytes:
     return buf.getvalue()
 
 
+def zip_link_bomb() -> bytes:
+    """A zip whose link entry's target inflates to 256 MB (about 256 KB packed)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
+        zf.writestr("bot.toml", MANIFEST)
+        info = zipfile.ZipInfo("l")
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with zf.open(info, "w", force_zip64=True) as f:
+            for _ in range(256):
+                f.write(b"a" * (1 << 20))
+    return buf.getvalue()
+
+
+def zip_twice() -> bytes:
+    """A zip holding bot.toml twice (the second one naming another bot)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf, pytest.warns(UserWarning, match="Duplicate"):
+        zf.writestr("bot.toml", MANIFEST)
+        zf.writestr("bot.toml", b'name = "other"\nrun = "x"\n')
+    return buf.getvalue()
+
+
+def raw_tar(*names: str) -> bytes:
+    """An uncompressed tar with these member names as bytes (so not UTF-8 ones too:
+    ``\udcff`` becomes the byte 0xff)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT,
+                      errors="surrogateescape") as tf:
+        for name in names:
+            data = MANIFEST if name == "bot.toml" else b"x"
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
 def tar_bomb() -> bytes:
     """A .tar.gz of 20 MB of zeros in one file (about 20 KB packed)."""
     return tar(file("bot.toml", MANIFEST), file("bot.py", b"\0" * (20 << 20)))
@@ -74,6 +112,31 @@ HOSTILE = {
                                special("l", tarfile.SYMTYPE, "."),
                                special("l/l2", tarfile.SYMTYPE, "l"),
                                file("l/x.py", b"x")), None),
+    # a link made first may pass through a link made after it: a -> x/.. then x -> .
+    "symlink_late_chain": (tar(file("bot.toml", MANIFEST),
+                               special("a", tarfile.SYMTYPE, "x/.."),
+                               special("x", tarfile.SYMTYPE, ".")), "'a' leads outside"),
+    "symlink_loop": (tar(file("bot.toml", MANIFEST), special("a", tarfile.SYMTYPE, "b"),
+                         special("b", tarfile.SYMTYPE, "a")), "loop of links"),
+    "zip_link_bomb": (zip_link_bomb(), "target is over 1024 bytes"),
+    "duplicate_file": (tar(file("bot.toml", MANIFEST), file("bot.py", b"a"),
+                           file("bot.py", b"b")), "'bot.py' appears twice"),
+    "duplicate_manifest_zip": (zip_twice(), "'bot.toml' appears twice"),
+    "file_then_folder": (tar(file("bot.toml", MANIFEST), file("d", b"a"), file("d/x", b"b")),
+                         "also holds as a file"),
+    "folder_then_file": (tar(file("bot.toml", MANIFEST), file("d/x", b"a"), file("d", b"b")),
+                         "both a folder and a file"),
+    "file_then_link": (tar(file("bot.toml", MANIFEST), file("l", b"x"),
+                           special("l", tarfile.SYMTYPE, "bot.toml")), "both a file and a link"),
+    "long_name": (tar(file("bot.toml", MANIFEST), file("a" * 300, b"x")), "too long"),
+    "deep": (tar(file("bot.toml", MANIFEST), file("d/" * 40 + "f", b"x")), "too deep"),
+    "not_utf8": (raw_tar("bot.toml", "b\udcff.py"), "not UTF-8"),
+    "terminal_escape": (tar(file("bot.toml", MANIFEST), file("\x1b]0;pwned\x07.py", b"x")),
+                        "control character"),
+    "link_target_escape": (tar(file("bot.toml", MANIFEST),
+                               special("l", tarfile.SYMTYPE, "bot.toml\x1b[2J")),
+                           "control character"),
+    "huge_manifest": (tar(file("bot.toml", MANIFEST + b"#" * (100 << 10))), "over 64 KB"),
     "hardlink": (tar(file("bot.toml", MANIFEST), special("h", tarfile.LNKTYPE,
                                                          "/etc/passwd")), "hard link"),
     "device": (tar(file("bot.toml", MANIFEST), special("dev", tarfile.CHRTYPE)), "device"),
@@ -91,13 +154,13 @@ HOSTILE = {
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_archive_refused(case: str, tmp_path: Path) -> None:
     data, why = HOSTILE[case]
-    limits = LIMITS if case != "zip_bomb" else UploadLimits(max_archive=4 << 20,
-                                                            max_unpacked=8 << 20)
+    limits = LIMITS if case not in ("zip_bomb", "zip_link_bomb", "huge_manifest") \
+        else UploadLimits(max_archive=4 << 20, max_unpacked=8 << 20)
     if case == "write_through_link":  # a link inside is fine; the chain stays inside too
         up = take_upload(io.BytesIO(data), tmp_path / "store", limits)
         assert (up.folder / "x.py").is_file()
         return
-    with pytest.raises(Exception) as e:
+    with pytest.raises(ConfigError) as e:  # a clear reason, never an OSError (a 500)
         take_upload(io.BytesIO(data), tmp_path / "store", limits)
     if why:
         assert why in str(e.value), str(e.value)
@@ -154,7 +217,8 @@ def test_hostile_uploads_over_http(tmp_path: Path) -> None:
     try:
         mallory = host.register("mallory")
         for case in ("dotdot", "absolute", "symlink_out", "no_manifest", "tar_bomb",
-                     "device", "garbage"):
+                     "device", "garbage", "symlink_late_chain", "duplicate_file", "not_utf8",
+                     "long_name", "terminal_escape"):
             r = host.submit(mallory, HOSTILE[case][0])
             assert r.status_code == 400, (case, r.text)
             assert HOSTILE[case][1] in r.json()["detail"], (case, r.text)
