@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from ..deps import Admin, HostDep, SessionDep, User
@@ -24,8 +24,14 @@ def register(body: RegisterIn, host: HostDep, s: SessionDep) -> RegisterOut:
         invite = s.scalar(select(Invite).where(Invite.code_hash == digest(body.invite)))
         if invite is None or invite.used_by is not None:
             raise HTTPException(403, "this invite code is not valid (or was used already)")
-    if body.name.lower() == "admin":
-        raise HTTPException(409, "the name 'admin' is taken: choose another")
+    # names differing only in case are one name (no "Alice" next to "alice")
+    taken = s.scalar(select(Participant.name).where(
+        func.lower(Participant.name) == body.name.lower()))
+    if body.name.lower() == "admin" or taken is not None:
+        raise HTTPException(409, f"the name {body.name!r} is taken"
+                            + (f" (as {taken!r}: names that differ only in case are one "
+                               "name)" if taken and taken != body.name else "")
+                            + ": choose another")
     token = new_token()
     p = Participant(name=body.name, token_hash=digest(token))
     s.add(p)

@@ -42,7 +42,12 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
             up = take_upload(buf, host.store, limits)  # type: ignore[arg-type]
         except ConfigError as e:
             raise HTTPException(400, str(e)) from None
-    bot = s.scalar(select(Bot).where(Bot.name == up.spec.name))
+    name = up.spec.name
+    if name.lower() in {r.name.lower() for r in host.references}:
+        raise HTTPException(409, f"the bot name {name!r} is the host's reference bot's: "
+                            "rename your bot (name in bot.toml)")
+    # names differing only in case are one name (no "Heuristic" next to "heuristic")
+    bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
     if bot is None:
         bot = Bot(owner_id=user.id, name=up.spec.name)
         s.add(bot)
@@ -53,8 +58,13 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
             raise HTTPException(409, f"a bot named {up.spec.name!r} was just made: "
                                 "submit again") from None
     elif bot.owner_id != user.id:
-        raise HTTPException(409, f"the bot name {up.spec.name!r} belongs to another "
-                            "participant: rename your bot (name in bot.toml)")
+        raise HTTPException(409, f"the bot name {name!r} belongs to another participant"
+                            + (f" (as {bot.name!r}: names that differ only in case are one "
+                               "name)" if bot.name != name else "")
+                            + ": rename your bot (name in bot.toml)")
+    elif bot.name != name:
+        raise HTTPException(409, f"you have a bot named {bot.name!r}: names that differ only "
+                            f"in case are one name, so write name = {bot.name!r} in bot.toml")
     same = s.scalar(select(Version).where(Version.bot_id == bot.id, Version.hash == up.version))
     if same is not None:
         response.status_code = 200
