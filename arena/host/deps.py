@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -81,6 +81,13 @@ SessionDep = Annotated[Session, Depends(get_session)]
 Caller = Annotated[Participant | None, Depends(optional_participant)]
 User = Annotated[Participant, Depends(current_participant)]
 Admin = Annotated[Participant, Depends(admin)]
+
+
+DB_INT_MAX = 2**63 - 1
+"""The largest integer a database column holds (SQLite's INTEGER, PostgreSQL's BIGINT): a
+larger id, offset or count in a request is refused (422), never sent to the database."""
+VersionId = Annotated[int, Path(le=DB_INT_MAX, description="A version's id")]
+"""A version id in a path."""
 
 
 def can_see(caller: Participant | None, owner_id: int) -> bool:

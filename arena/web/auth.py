@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import time
 
@@ -29,6 +30,10 @@ SESSION = "moon_session"
 CSRF = "moon_csrf"
 SESSION_DAYS = 30
 _SECRET_KEY = "web_secret"
+
+
+_NUMBER = re.compile(r"[0-9]{1,18}")
+"""A participant id or a time in a session cookie: ASCII digits, below 2**63."""
 
 
 def host_secret(s: Session) -> bytes:
@@ -61,7 +66,8 @@ def signed_in(request: Request, s: Session) -> Participant | None:
     expired one, or one made with a token that has since changed)."""
     raw = request.cookies.get(SESSION, "")
     parts = raw.split(".")
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit():
+    # ASCII digits only ("²".isdigit() is true too), few enough for a database integer
+    if len(parts) != 3 or not all(_NUMBER.fullmatch(x) for x in parts[:2]):
         return None
     pid, issued = int(parts[0]), int(parts[1])
     if time.time() - issued > SESSION_DAYS * 86400:
@@ -70,7 +76,7 @@ def signed_in(request: Request, s: Session) -> Participant | None:
     if p is None:
         return None
     good = _sign(host_secret(s), pid, issued, p.token_hash)
-    return p if hmac.compare_digest(good, parts[2]) else None
+    return p if hmac.compare_digest(good.encode(), parts[2].encode()) else None
 
 
 def set_session(response: Response, value: str | None) -> None:
@@ -101,7 +107,8 @@ def keep_csrf(request: Request, response: Response) -> None:
 def csrf_ok(request: Request, field: str | None) -> bool:
     """Whether a form's CSRF field matches the request's CSRF cookie."""
     cookie = request.cookies.get(CSRF, "")
-    return bool(cookie) and bool(field) and hmac.compare_digest(cookie, field or "")
+    return bool(cookie) and bool(field) and hmac.compare_digest(cookie.encode(),
+                                                                (field or "").encode())
 
 
 __all__ = ["CSRF", "SESSION", "csrf_ok", "csrf_token", "host_secret", "keep_csrf",

@@ -31,7 +31,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 from ..convert import event_to_dict
-from ..host.deps import can_see, get_host, get_session
+from ..host.deps import VersionId, can_see, get_host, get_session
 from ..host.models import Bot, FaultRow, Game, GameSeat, Participant, Version
 from ..host.ratings import open_ratings
 from ..host.routes.leaderboard import leaderboard as api_leaderboard
@@ -240,7 +240,7 @@ def _game_row(g: GameOut, vids: set[int] | None = None) -> dict[str, Any]:
 
 
 @router.get("/versions/{version_id}", response_class=HTMLResponse)
-def version_page(version_id: int, request: Request, host: HostDep, s: SessionDep
+def version_page(version_id: VersionId, request: Request, host: HostDep, s: SessionDep
                  ) -> HTMLResponse:
     """A version: its status (the page refreshes itself while it is built and validated),
     and for its owner the reason and the build and validation log."""

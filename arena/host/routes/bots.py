@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from ...versions import version_label
-from ..deps import Caller, HostDep, SessionDep, can_see
+from ..deps import Caller, HostDep, SessionDep, VersionId, can_see
 from ..models import Bot, Version
 from ..ratings import open_ratings
 from ..schemas import BotOut, VersionOut
@@ -42,7 +42,7 @@ def get_bot(name: str, caller: Caller, s: SessionDep) -> BotOut:
 
 
 @router.get("/versions/{version_id}", response_model=VersionOut, responses={404: {}})
-def get_version(version_id: int, caller: Caller, s: SessionDep) -> VersionOut:
+def get_version(version_id: VersionId, caller: Caller, s: SessionDep) -> VersionOut:
     """One version."""
     v = s.get(Version, version_id)
     if v is None:
@@ -52,7 +52,7 @@ def get_version(version_id: int, caller: Caller, s: SessionDep) -> VersionOut:
 
 @router.get("/versions/{version_id}/log", response_class=PlainTextResponse,
             responses={404: {"description": "No such version, or not yours"}})
-def version_log(version_id: int, caller: Caller, host: HostDep, s: SessionDep) -> str:
+def version_log(version_id: VersionId, caller: Caller, host: HostDep, s: SessionDep) -> str:
     """The build and validation log of your version (others get 404)."""
     v = s.get(Version, version_id)
     if v is None or not can_see(caller, v.bot.owner_id):

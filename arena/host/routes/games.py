@@ -11,7 +11,7 @@ from fastapi.responses import PlainTextResponse
 from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 
-from ..deps import Caller, HostDep, SessionDep, can_see
+from ..deps import DB_INT_MAX, Caller, HostDep, SessionDep, can_see
 from ..models import Bot, Game, GameSeat, Participant, Version
 from ..schemas import GameOut, GamePage
 
@@ -39,13 +39,15 @@ def _game(s: Any, game_id: str, caller: Participant | None) -> Game:
 @router.get("/games", response_model=GamePage)
 def list_games(caller: Caller, s: SessionDep,
                bot: str | None = Query(None, description="Games of this bot"),
-               version: int | None = Query(None, description="Games of this version id"),
+               version: int | None = Query(None, le=DB_INT_MAX,
+                                           description="Games of this version id"),
                status: str | None = Query(None, description="queued, running, finished, "
                                           "voided or cancelled"),
                termination: str | None = Query(None, description="target, moon, forfeit, "
                                                "hand_limit"),
                kind: str = Query("rated", description="rated, or validation (your own)"),
-               limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)
+               limit: int = Query(50, ge=1, le=500),
+               offset: int = Query(0, ge=0, le=DB_INT_MAX)
                ) -> GamePage:
     """Games, newest first, filtered."""
     q = select(Game).where(Game.kind == kind)

@@ -1,0 +1,94 @@
+"""A hostile participant against a real `moon host run` over HTTP: names that copy
+another's in a different case or a reference bot's, ids and offsets too large for the
+database, forged session cookies and CSRF values that are not ASCII. Each must get a clear
+4xx, never a 500, and nobody's name or bot may be taken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
+
+TOO_BIG = str(2**63)  # one more than a database integer holds
+HUGE = "9" * 30
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory: pytest.TempPathFactory):
+    folder = make_competition(tmp_path_factory.mktemp("hostile") / "comp", concurrency=1)
+    h = HostProcess(folder, None).start()
+    try:
+        yield h
+    finally:
+        h.stop()
+
+
+def register(host: HostProcess, name: str) -> httpx.Response:
+    invite = host.ok("POST", "/api/invites", host.admin)["code"]
+    return host.call("POST", "/api/register", json={"name": name, "invite": invite})
+
+
+def test_names_are_one_name_in_any_case(host: HostProcess) -> None:
+    assert register(host, "alice").status_code == 201
+    for name in ("Alice", "ALICE", "aLiCe", "Admin"):
+        r = register(host, name)
+        assert r.status_code == 409, (name, r.text)
+        assert "taken" in r.json()["detail"]
+    alice = host.register("alice2")
+    bob = host.register("bob")
+    r = host.submit(alice, tar_folder(EXAMPLES / "random", rename="bestbot"))
+    assert r.status_code == 201, r.text
+    # bob cannot make "BestBot" next to alice's "bestbot" (it would read as hers)
+    for name in ("BestBot", "BESTBOT", "bestbot"):
+        r = host.submit(bob, tar_folder(EXAMPLES / "random", rename=name))
+        assert r.status_code == 409, (name, r.text)
+        assert "belongs to another participant" in r.json()["detail"]
+    # alice herself must keep her bot's spelling: one bot, one name
+    r = host.submit(alice, tar_folder(EXAMPLES / "random", rename="BestBot", edit="v2"))
+    assert r.status_code == 409 and "'bestbot'" in r.json()["detail"], r.text
+    bots = {b["name"]: b["owner"] for b in host.ok("GET", "/api/bots")}
+    assert bots == {"bestbot": "alice2"}
+
+
+def test_reference_bot_names_are_reserved(host: HostProcess) -> None:
+    mallory = host.register("mallory")
+    for name in ("reference-random", "Reference-Random"):
+        r = host.submit(mallory, tar_folder(EXAMPLES / "random", rename=name))
+        assert r.status_code == 409, (name, r.text)
+        assert "reference bot" in r.json()["detail"]
+    assert "reference-random" not in {b["name"].lower() for b in host.ok("GET", "/api/bots")}
+
+
+@pytest.mark.parametrize("path", [
+    f"/api/versions/{TOO_BIG}", f"/api/versions/{HUGE}", f"/api/versions/{TOO_BIG}/log",
+    f"/api/games?version={TOO_BIG}", f"/api/games?offset={TOO_BIG}",
+    f"/api/games?offset={HUGE}", f"/versions/{TOO_BIG}", f"/versions/{HUGE}"])
+def test_numbers_too_large_for_the_database_are_a_clear_422(host: HostProcess,
+                                                            path: str) -> None:
+    r = host.call("GET", path)
+    assert r.status_code == 422, (path, r.status_code, r.text[:200])
+    assert "less than or equal" in r.text
+
+
+def test_forged_cookies_and_csrf_values(host: HostProcess) -> None:
+    # digits that are not ASCII ('²' is a digit to str.isdigit), a signature that is not
+    # ASCII: the visitor is simply not signed in
+    for value in (b"\xb2.1.abc", b"1.\xb2.abc", b"1.1.\xe9\xe9", HUGE.encode() + b".1.ab"):
+        r = httpx.get(host.url + "/", headers=[(b"cookie", b"moon_session=" + value)])
+        assert r.status_code == 200, (value, r.status_code)
+        assert "Sign out" not in r.text
+    # a CSRF cookie or field that is not ASCII: compared like any other (403 when they
+    # differ; when they match, the sign-in goes on to refuse the unknown token: 401)
+    for cookie, field, status in (("x" * 40, "é" * 40, 403), ("é" * 40, "x" * 40, 403),
+                                  ("é" * 40, "é" * 40, 401)):
+        r = httpx.post(host.url + "/signin", data={"csrf": field, "token": "moon_x"},
+                       headers=[(b"cookie", b"moon_csrf=" + cookie.encode("latin-1"))])
+        assert r.status_code == status, (cookie, field, r.status_code, r.text[:200])
+
+
+def test_log_of_this_run_has_no_traceback(host: HostProcess, tmp_path: Path) -> None:
+    """Everything above was refused cleanly: the host logged no unhandled error."""
+    text = host.log.read_text()
+    assert "Traceback" not in text, text[-3000:]
