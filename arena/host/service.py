@@ -256,6 +256,13 @@ class Host:
             self._specs[version.id] = cached
         return cached
 
+    def for_participant(self, text: str) -> str:
+        """``text`` (a version's reason or its build and validation log) with the host's
+        folder written as ``<competition>``: a participant never learns where the
+        competition lives on the host's disk (which, with a version's hash, would name the
+        image built for another participant's bot)."""
+        return text.replace(str(self.folder), "<competition>")
+
     def build_log(self, version_id: int) -> Path:
         """Where a version's build and validation log is kept."""
         return self.store / "logs" / f"version-{version_id}.log"
@@ -273,7 +280,7 @@ class Host:
         with self.Session.begin() as s:
             v = s.get(Version, version_id)
             assert v is not None
-            v.status, v.reason = status, reason
+            v.status, v.reason = status, self.for_participant(reason)
             if status != "active":
                 return
             bot = v.bot

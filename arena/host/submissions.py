@@ -15,6 +15,7 @@ import hashlib
 import io
 import os
 import posixpath
+import re
 import shutil
 import stat
 import tarfile
@@ -306,6 +307,31 @@ def _links_stay_inside(root: Path) -> None:
                                   "links must lead to a file or folder of the bot") from None
 
 
+OWN_IMAGES = ("moon-arena/", "moon-arena-bot/")
+"""The arena's own image names: its base image, and the images built from bots'
+Dockerfiles (:func:`arena.sandbox.docker.image_tag`)."""
+_REGISTRY = re.compile(r"^(?:docker\.io/|index\.docker\.io/|registry-1\.docker\.io/)?")
+
+
+def image_problem(image: object) -> None:
+    """Refuse a submission's ``image`` that names an image the arena made, or an image by
+    its id: one built from another participant's Dockerfile holds that participant's bot,
+    which a ``run`` of one's own in it would print.
+
+    Raises:
+        UploadError: such a name (a bad type is :func:`arena.sandbox.docker.docker_options`'s
+            to report, at the build).
+    """
+    if not isinstance(image, str):
+        return
+    ref = _REGISTRY.sub("", image.strip().lower())
+    if ref.startswith(OWN_IMAGES) or ref.startswith("sha256:") \
+            or re.fullmatch(r"[0-9a-f]{6,64}", ref):
+        raise UploadError(f"{MANIFEST}: image = {image!r} is the arena's own image or an "
+                          "image id: name a public image (python:3.12-slim), or build "
+                          "yours with dockerfile = \"Dockerfile\"")
+
+
 def _bot_root(root: Path) -> Path:
     """The folder holding ``bot.toml``: the archive's top, or its single top folder."""
     if (root / MANIFEST).is_file():
@@ -377,7 +403,7 @@ def take_upload(data: IO[bytes], store: Path, limits: UploadLimits) -> StoredUpl
             raise UploadError(f"{MANIFEST} is over {MAX_MANIFEST // 1024} KB: a bot.toml "
                               "holds a few settings")
         try:
-            load_bot(root)
+            image_problem(load_bot(root).extra.get("image"))
         except ConfigError as e:
             raise ConfigError(str(e).replace(str(root), "the archive")) from None
         version = bot_version(root)

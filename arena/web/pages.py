@@ -252,7 +252,8 @@ def version_page(version_id: VersionId, request: Request, host: HostDep, s: Sess
     log = None
     if mine:
         path = host.build_log(v.id)
-        log = path.read_text(errors="replace") if path.is_file() else ""
+        log = host.for_participant(path.read_text(errors="replace")) if path.is_file() \
+            else ""
     validation = []
     if mine:
         validation = [GameOut.of(g) for g in s.scalars(

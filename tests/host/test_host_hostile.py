@@ -5,6 +5,8 @@ database, forged session cookies and CSRF values that are not ASCII. Each must g
 
 from __future__ import annotations
 
+import io
+import tarfile
 from pathlib import Path
 
 import httpx
@@ -23,6 +25,16 @@ def host(tmp_path_factory: pytest.TempPathFactory):
         yield h
     finally:
         h.stop()
+
+
+def tar_files(files: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
 
 
 def register(host: HostProcess, name: str) -> httpx.Response:
@@ -86,6 +98,40 @@ def test_forged_cookies_and_csrf_values(host: HostProcess) -> None:
         r = httpx.post(host.url + "/signin", data={"csrf": field, "token": "moon_x"},
                        headers=[(b"cookie", b"moon_csrf=" + cookie.encode("latin-1"))])
         assert r.status_code == status, (cookie, field, r.status_code, r.text[:200])
+
+
+def test_reason_and_log_never_show_where_the_competition_lives(host: HostProcess) -> None:
+    """A build that prints its folder: the owner reads why it failed and its log, with the
+    host's folder written as <competition> (with it and a version's hash one could name
+    the image built from another participant's Dockerfile)."""
+    carol = host.register("carol")
+    folder = str(host.folder.resolve())
+    data = tar_folder(EXAMPLES / "random", rename="whereami")
+    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+        files = {m.name: tf.extractfile(m).read() for m in tf if m.isfile()}  # type: ignore
+    files["bot.toml"] += b'build = "echo built in $(pwd) >&2; echo in $(pwd); exit 3"\n'
+    r = host.submit(carol, tar_files(files))
+    assert r.status_code == 201, r.text
+    v = host.wait_version(carol, r.json()["id"])
+    assert v["status"] == "rejected", v
+    log = host.call("GET", f"/api/versions/{v['id']}/log", carol).text
+    hash_ = v["hash"]
+    assert f"<competition>/store/versions/{hash_}" in log, log
+    for text in (v["reason"], log, host.call("GET", f"/versions/{v['id']}").text):
+        assert folder not in text, text
+
+
+def test_arena_images_cannot_be_named(host: HostProcess) -> None:
+    """An image the arena built from another participant's Dockerfile holds their bot:
+    naming it (or any image by id) in bot.toml is refused at the upload."""
+    mallory = host.register("mallory2")
+    for image in ("moon-arena-bot/bestbot-0123456789:latest", "docker.io/moon-arena-bot/x",
+                  "moon-arena/base:1", "sha256:0123456789abcdef", "0123456789ab"):
+        data = tar_files({"bot.toml": f'name = "peek"\nrun = "cat /app/bot.py"\n'
+                                      f'image = "{image}"\n'.encode()})
+        r = host.submit(mallory, data)
+        assert r.status_code == 400 and "the arena's own image" in r.json()["detail"], \
+            (image, r.text)
 
 
 def test_log_of_this_run_has_no_traceback(host: HostProcess, tmp_path: Path) -> None:

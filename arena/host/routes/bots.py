@@ -60,4 +60,4 @@ def version_log(version_id: VersionId, caller: Caller, host: HostDep, s: Session
     path = host.build_log(v.id)
     if not path.is_file():
         raise HTTPException(404, f"version {version_id} has no log yet (status {v.status})")
-    return path.read_text(errors="replace")
+    return host.for_participant(path.read_text(errors="replace"))
