@@ -164,6 +164,14 @@ def load_bot(path: str | Path) -> BotSpec:
                 check_name(data[key], at(key))
             raise ConfigError(f"{at(key)}: the field {key!r} must be a non-empty string")
     name = check_name(data["name"], at("name"))
+    for key in ("build", "language", "runner"):
+        if key in data and not isinstance(data[key], str):
+            raise ConfigError(f"{at(key)}: the field {key!r} must be a string (in quotes), "
+                              f"not {data[key]!r}"[:300])
+    if "version" in data and (isinstance(data["version"], bool)
+                              or not isinstance(data["version"], str | int | float)):
+        raise ConfigError(f"{at('version')}: the field 'version' must be a string such as "
+                          f"\"1.0\", not {data['version']!r}"[:300])
     if data.get("runner", "local") not in ("local", "docker"):
         raise ConfigError(f"{at('runner')}: runner {data['runner']!r} must be 'local' or "
                           "'docker'")
