@@ -17,6 +17,9 @@ from .. import __version__
 from .routes import accounts, bots, games, leaderboard, status, submissions
 from .service import Host
 
+MAX_BODY = 64 * 1024
+"""The largest body of a request other than a submission's upload, bytes."""
+
 
 def create_app(host: Host) -> FastAPI:
     """The app serving ``host``: the JSON API under ``/api`` (OpenAPI at
@@ -43,16 +46,26 @@ def create_app(host: Host) -> FastAPI:
 
     @app.middleware("http")
     async def upload_limit(request: Request, call_next: Any) -> Response:
-        """Refuse an oversize upload by its Content-Length, before it is read at all."""
-        if request.method == "POST" and request.url.path in ("/api/submissions", "/submit"):
-            length = request.headers.get("content-length")
-            if length is None or not length.isdigit():
-                return JSONResponse({"detail": "send the archive with a Content-Length "
+        """Refuse an oversize upload by its Content-Length, before it is read at all; any
+        other request with a body (a sign-in, a registration) is small: over
+        :data:`MAX_BODY` it is refused too (a huge JSON body would be read into memory and
+        parsed on the event loop that keeps the games' clocks)."""
+        upload = request.method == "POST" and request.url.path in ("/api/submissions",
+                                                                   "/submit")
+        length = request.headers.get("content-length")
+        if upload or length is not None or "transfer-encoding" in request.headers:
+            if length is None or not (length.isascii() and length.isdigit()):
+                return JSONResponse({"detail": "send the request with a Content-Length "
                                      "(moon submit does)"}, status_code=411)
-            if int(length) > limit:
+            if upload and int(length) > limit:
                 return JSONResponse({"detail": "the archive is over the limit of "
                                      f"{host.settings.limits.max_archive_mb:g} MB: leave "
                                      "build outputs and dependencies out"}, status_code=413)
+            if not upload and int(length) > MAX_BODY:
+                return JSONResponse({"detail": f"the request's body is over "
+                                     f"{MAX_BODY // 1024} KB: only an archive "
+                                     "(POST /api/submissions) may be larger"},
+                                    status_code=413)
         response: Response = await call_next(request)
         return response
 

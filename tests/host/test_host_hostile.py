@@ -134,6 +134,28 @@ def test_arena_images_cannot_be_named(host: HostProcess) -> None:
             (image, r.text)
 
 
+def test_large_bodies_are_refused_before_they_are_read(host: HostProcess) -> None:
+    """Only a submission's archive may be large: a 1 MB JSON registration or sign-in form
+    is a 413 by its Content-Length (read, it would sit in memory and be parsed on the
+    event loop that keeps the games' clocks); a body without a length is a 411."""
+    big = b'{"name": "zed", "invite": "' + b"a" * (1 << 20) + b'"}'
+    r = host.call("POST", "/api/register", content=big,
+                  headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "over 64 KB" in r.json()["detail"], r.text[:200]
+    r = httpx.post(host.url + "/signin", data={"csrf": "x" * 40, "token": "a" * (1 << 20)})
+    assert r.status_code == 413, r.text[:200]
+
+    def chunks():
+        yield b'{"name": "zed", '
+        yield b'"invite": "x"}'
+    r = host.call("POST", "/api/register", content=chunks(),
+                  headers={"content-type": "application/json"})
+    assert r.status_code == 411, r.text[:200]
+    # a small body is read as before (an unknown invite: 403)
+    r = host.call("POST", "/api/register", json={"name": "zed", "invite": "x"})
+    assert r.status_code == 403, r.text
+
+
 def test_log_of_this_run_has_no_traceback(host: HostProcess, tmp_path: Path) -> None:
     """Everything above was refused cleanly: the host logged no unhandled error."""
     text = host.log.read_text()
