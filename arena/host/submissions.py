@@ -202,6 +202,9 @@ def _extract_tar(data: IO[bytes], root: Path, budget: _Budget) -> None:
                 budget.entry()
                 name = _check_name(m.name)
                 if name == ".":
+                    if not m.isdir():  # its data would be skipped unread: inflated for nothing
+                        raise UploadError(f"archive entry {m.name!r} names the bot folder "
+                                          "itself but is not a folder")
                     continue
                 seen.add(name, "dir" if m.isdir() else "link" if m.issym() else "file")
                 if m.isdir():
@@ -249,6 +252,9 @@ def _extract_zip(data: IO[bytes], root: Path, budget: _Budget) -> None:
             name = _check_name(info.filename)
             mode = info.external_attr >> 16
             if name == ".":
+                if not info.is_dir():
+                    raise UploadError(f"archive entry {info.filename!r} names the bot folder "
+                                      "itself but is not a folder")
                 continue
             link = stat.S_ISLNK(mode) and not info.is_dir()
             seen.add(name, "dir" if info.is_dir() else "link" if link else "file")

@@ -4,6 +4,7 @@ sends the same hostile archives to a real `moon host run` over HTTP."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import stat
@@ -92,6 +93,24 @@ def raw_tar(*names: str) -> bytes:
     return buf.getvalue()
 
 
+def skipped_bomb() -> bytes:
+    """A .tar.gz whose first entry is a 256 MB file named './' (about 256 KB packed): if it
+    were skipped as the folder itself, its data would be inflated for nothing (a 10 MB
+    archive made so costs over a minute of a core)."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9) as gz:
+        info = tarfile.TarInfo("./")
+        info.size = 256 << 20
+        gz.write(info.tobuf(format=tarfile.GNU_FORMAT))
+        for _ in range(256):
+            gz.write(b"\0" * (1 << 20))
+        info = tarfile.TarInfo("bot.toml")
+        info.size = len(MANIFEST)
+        gz.write(info.tobuf(format=tarfile.GNU_FORMAT))
+        gz.write(MANIFEST + b"\0" * (512 - len(MANIFEST)) + b"\0" * 1024)
+    return buf.getvalue()
+
+
 def tar_bomb() -> bytes:
     """A .tar.gz of 20 MB of zeros in one file (about 20 KB packed)."""
     return tar(file("bot.toml", MANIFEST), file("bot.py", b"\0" * (20 << 20)))
@@ -143,6 +162,7 @@ HOSTILE = {
                               "'language' must be a string"),
     "version_a_table": (tar(file("bot.toml", MANIFEST + b"version = {major = 1}\n")),
                         "'version' must be a string"),
+    "file_named_dot": (skipped_bomb(), "names the bot folder itself"),
     "hardlink": (tar(file("bot.toml", MANIFEST), special("h", tarfile.LNKTYPE,
                                                          "/etc/passwd")), "hard link"),
     "device": (tar(file("bot.toml", MANIFEST), special("dev", tarfile.CHRTYPE)), "device"),
@@ -160,7 +180,8 @@ HOSTILE = {
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_hostile_archive_refused(case: str, tmp_path: Path) -> None:
     data, why = HOSTILE[case]
-    limits = LIMITS if case not in ("zip_bomb", "zip_link_bomb", "huge_manifest") \
+    limits = LIMITS if case not in ("zip_bomb", "zip_link_bomb", "huge_manifest",
+                                    "file_named_dot") \
         else UploadLimits(max_archive=4 << 20, max_unpacked=8 << 20)
     if case == "write_through_link":  # a link inside is fine; the chain stays inside too
         up = take_upload(io.BytesIO(data), tmp_path / "store", limits)
