@@ -11,8 +11,11 @@ the hash is the bot's version (:func:`arena.versions.bot_version`).
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import hashlib
 import io
+import lzma
 import os
 import posixpath
 import re
@@ -24,7 +27,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..bots import MANIFEST, BotSpec, load_bot
 from ..errors import ConfigError
@@ -189,10 +192,50 @@ def _link(name: str, target: str, root: Path) -> None:
     os.symlink(target, dest)
 
 
+class _Capped(io.RawIOBase):
+    """The tar stream, decompressed, with every byte tarfile reads counted: headers and
+    their long names and PAX records too, which tarfile reads whole into memory (a 1 MB
+    .tar.gz can declare a 1 GB long name), and the data of entries it skips. Past
+    ``cap`` bytes the archive is refused."""
+
+    def __init__(self, inner: IO[bytes], cap: int, limits: UploadLimits) -> None:
+        self.inner, self.cap, self.limits, self.read_so_far = inner, cap, limits, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        room = self.cap - self.read_so_far
+        data = self.inner.read(min(len(b), room + 1))
+        self.read_so_far += len(data)
+        if self.read_so_far > self.cap:
+            mb = self.limits.max_unpacked / 1024 / 1024
+            raise UploadError(f"the archive unpacks to more than {mb:g} MB (a tar bomb, or "
+                              "build outputs that should be left out)")
+        b[:len(data)] = data
+        return len(data)
+
+
+def _decompressed(data: IO[bytes]) -> IO[bytes]:
+    """``data`` decompressed as its first bytes say (gzip, bzip2, xz; else a plain tar)."""
+    head = data.read(6)
+    data.seek(0)
+    if head.startswith(b"\x1f\x8b"):
+        return gzip.GzipFile(fileobj=data, mode="rb")
+    if head.startswith(b"BZh"):
+        return bz2.BZ2File(data)  # type: ignore[return-value]
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return lzma.LZMAFile(data)  # type: ignore[return-value]
+    return data
+
+
 def _extract_tar(data: IO[bytes], root: Path, budget: _Budget) -> None:
-    try:
-        tf = tarfile.open(fileobj=data, mode="r:*")
-    except (tarfile.TarError, OSError, EOFError):
+    # headers: a 512-byte block each, plus a long name or PAX record (a few blocks) each
+    cap = budget.limits.max_unpacked + (budget.limits.max_files + 8) * 8 * 512
+    stream = io.BufferedReader(_Capped(_decompressed(data), cap, budget.limits), 1 << 16)
+    try:  # a stream ("r|"): read once, in order, every byte through the cap
+        tf = tarfile.open(fileobj=stream, mode="r|")
+    except (tarfile.TarError, OSError, EOFError, lzma.LZMAError, zlib_error()):
         raise UploadError("not a readable archive: send the bot folder as a .tar.gz, .tar "
                           "or .zip") from None
     seen = _Seen()
@@ -221,7 +264,7 @@ def _extract_tar(data: IO[bytes], root: Path, budget: _Budget) -> None:
                 else:
                     raise UploadError(f"archive entry {m.name!r} is a device, FIFO or other "
                                       "special file: a bot folder holds files and folders only")
-        except (tarfile.TarError, EOFError, zlib_error()) as e:
+        except (tarfile.TarError, EOFError, lzma.LZMAError, zlib_error()) as e:
             raise UploadError(f"the archive is damaged: {e}") from None
 
 

@@ -111,6 +111,25 @@ def skipped_bomb() -> bytes:
     return buf.getvalue()
 
 
+def header_bomb(kind: bytes) -> bytes:
+    """A .tar.gz whose first header is a GNU long name (``L``) or a PAX record (``x``) of
+    16 MB (about 16 KB packed): tarfile reads such a header whole into memory, so one of
+    1 GB in a 1 MB upload took 2 GB and four minutes."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=9) as gz:
+        info = tarfile.TarInfo("././@LongLink")
+        info.size, info.type = 16 << 20, kind
+        gz.write(info._create_header(info.get_info(), tarfile.USTAR_FORMAT, "utf-8",
+                                     "strict"))
+        for _ in range(16):
+            gz.write(b"a" * (1 << 20))
+        info = tarfile.TarInfo("bot.toml")
+        info.size = len(MANIFEST)
+        gz.write(info.tobuf(format=tarfile.GNU_FORMAT))
+        gz.write(MANIFEST + b"\0" * (512 - len(MANIFEST)) + b"\0" * 1024)
+    return buf.getvalue()
+
+
 def tar_bomb() -> bytes:
     """A .tar.gz of 20 MB of zeros in one file (about 20 KB packed)."""
     return tar(file("bot.toml", MANIFEST), file("bot.py", b"\0" * (20 << 20)))
@@ -163,6 +182,8 @@ HOSTILE = {
     "version_a_table": (tar(file("bot.toml", MANIFEST + b"version = {major = 1}\n")),
                         "'version' must be a string"),
     "file_named_dot": (skipped_bomb(), "names the bot folder itself"),
+    "long_name_bomb": (header_bomb(tarfile.GNUTYPE_LONGNAME), "unpacks to more than"),
+    "pax_bomb": (header_bomb(tarfile.XHDTYPE), "unpacks to more than"),
     "hardlink": (tar(file("bot.toml", MANIFEST), special("h", tarfile.LNKTYPE,
                                                          "/etc/passwd")), "hard link"),
     "device": (tar(file("bot.toml", MANIFEST), special("dev", tarfile.CHRTYPE)), "device"),
