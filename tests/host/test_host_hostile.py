@@ -160,3 +160,24 @@ def test_log_of_this_run_has_no_traceback(host: HostProcess, tmp_path: Path) -> 
     """Everything above was refused cleanly: the host logged no unhandled error."""
     text = host.log.read_text()
     assert "Traceback" not in text, text[-3000:]
+
+
+def test_an_invite_code_makes_one_participant_even_sent_at_once(tmp_path: Path,
+                                                                 database: str | None) -> None:
+    """Twelve registrations with one invite code, all at once: exactly one participant."""
+    import concurrent.futures
+
+    folder = make_competition(tmp_path / "comp", concurrency=1)
+    h = HostProcess(folder, database).start()
+    try:
+        for attempt in range(3):
+            invite = h.ok("POST", "/api/invites", h.admin)["code"]
+
+            def register_as(i: int, invite: str = invite, attempt: int = attempt) -> int:
+                return h.call("POST", "/api/register", json={
+                    "name": f"racer{attempt}x{i}", "invite": invite}).status_code
+            with concurrent.futures.ThreadPoolExecutor(12) as pool:
+                codes = sorted(pool.map(register_as, range(12)))
+            assert codes == [201] + [403] * 11, codes
+    finally:
+        h.stop()

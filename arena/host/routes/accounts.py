@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..deps import Admin, HostDep, SessionDep, User
@@ -40,8 +40,13 @@ def register(body: RegisterIn, host: HostDep, s: SessionDep) -> RegisterOut:
     except IntegrityError:
         s.rollback()
         raise HTTPException(409, f"the name {body.name!r} is taken: choose another") from None
-    if invite is not None:
-        invite.used_by = p.id
+    if invite is not None:  # claimed only if still free: of two at once, one gets it
+        claimed = s.execute(update(Invite).where(Invite.id == invite.id,
+                                                 Invite.used_by.is_(None))
+                            .values(used_by=p.id).execution_options(synchronize_session=False))
+        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+            s.rollback()
+            raise HTTPException(403, "this invite code is not valid (or was used already)")
     s.commit()
     return RegisterOut(name=p.name, token=token)
 
