@@ -20,6 +20,7 @@ import datetime as dt
 import functools
 import logging
 import multiprocessing
+import os
 import random
 import secrets
 import signal
@@ -82,16 +83,28 @@ class Counters:
 
 
 
-def _ignore_sigint() -> None:
+def _ignore_sigint(host_pid: int = 0) -> None:
     """The batch fit's worker process ignores Ctrl-C: the host stops it (a Ctrl-C in a
     terminal reaches the whole process group, and the worker would print a traceback).
     It dies with the host, even a host killed with ``kill -9`` (Linux: PR_SET_PDEATHSIG;
-    the pool is started from the host's main thread, the one that lives as long as it)."""
+    the pool is started from the host's main thread, the one that lives as long as it).
+    A host that died while the worker was still starting (before the signal was asked
+    for) sends nothing: the worker, finding itself orphaned, exits at once (it would
+    wait forever on its queue)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if host_pid and os.getppid() != host_pid:
+        os._exit(0)
+
+
+def batch_pool() -> ProcessPoolExecutor:
+    """The host's worker process for the batch fit (spawned, not forked: the host has
+    threads), which dies with the host (:func:`_ignore_sigint`)."""
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_ignore_sigint, initargs=(os.getpid(),))
 
 class Host:
     """One competition: its folder, settings, database and loops.
@@ -612,8 +625,7 @@ class Host:
     async def _batch_loop(self) -> None:
         last = -1
         every = self.settings.matchmaking.batch_every_s
-        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context(
-            "spawn"), initializer=_ignore_sigint)  # not fork: this process has threads
+        pool = batch_pool()
         try:
             await self._batch_rounds(pool, every, last)
         finally:

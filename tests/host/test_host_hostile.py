@@ -6,6 +6,7 @@ database, forged session cookies and CSRF values that are not ASCII. Each must g
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 from pathlib import Path
 
@@ -181,3 +182,42 @@ def test_an_invite_code_makes_one_participant_even_sent_at_once(tmp_path: Path,
             assert codes == [201] + [403] * 11, codes
     finally:
         h.stop()
+
+
+KILLED_WHILE_STARTING = """
+import os, signal, multiprocessing
+from arena.host.service import batch_pool
+pool = batch_pool()
+pool.submit(os.getpid)  # spawns the worker, which takes a second or so to start
+print(*[p.pid for p in multiprocessing.active_children()], flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # before the worker could ask to die with us
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_batch_worker_dies_with_a_host_killed_while_it_starts() -> None:
+    """The batch fit's worker of a host killed (-9) while the worker was starting, before
+    it asked for the parent-death signal: it exits on its own (it waited on its queue
+    forever, about 120 MB each, with its resource tracker)."""
+    import subprocess
+    import sys
+
+    from host_support import ROOT, wait_for
+
+    out = subprocess.run([sys.executable, "-c", KILLED_WHILE_STARTING], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    pids = [int(x) for x in out.stdout.split()]
+    assert pids, out
+    try:
+        wait_for(lambda: not any(alive(p) for p in pids), 60, "the orphaned worker to exit")
+    finally:
+        for p in pids:
+            if alive(p):
+                os.kill(p, 9)
