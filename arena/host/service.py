@@ -178,6 +178,11 @@ class Host:
             rebuilt = s.execute(update(Version).where(
                 Version.status.in_(("building", "validating"))).values(status="pending")
             ).rowcount
+            # reasons written before they were kept free of the host's folder
+            s.execute(update(Version).where(Version.reason.contains(str(self.folder),
+                                                              autoescape=True))
+                      .values(reason=func.replace(Version.reason, str(self.folder),
+                                                  "<competition>")))
             running = s.scalars(select(Game).where(Game.status == "running")
                                 .options(selectinload(Game.seats))).all()
             for g in running:

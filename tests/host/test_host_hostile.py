@@ -221,3 +221,27 @@ def test_batch_worker_dies_with_a_host_killed_while_it_starts() -> None:
         for p in pids:
             if alive(p):
                 os.kill(p, 9)
+
+
+def test_reasons_kept_from_before_lose_the_folder_at_the_next_start(tmp_path: Path) -> None:
+    """A reason written with the host's folder in it (as hosts wrote them before) reads
+    <competition> after a restart."""
+    import sqlite3
+
+    folder = make_competition(tmp_path / "comp", concurrency=1)
+    h = HostProcess(folder, None).start()
+    try:
+        dave = h.register("dave")
+        vid = h.submit(dave, tar_folder(EXAMPLES / "random", rename="old")).json()["id"]
+    finally:
+        h.kill9()  # at once, not after its validation
+    where = str(folder.resolve())
+    with sqlite3.connect(folder / "host.sqlite") as db:
+        db.execute("UPDATE versions SET status = 'rejected', reason = ? WHERE id = ?",
+                   (f"build failed: see {where}/store/logs/version-{vid}.log", vid))
+    h.start()
+    try:
+        v = h.ok("GET", f"/api/versions/{vid}", dave)
+        assert v["reason"] == f"build failed: see <competition>/store/logs/version-{vid}.log"
+    finally:
+        h.kill9()
