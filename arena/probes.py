@@ -35,13 +35,11 @@ class RejectOnce(Match):
 
     probed = False
 
-    async def _play_turn(self, seat: Seat) -> None:
-        if not self.probed and seat.index == PROBED_SEAT:
+    def _apply(self, seat: int, action: int, ms: int) -> None:
+        if not self.probed and seat == PROBED_SEAT:  # its first answer, whatever it is
             self.probed = True
-            turn = self._open_turn(seat)
-            await self._answer(turn)
-            self._reject(turn, IllegalActionError(PLANTED_REJECTION))
-        await super()._play_turn(seat)
+            raise IllegalActionError(PLANTED_REJECTION)  # rejected as an illegal one is
+        super()._apply(seat, action, ms)
 
 
 class DropOnce(Match):

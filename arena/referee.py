@@ -58,7 +58,7 @@ from .errors import ConfigError, ProtocolError
 from .records import game_record, write_json_atomic
 from .results import Fault, FaultReason, GameResult, Termination
 from .timecontrol import TimeControl
-from .turns import EncodedTurn, TurnEncoder, legal_actions_field
+from .turns import EncodedTurn, TurnBytes, TurnEncoder, legal_actions_field
 
 log = logging.getLogger("arena.referee")
 
@@ -123,6 +123,14 @@ class Outbox:
     def empty(self) -> bool:
         """Whether nothing is queued."""
         return not self._items
+
+    def withdraw(self, request_id: int) -> None:
+        """Take back the queued turn ``request_id`` (encoded: :class:`TurnBytes`), if it is
+        still queued."""
+        for item in self._items:
+            if isinstance(item, TurnBytes) and item.request_id == request_id:
+                self._items.remove(item)
+                return
 
     def qsize(self) -> int:
         """How many items are queued."""
@@ -216,7 +224,12 @@ class ProcessExited(NamedTuple):
     """Why, when the sandbox knows (``"out_of_memory"``), else ``""``."""
 
 
-InboxEvent = Joined | Replied | Garbled | StreamGone | ProcessExited
+class Woken(NamedTuple):
+    """Internal: a reply handled on arrival (:meth:`Match.receive`) ended the game or found a
+    fault, which the match task takes over from here (:meth:`Match._on_woken`)."""
+
+
+InboxEvent = Joined | Replied | Garbled | StreamGone | ProcessExited | Woken
 
 
 class Inbox:
@@ -462,9 +475,15 @@ class Match:
         self._encoders: dict[int, TurnEncoder] = {}
         self._stop: tuple[Termination, str] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._waiting = False
+        """Whether the match task is waiting for the open turn's answer (:meth:`_play`)."""
+        self._pending: Exception | None = None
+        """What a reply handled on arrival raised, for the match task to raise
+        (:meth:`_on_woken`)."""
         self._handlers: dict[type, Callable[[Any], None]] = {
             Joined: self._on_joined, Replied: self._on_replied, Garbled: self._on_garbled,
-            StreamGone: self._on_stream_gone, ProcessExited: self._on_process_exited}
+            StreamGone: self._on_stream_gone, ProcessExited: self._on_process_exited,
+            Woken: self._on_woken}
 
     # -- what streams and the runner report ----------------------------------------------
     def attach(self, seat: int, join: bpb.Join) -> SeatLink:
@@ -514,7 +533,13 @@ class Match:
 
     def receive(self, seat: int, link: SeatLink, raw: bytes) -> None:
         """A message from ``seat``'s stream, still as bytes (garbage is a protocol error).
-        Ignored from a stream that no longer holds the seat, or once the match is over."""
+        Ignored from a stream that no longer holds the seat, or once the match is over.
+
+        While the match task waits for the open turn's answer with nothing before it in the
+        inbox, a well-formed message is handled here and now, in the caller's task (the
+        stream's reader), as the match task would handle it next (:meth:`_handle_now`): the
+        answer applied and the next turn sent without waking the match task, which goes on
+        waiting, for the next turn's deadline. Anything else goes through the inbox."""
         if self.seats[seat].link is not link or self.status == Status.FINISHED:
             return
         if len(raw) > MAX_MESSAGE_BYTES:
@@ -526,7 +551,27 @@ class Match:
         except Exception:  # noqa: BLE001 - protobuf raises DecodeError or others
             self.inbox.put_nowait(Garbled(seat, "sent bytes that are not a PlayRequest"))
             return
-        self.inbox.put_nowait(Replied(seat, msg, time.monotonic()))
+        ev = Replied(seat, msg, time.monotonic())
+        if self._waiting and self._stop is None and self.inbox.empty():
+            self._handle_now(ev)
+        else:
+            self.inbox.put_nowait(ev)
+
+    def _handle_now(self, ev: Replied) -> None:
+        """Handle ``ev`` as the waiting match task would (:meth:`_play`): the reply's checks,
+        then the answer applied (or rejected) and the next turn opened (:meth:`_step`), the
+        wait's deadline moved to the new turn's. When that ends the game or raises (a fault
+        that forfeits, an internal error), the match task is woken to finish it."""
+        try:
+            self._on_replied(ev)
+            turn = self._step()
+        except Exception as e:  # noqa: BLE001 - the match task raises it (_on_woken)
+            self._pending = e
+            turn = None
+        if turn is None:
+            self.inbox.put_nowait(Woken())
+        else:
+            self.inbox.move(self._deadline(turn))
 
     def delivered(self, seat: int, link: SeatLink, request_id: int) -> None:
         """``seat``'s stream ``link`` wrote the turn ``request_id`` to the transport just
@@ -642,6 +687,9 @@ class Match:
         if self.status != Status.FINISHED and self._task is not None and self._stop is None:
             self._stop = (Termination(termination), reason)
             self._task.cancel()
+            turn = self._turn  # a turn not yet written to its stream is taken back
+            if turn is not None and turn.link is not None and not turn.seat.clock.is_delivered:
+                turn.link.outbox.withdraw(turn.request_id)
 
     async def _run(self) -> None:
         result: GameResult
@@ -650,8 +698,7 @@ class Match:
             await self._wait_for_seats()
             self.status = Status.RUNNING
             self._emit(hand_started=pb.HandStarted(hand_number=0, dealer=self.state.dealer))
-            while not self.state.is_terminal() and len(hands) < self.tc.max_hands:
-                await self._play_turn(self.seats[self.state.current])
+            await self._play()
             if self.state.outcome is not None:
                 result = GameResult.of_outcome(self.state.outcome, len(hands))
             else:
@@ -706,17 +753,51 @@ class Match:
                                forfeit=True) for s in self.seats if not s.joined])
             self._handlers[type(ev)](ev)
 
-    async def _play_turn(self, seat: Seat) -> None:
-        """Ask ``seat`` for its action until it gives a legal one, and apply it; each
-        illegal one costs a retry (:meth:`_reject`) and opens a fresh turn."""
-        while True:
-            turn = self._open_turn(seat)
-            action, ms = await self._answer(turn)
+    async def _play(self) -> None:
+        """Play until the game ends (or the hand limit): handle inbox events while a turn
+        is open, settle it once answered and open the next (:meth:`_step`). A reply that
+        arrives while this waits may be handled on arrival instead (:meth:`receive`), which
+        moves the wait on to the next turn.
+
+        Raises:
+            _Forfeit: a turn ran out (a timeout), its seat stayed away past the reconnect
+                grace (a disconnect), or a handler found a fault.
+        """
+        handlers = self._handlers
+        while (turn := self._step()) is not None:
+            self._waiting = True
             try:
-                self._apply(seat.index, action, ms)
-                return
+                ev = await self._next(self._deadline(turn))
+            finally:
+                self._waiting = False
+            if ev is None:  # the deadline, as a delivery or a reply may have moved it
+                assert self._turn is not None  # the wait for a turn ends only with a Woken
+                raise self._out_of_time(self._turn, self.inbox.deadline)
+            handlers[type(ev)](ev)
+
+    def _step(self) -> _OpenTurn | None:
+        """Settle the open turn once it is answered: its action applied, or, illegal, a
+        retry spent (:meth:`_reject`, which forfeits when none is left) and a fresh turn to
+        the same seat. Then the open turn: the one still awaited, or a new one for the seat
+        to act; None when the game is over or reached the hand limit.
+
+        Raises:
+            _Forfeit: an illegal action with no retry left.
+        """
+        turn = self._turn
+        if turn is not None and turn.answer is not None:
+            action, ms = turn.answer
+            try:
+                self._apply(turn.seat.index, action, ms)
             except IllegalActionError as e:
                 self._reject(turn, e)
+            turn = self._turn = None
+        if turn is None:
+            s = self.state
+            if s.is_terminal() or len(s.hand_records) >= self.tc.max_hands:
+                return None
+            turn = self._open_turn(self.seats[s.current])
+        return turn
 
     def _open_turn(self, seat: Seat) -> _OpenTurn:
         """Send ``seat`` a new turn (if it is connected) and start its clock (from the
@@ -736,21 +817,6 @@ class Match:
         else:  # away: its time runs from now (time away counts)
             seat.clock.delivered(seat.clock.opened_at)
         return turn
-
-    async def _answer(self, turn: _OpenTurn) -> tuple[Action, int]:
-        """Handle inbox events until ``turn`` is answered: ``(action, ms)``.
-
-        Raises:
-            _Forfeit: the turn ran out (a timeout), its seat stayed away past the
-                reconnect grace (a disconnect), or a handler found a fault.
-        """
-        handlers = self._handlers
-        while turn.answer is None:
-            ev = await self._next(self._deadline(turn))
-            if ev is None:  # the deadline, as a delivery may have brought it forward
-                raise self._out_of_time(turn, self.inbox.deadline)
-            handlers[type(ev)](ev)
-        return turn.answer
 
     def _deadline(self, turn: _OpenTurn) -> float:
         """When the wait for ``turn``'s answer ends (monotonic seconds): its time from its
@@ -894,6 +960,13 @@ class Match:
             raise self._exit_forfeit(seat, "before joining")
         if seat.link is None:
             raise self._exit_forfeit(seat, "during the game")
+
+    def _on_woken(self, ev: Woken) -> None:
+        """A reply handled on arrival ended the game (nothing to do: :meth:`_play` sees it)
+        or raised: raise it here, in the match task."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            raise pending
 
     # -- applying an action --------------------------------------------------------------
     def _apply(self, seat: int, action: int, ms: int) -> None:
