@@ -41,12 +41,13 @@ from moon_sdk.rules import (
     Action,
     ActionKind,
     GameState,
+    HandRecord,
+    HandSummary,
     IllegalActionError,
     Ruleset,
     Trick,
     action_kind,
     bid_value,
-    summarize,
 )
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
@@ -411,6 +412,12 @@ def _trick_won(t: Trick, number: int) -> pb.TrickWon:
     return pb.TrickWon(seat=t.winner, trick_number=number, trick=trick_to_pb(t))
 
 
+def _hand_ended(h: HandRecord) -> pb.HandResult:
+    """A finished hand's public result (as :func:`moon_sdk.rules.summarize` gives it)."""
+    return hand_summary_to_pb(HandSummary(h.number, h.dealer, h.bids, h.bidder, h.bid, h.trump,
+                                          h.tricks_taken, h.made, h.deltas, h.scores))
+
+
 def _hand_started(hand_number: int, dealer: int) -> pb.HandStarted:
     return pb.HandStarted(hand_number=hand_number, dealer=dealer)
 
@@ -475,6 +482,8 @@ class Match:
         self._encoders: dict[int, TurnEncoder] = {}
         self._stop: tuple[Termination, str] | None = None
         self._task: asyncio.Task[None] | None = None
+        self._listening = False
+        """Whether a seat's stream gets every public event (one not ``quiet``)."""
         self._waiting = False
         """Whether the match task is waiting for the open turn's answer (:meth:`_play`)."""
         self._pending: Exception | None = None
@@ -524,6 +533,7 @@ class Match:
         link = SeatLink(quiet=join.quiet)
         s.link, s.joined, s.away_since = link, True, None
         s.joined_as = (join.bot_name, join.bot_version)
+        self._listening = self._listening or not link.quiet
         link.send(bpb.PlayResponse(welcome=bpb.Welcome(
             match_id=self.match_id, seat=seat, ruleset=ruleset_to_pb(self.ruleset, self.preset),
             time_control=time_control_to_pb(s.tc), protocol_version=PROTOCOL_VERSION,
@@ -592,6 +602,7 @@ class Match:
         s = self.seats[seat]
         if s.link is link:
             s.link = None
+            self._listening = any(x.link is not None and not x.link.quiet for x in self.seats)
             link.close()
             s.away_since = time.monotonic()
             self.inbox.put_nowait(StreamGone(seat))
@@ -619,7 +630,7 @@ class Match:
         watcher gets it, else only when :attr:`events` is read (quiet seats get no events
         but the game's end, so most events of their games are never built). ``args`` must
         not change afterwards."""
-        if self.watchers or any(s.link is not None and not s.link.quiet for s in self.seats):
+        if self.watchers or self._listening:
             self._emit(**{field: make(*args)})
         else:
             self._events.append((field, make, args))
@@ -999,7 +1010,7 @@ class Match:
         if kind is ActionKind.PLAY and len(tricks) > tricks_before:
             self._event("trick_won", _trick_won, tricks[-1], len(tricks) - 1)
         if finished:
-            self._event("hand_ended", hand_summary_to_pb, summarize(s)[-1])
+            self._event("hand_ended", _hand_ended, s.hand_records[-1])
             if not s.is_terminal() and len(s.hand_records) < self.tc.max_hands:
                 self._event("hand_started", _hand_started, s.hand_number, s.dealer)
 

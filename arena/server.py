@@ -212,6 +212,9 @@ class BotServicer:
             try:
                 async for raw in it:
                     match.receive(seat, link, raw)
+                    # a reply may have sent the next turn (Match.receive): its stream's
+                    # writer, woken by it, writes before this asks gRPC for the next read
+                    await asyncio.sleep(0)
             except Exception:  # noqa: BLE001 - the stream broke; treated as a drop
                 pass
             match.detach(seat, link)

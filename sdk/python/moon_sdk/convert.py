@@ -38,6 +38,9 @@ from .rules import (
 )
 from .rules.observation import HandSummary
 
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+
 PROTOCOL_VERSION = 1
 """The protocol version this SDK and referee speak (Join.protocol_version)."""
 
@@ -341,22 +344,26 @@ class ObservationReader:
     """:func:`observation_from_pb` for the turns of one game, in order (one stream's, as the
     SDK's bot loop reads them), giving equal observations for less: every turn carries all
     the game's finished hands (docs/protocol.md, "Turns and actions": earlier hands'
-    results), a list a game only ever adds to at the end, so the ones already converted
-    are kept and each turn checks (one encoding) that the last of them is still the message
-    it was; a list that is not the last one extended is converted whole, as
-    :func:`observation_from_pb` does. Not thread-safe: one reader per stream."""
+    results), a list a game only ever adds to at the end, and the hand's finished tricks,
+    likewise within a hand. So the ones already converted are kept and each turn checks
+    (one encoding) that the last of them is still the message it was; a list that is not
+    the last one extended is converted whole, as :func:`observation_from_pb` does. Not
+    thread-safe: one reader per stream."""
 
-    __slots__ = ("_hands", "_last")
+    __slots__ = ("_hands", "_last", "_tricks", "_last_trick")
 
     def __init__(self) -> None:
         self._hands: tuple[HandSummary, ...] = ()
         self._last = b""
         """The encoding of the last finished hand converted (b"": none)."""
+        self._tricks: tuple[Trick, ...] = ()
+        self._last_trick = b""
+        """The encoding of the last finished trick converted (b"": none)."""
 
     def observation(self, m: pb.Observation, legal: list[pb.Action] | None = None
                     ) -> Observation:
         """As :func:`observation_from_pb` (same result, same errors)."""
-        return _observation(m, legal, self._finished_hands(m.hands))
+        return _observation(m, legal, self._finished_hands(m.hands), self)
 
     def _finished_hands(self, ms: object) -> tuple[HandSummary, ...]:
         hands = self._hands
@@ -373,29 +380,50 @@ class ObservationReader:
         self._last = ms[n - 1].SerializeToString() if n else b""  # type: ignore[index]
         return hands
 
+    def _finished_tricks(self, ms: object) -> tuple[Trick, ...]:
+        tricks = self._tricks
+        n, k = len(ms), len(tricks)  # type: ignore[arg-type]
+        if k and n >= k and ms[k - 1].SerializeToString() == self._last_trick:  # type: ignore[index]
+            if n == k:
+                return tricks
+            tricks = tricks + tuple([_trick_from_bytes(t.SerializeToString())
+                                     for t in ms[k:]])  # type: ignore[index]
+        elif n:
+            tricks = tuple([_trick_from_bytes(t.SerializeToString())
+                            for t in ms])  # type: ignore[attr-defined]
+        else:
+            tricks = ()
+        self._tricks = tricks
+        self._last_trick = ms[n - 1].SerializeToString() if n else b""  # type: ignore[index]
+        return tricks
+
 
 def _observation(m: pb.Observation, legal: list[pb.Action] | None,
-                 hands: tuple[HandSummary, ...]) -> Observation:
-    return Observation(
-        seat=m.seat,
-        ruleset=ruleset_from_pb(m.ruleset),
-        phase=PHASE_FROM_PB.get(m.phase, Phase.BIDDING),
-        hand_number=m.hand_number,
-        dealer=m.dealer,
-        current_player=m.current_seat if m.HasField("current_seat") else -1,
-        hand=_tiles_from_pb(m.hand),
-        widow=_tiles_from_pb(m.widow),
-        discard=tile_from_pb(m.discard) if m.HasField("discard") else -1,
-        bids=tuple((b.seat, b.value) for b in m.bids),
-        bidder=m.bidder if m.HasField("bidder") else -1,
-        bid=m.bid,
-        trump=trump_from_pb(m.trump) if m.HasField("trump") else -1,
-        tricks=tuple([_trick_from_bytes(t.SerializeToString()) for t in m.tricks]),
-        trick=tuple((p.seat, tile_from_pb(p.tile)) for p in m.trick),
-        tricks_taken=tuple(m.tricks_taken),
-        scores=tuple(m.scores),
-        hands=hands,
-        legal_actions=tuple([_action_from_bytes(a.SerializeToString()) for a in legal]
-                            if legal else ()),
-        outcome=None,
-    )
+                 hands: tuple[HandSummary, ...],
+                 reader: ObservationReader | None = None) -> Observation:
+    obs = _new_object(Observation)  # its fields set at once: a frozen dataclass's __init__
+    _set_attribute(obs, "__dict__", {  # sets them one by one (object.__setattr__), slower
+        "seat": m.seat,
+        "ruleset": ruleset_from_pb(m.ruleset),
+        "phase": PHASE_FROM_PB.get(m.phase, Phase.BIDDING),
+        "hand_number": m.hand_number,
+        "dealer": m.dealer,
+        "current_player": m.current_seat if m.HasField("current_seat") else -1,
+        "hand": _tiles_from_pb(m.hand),
+        "widow": _tiles_from_pb(m.widow),
+        "discard": tile_from_pb(m.discard) if m.HasField("discard") else -1,
+        "bids": tuple((b.seat, b.value) for b in m.bids),
+        "bidder": m.bidder if m.HasField("bidder") else -1,
+        "bid": m.bid,
+        "trump": trump_from_pb(m.trump) if m.HasField("trump") else -1,
+        "tricks": reader._finished_tricks(m.tricks) if reader is not None else tuple([
+            _trick_from_bytes(t.SerializeToString()) for t in m.tricks]),
+        "trick": tuple((p.seat, tile_from_pb(p.tile)) for p in m.trick),
+        "tricks_taken": tuple(m.tricks_taken),
+        "scores": tuple(m.scores),
+        "hands": hands,
+        "legal_actions": tuple([_action_from_bytes(a.SerializeToString()) for a in legal]
+                               if legal else ()),
+        "outcome": None,
+    })
+    return obs
