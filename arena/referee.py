@@ -290,7 +290,7 @@ class Inbox:
     def move(self, deadline: float) -> None:
         """Make ``deadline`` the deadline of the wait in progress (earlier or later)."""
         self.deadline = deadline
-        if self._waiter is not None:
+        if self._waiter is not None and self._timer_at > deadline:  # else _arm keeps it
             self._arm(asyncio.get_running_loop())
 
     def close(self) -> None:

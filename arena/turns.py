@@ -26,7 +26,7 @@ from moon_sdk.convert import (
     trick_to_pb,
     trump_to_pb,
 )
-from moon_sdk.rules import GameState, Phase, Trick, tiles_of
+from moon_sdk.rules import GameState, Phase, Trick
 from moon_sdk.rules.observation import HandSummary
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
@@ -39,21 +39,26 @@ _TURN_TAG = b"\x12"
 """``PlayResponse.turn`` and ``Turn.observation``: both field 2, length-delimited."""
 
 
-@functools.lru_cache(maxsize=1024)
 def _varint(n: int) -> bytes:
-    """``n`` (>= 0) as a protobuf varint (cached: a turn's lengths, request ids and clock
-    values recur).
+    """``n`` (>= 0) as a protobuf varint (a turn's lengths: one or two bytes).
 
     The caches of this module are sized for the reuse they serve, which is near in time (a
     game's seats, a hand's turns): a long-running referee (``moon host run``) meets ever new
     keys (clock values, tricks, scores), and a large cache only fills slowly with them, so
     its memory crept up over thousands of games (about 4.7 MB with the earlier sizes)."""
+    if n < 0x80:
+        return _ONE_BYTE[n]
+    if n < 0x4000:
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_ONE_BYTE = tuple(bytes((n,)) for n in range(0x80))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -84,6 +89,24 @@ def _hand_field(h: object) -> bytes:
 # joined pieces are exactly what serializing the whole message gives.
 _HAND = tuple(bytes(pb.Observation(hand=[_TILE[t]]).SerializeToString()) for t in range(28))
 _WIDOW = tuple(bytes(pb.Observation(widow=[_TILE[t]]).SerializeToString()) for t in range(28))
+
+
+def _tile_chunks(field: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], ...]:
+    """For each 7-tile chunk of a tile set (tiles 0-6, 7-13, 14-20, 21-27), its tiles'
+    pieces of ``field`` joined, highest tile first, for each of the chunk's 128 subsets."""
+    return tuple(tuple(b"".join([field[base + i] for i in reversed(range(7)) if sub >> i & 1])
+                       for sub in range(128)) for base in (0, 7, 14, 21))
+
+
+_HAND_CHUNKS = _tile_chunks(_HAND)
+_WIDOW_CHUNKS = _tile_chunks(_WIDOW)
+
+
+def _tiles_field(chunks: tuple[tuple[bytes, ...], ...], mask: int) -> bytes:
+    """A repeated ``Tile`` field of the tile set ``mask``, highest tile first (as
+    ``tiles_to_pb`` lists them), from its four chunks."""
+    return (chunks[3][mask >> 21 & 127] + chunks[2][mask >> 14 & 127]
+            + chunks[1][mask >> 7 & 127] + chunks[0][mask & 127])
 _DISCARD = tuple(bytes(pb.Observation(discard=_TILE[t]).SerializeToString())
                  for t in range(28))
 
@@ -130,6 +153,12 @@ def _counts(tricks_taken: tuple[int, ...], scores: tuple[int, ...]) -> bytes:
 
 def legal_actions_field(actions: list[int] | tuple[int, ...]) -> bytes:
     """``Turn.legal_actions`` encoded, for engine actions (sorted, as the engine gives)."""
+    return _legal_actions(tuple(actions))
+
+
+@functools.lru_cache(maxsize=512)
+def _legal_actions(actions: tuple[int, ...]) -> bytes:
+    # the lists recur: an auction's bids, the trumps, a hand's plays over its tricks
     return b"".join([_legal_field(a) for a in actions])
 
 
@@ -157,10 +186,10 @@ class TurnEncoder:
         is_bidder = seat == s.bidder
         parts = [self._head,
                  _scalars(_PHASE[s.phase], s.hand_number, s.dealer, s.current_player),
-                 b"".join([_HAND[t] for t in reversed(tiles_of(s.hands[seat]))])]
+                 _tiles_field(_HAND_CHUNKS, s.hands[seat])]
         if is_bidder:
             if s.widow_taken and s.widow:
-                parts.append(b"".join([_WIDOW[t] for t in reversed(tiles_of(s.widow))]))
+                parts.append(_tiles_field(_WIDOW_CHUNKS, s.widow))
             if s.discard >= 0:
                 parts.append(_DISCARD[s.discard])
         if s.bids:
