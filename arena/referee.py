@@ -2,11 +2,14 @@
 servicers in :mod:`arena.server` only translate messages and call in here.
 
 A :class:`Match` runs one game in an asyncio task. Everything that happens to it goes
-into one inbox, as a typed event the task alone consumes, each kind with its own
-handler: a stream joined a seat (:class:`Joined`), a seat's message arrived
-(:class:`Replied`) or could not be read (:class:`Garbled`), a stream ended
-(:class:`StreamGone`), a bot process exited (:class:`ProcessExited`). So the game logic
-is sequential, and a fault of one bot can only touch its own match. Each seat is one
+into one inbox, as a typed event the task consumes, each kind with its own handler: a
+stream joined a seat (:class:`Joined`), a seat's message arrived (:class:`Replied`) or
+could not be read (:class:`Garbled`), a stream ended (:class:`StreamGone`), a bot process
+exited (:class:`ProcessExited`). So the game logic is sequential, and a fault of one bot
+can only touch its own match. One shortcut: a reply that arrives while the task waits for
+it, with nothing before it in the inbox, is handled by the same handler at once in the
+stream's reader task (:meth:`Match.receive`), which spares the task a wake-up per
+decision; the order of events is the same either way. Each seat is one
 :class:`Seat` (its stream, :class:`~arena.clock.Clock`, retries, who joined, how its
 process ended); results and faults are the arena's own types (:mod:`arena.results`).
 """
