@@ -697,7 +697,8 @@ class Match:
 
     def stop(self, termination: Termination | int, reason: str) -> None:
         """Cancel the match: it ends as ``termination`` (CANCELLED or ABORTED; a
-        :class:`Termination` or its wire number)."""
+        :class:`Termination` or its wire number). A turn still queued for its stream (not
+        yet written) is taken back: no seat is asked to act in a stopped match."""
         if self.status != Status.FINISHED and self._task is not None and self._stop is None:
             self._stop = (Termination(termination), reason)
             self._task.cancel()
