@@ -52,10 +52,17 @@ round trip (403 µs a decision, 195 µs of the referee's CPU, against 172 µs an
 from 2.86x (500 µs, 232 µs) before a turn's delivery stopped waking the match task, the
 per-wait and per-write timers went, and events for quiet seats were no longer built; the
 rest is the referee's own Python per decision (the turn's observation, the answer's checks,
-the engine) and the SDK's per turn in the bot. ``--profile FILE [--profile-seats quiet]``
+the engine) and the SDK's per turn in the bot. Since then a reply the match task is waiting
+for is handled at once in its stream's reader task (the match task is not woken: the server's
+event loop runs about 4.7 iterations a decision, from 5.7; the ping-pong's runs 4.0), the
+reader lets the writer it woke write the next turn before it asks for its next read, and the
+turn's encoding and the answer's path got cheaper: the in-process line it prints went from about
+42 to 37 CPU µs a decision (measured alternately on a machine loaded 12-14 on its 2 CPUs,
+where wall times were too noisy to compare). ``--profile FILE [--profile-seats quiet]``
 shows where the referee's time goes. The first line printed compares building and encoding a
 turn's message whole (as the referee once did) with :mod:`arena.turns`' incremental encoder
-(what it does), CPU µs per turn over the same game.
+(what it does), CPU µs per turn over the same game; the next, the referee's CPU per decision
+in-process, without a transport (:func:`in_process`): its own Python, steady under load.
 
 The figures depend on the machine and how busy it is; nothing here is asserted in tests.
 """
@@ -354,6 +361,58 @@ def turn_encoding(preset: str, seed: int, reps: int = 5) -> tuple[float, float]:
     return statistics.median(whole), statistics.median(incremental)
 
 
+async def in_process(preset: str, seed: int, games: int = 5, reps: int = 3) -> float:
+    """CPU µs per decision of quiet games refereed in this process without a transport:
+    per seat a writer task drains the seat's outbox as the server's does (and tells the
+    match the turn was delivered), and the seat's answer (the last legal action) is
+    handed to :meth:`arena.referee.Match.receive` from a callback, as a stream's reader
+    would. So it is the referee's own Python per decision (plus parsing the turn and
+    encoding the answer here), steadier than wall time on a busy machine; the median of
+    ``reps`` runs of ``games`` games (seeds ``seed``..)."""
+    from moon_sdk.rules import PRESETS
+    from moon_sdk.v1 import bot_pb2 as bpb
+
+    from arena.referee import Match, Referee, SeatLink
+    from arena.timecontrol import TimeControl
+    from arena.turns import TurnBytes
+
+    loop = asyncio.get_running_loop()
+    referee = Referee(record_dir=None)
+
+    def answer(m: Match, seat: int, link: SeatLink, raw: bytes) -> None:
+        t = bpb.PlayResponse.FromString(raw).turn
+        m.receive(seat, link, bpb.PlayRequest(action=bpb.ActionReply(
+            request_id=t.request_id, action=t.legal_actions[-1])).SerializeToString())
+
+    async def writer(m: Match, seat: int, link: SeatLink) -> None:
+        while (msg := await link.outbox.get()) is not None:
+            await asyncio.sleep(0)  # the write
+            if isinstance(msg, TurnBytes):
+                m.delivered(seat, link, msg.request_id)
+                loop.call_soon(answer, m, seat, link, msg)
+
+    async def game(seed: int) -> int:
+        ruleset = PRESETS[preset]
+        m = referee.create_match(ruleset, [("trivial", "1")] * ruleset.players, seed=seed,
+                                 tc=TimeControl(decision_ms=5000))
+        links = [referee.join(bpb.Join(token=t, protocol_version=1, quiet=True))[2]
+                 for t in m.tokens]
+        await asyncio.gather(*(writer(m, s, link) for s, link in enumerate(links)))
+        await m.done.wait()
+        if m.faults or not m.state.is_terminal():
+            raise RuntimeError(f"in-process game {seed} did not end normally")
+        return len(m.action_ms)
+
+    await game(seed)  # warm-up
+    runs = []
+    for _ in range(reps):
+        t0, n = time.process_time(), 0
+        for i in range(games):
+            n += await game(seed + i)
+        runs.append((time.process_time() - t0) / n * 1e6)
+    return statistics.median(runs)
+
+
 async def run_matches(tcp: bool, k: int, preset: str, seed: int, profile: str | None = None,
                       shape: GameShape | None = None, events: bool = True) -> list[Span]:
     """K concurrent games of ``seed`` between trivial bots on one referee server; with
@@ -435,6 +494,9 @@ async def main_async(args: argparse.Namespace) -> None:
     print(f"building and encoding a turn, CPU µs: {whole:.0f} whole (observe + "
           f"observation_to_pb + serialize, as before), {incremental:.0f} incremental "
           f"(arena.turns, as the referee does): {whole / incremental:.1f}x")
+    print(f"the referee in-process (quiet seats, no transport, a stand-in bot answering): "
+          f"{await in_process(args.preset, args.seed, 2 if args.quick else 5):.0f} CPU µs "
+          "per decision")
     print(f"K: concurrent matches (bare runs: as many clients, or client groups); "
           f"best of {args.games} runs each\n")
     head = (f"{'':12}|{'referee, every event':^25}|{'referee, quiet seats':^25}|"
