@@ -19,6 +19,7 @@ import dataclasses
 import datetime as dt
 import enum
 import logging
+import os
 import re
 import secrets
 import time
@@ -935,9 +936,11 @@ class Match:
         if self.record_dir is None:
             return
         try:
-            path = self.record_dir / f"{self.match_id}.json"
+            # text, not a Path: pathlib interns every part of a path, and this one is new
+            # in every game (a long-running host would fill the interpreter's table)
+            path = os.path.join(self.record_dir, f"{self.match_id}.json")
             write_json_atomic(path, game_record(self))
-            self.record_path = str(path)
+            self.record_path = path
         except OSError:
             log.exception("match %s: cannot write the record", self.match_id)
 

@@ -44,7 +44,7 @@ def test_a_finished_game_agrees_with_its_record(tmp_path):
     bots = [example("heuristic"), example("random"), example("weak")]
     [done] = play(tmp_path, request("g1", bots))
     assert isinstance(done, FinishedGame), done
-    assert done.record_path == tmp_path / "records" / "g1.json"
+    assert done.record_path == str(tmp_path / "records" / "g1.json")
     record = load_record(done.record_path)
     assert verify_record(record) == []
     res = record["result"]
