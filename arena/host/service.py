@@ -72,14 +72,26 @@ RECORDS = "records"
 STORE = "store"
 
 
+RATE_WINDOW_S = 300.0
+"""The status's games/min is over the last this many seconds."""
+
+
 @dataclass
 class Counters:
     """What the host has done since it started (for the status page)."""
 
     started: float = dataclasses.field(default_factory=time.monotonic)
-    finished: collections.deque[float] = dataclasses.field(
-        default_factory=lambda: collections.deque(maxlen=10_000))
+    finished: collections.deque[float] = dataclasses.field(default_factory=collections.deque)
+    """When (``time.monotonic()``) each game of the last :data:`RATE_WINDOW_S` finished."""
     voided: int = 0
+
+    def game_finished(self, now: float | None = None) -> None:
+        """Count a finished game, and forget those older than the rate's window (the host's
+        memory must not grow with the games it plays)."""
+        now = time.monotonic() if now is None else now
+        self.finished.append(now)
+        while self.finished and now - self.finished[0] > RATE_WINDOW_S:
+            self.finished.popleft()
 
 
 
@@ -496,7 +508,7 @@ class Host:
             self._slots.release()
             slot = False
             await self.write(self._record, fg)
-            self.counters.finished.append(time.monotonic())
+            self.counters.game_finished()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -682,7 +694,7 @@ class Host:
             return int(s.scalar(select(func.count()).select_from(Game).where(*where)) or 0)
 
         now = time.monotonic()
-        window = min(300.0, max(now - self.counters.started, 1.0))
+        window = min(RATE_WINDOW_S, max(now - self.counters.started, 1.0))
         recent = sum(1 for t in self.counters.finished if now - t <= window)
         versions = dict(s.execute(select(Version.status, func.count())
                                   .group_by(Version.status)).all())
