@@ -3,9 +3,11 @@ folder is put first on its PYTHONPATH) when MOON_BENCH_DIAG names a file. A daem
 writes there, every 2 s, what only the process itself can see of its memory: SQLite's own
 allocator (``sqlite3_memory_used``/``highwater``, from the libsqlite3 that Python's
 ``_sqlite3`` is linked to), glibc malloc's heap (``mallinfo2``: bytes in use, bytes free but
-kept), the interpreter's allocated blocks, and its table of interned strings (how many are
-alive, and the table's bytes: read through the ``interned`` symbol of libpython, when ``nm``
-finds it). A benchmark aid, not part of the product.
+kept), the interpreter's allocated blocks, and its table of interned strings (read through
+the ``interned`` symbol of libpython, when ``nm`` finds it): how many are alive, the table's
+bytes and slots, and how many more strings can be added to it before it is resized (each new
+interned string takes a slot until then, even once it is dead: a per-game string shows as a
+count that falls game after game). A benchmark aid, not part of the product.
 """
 
 from __future__ import annotations
@@ -69,6 +71,12 @@ def _start(path: str) -> None:
         if interned is not None:
             out["interned"] = len(interned)
             out["interned_bytes"] = sys.getsizeof(interned)
+            # CPython 3.11, 64-bit: PyDictObject.ma_keys at 32; in the keys object
+            # dk_log2_size at 8, dk_usable at 16
+            keys = ctypes.c_void_p.from_address(id(interned) + 32).value
+            if keys:
+                out["interned_log2"] = ctypes.c_uint8.from_address(keys + 8).value
+                out["interned_left"] = ctypes.c_ssize_t.from_address(keys + 16).value
         if sq is not None:
             out["sqlite_used"] = sq.sqlite3_memory_used()
             out["sqlite_high"] = sq.sqlite3_memory_highwater(0)
