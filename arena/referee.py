@@ -219,6 +219,13 @@ class ProcessExited(NamedTuple):
 
 InboxEvent = Joined | Replied | Garbled | StreamGone | ProcessExited
 
+_HANDLERS: dict[type, str] = {
+    Joined: "_on_joined", Replied: "_on_replied", Garbled: "_on_garbled",
+    StreamGone: "_on_stream_gone", ProcessExited: "_on_process_exited"}
+"""The :class:`Match` method that handles each inbox event, by name (a match holding its
+own bound methods would be in a reference cycle: its whole game, state and events, would
+stay in memory after the game until the garbage collector's next full pass)."""
+
 
 class Inbox:
     """A match's inbox: events in arrival order, read by the match task alone, which waits
@@ -463,9 +470,6 @@ class Match:
         self._encoders: dict[int, TurnEncoder] = {}
         self._stop: tuple[Termination, str] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._handlers: dict[type, Callable[[Any], None]] = {
-            Joined: self._on_joined, Replied: self._on_replied, Garbled: self._on_garbled,
-            StreamGone: self._on_stream_gone, ProcessExited: self._on_process_exited}
 
     # -- what streams and the runner report ----------------------------------------------
     def attach(self, seat: int, join: bpb.Join) -> SeatLink:
@@ -705,7 +709,7 @@ class Match:
                     self.fault(s.index, FaultReason.STARTUP_STALL,
                                f"seat {s.index} did not join within {self.tc.startup_ms} ms",
                                forfeit=True) for s in self.seats if not s.joined])
-            self._handlers[type(ev)](ev)
+            getattr(self, _HANDLERS[type(ev)])(ev)
 
     async def _play_turn(self, seat: Seat) -> None:
         """Ask ``seat`` for its action until it gives a legal one, and apply it; each
@@ -745,12 +749,11 @@ class Match:
             _Forfeit: the turn ran out (a timeout), its seat stayed away past the
                 reconnect grace (a disconnect), or a handler found a fault.
         """
-        handlers = self._handlers
         while turn.answer is None:
             ev = await self._next(self._deadline(turn))
             if ev is None:  # the deadline, as a delivery may have brought it forward
                 raise self._out_of_time(turn, self.inbox.deadline)
-            handlers[type(ev)](ev)
+            getattr(self, _HANDLERS[type(ev)])(ev)
         return turn.answer
 
     def _deadline(self, turn: _OpenTurn) -> float:
