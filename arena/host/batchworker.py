@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -31,7 +30,6 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-log = logging.getLogger("arena.host")
 T = TypeVar("T")
 
 PR_SET_PDEATHSIG = 1
@@ -96,11 +94,6 @@ class BatchWorker:
         except BrokenProcessPool:
             self.stop()
             raise
-
-    def pids(self) -> list[int]:
-        """The pids of the worker processes now running (none before the first call)."""
-        procs = getattr(self._pool, "_processes", None) or {}
-        return [int(pid) for pid in procs]
 
     def stop(self) -> None:
         """Kill the worker now, even in the middle of a call (whose result is lost), and

@@ -94,7 +94,6 @@ class Counters:
             self.finished.popleft()
 
 
-
 class Host:
     """One competition: its folder, settings, database and loops.
 

@@ -8,6 +8,7 @@ and the tracker inherit the host's environment); only those are signalled."""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import re
@@ -16,9 +17,13 @@ import signal
 import struct
 import termios
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+import pytest
 from host_support import HostProcess, make_competition, wait_for
+
+from arena.host.batchworker import BatchWorker
 
 MARK = "MOON_TEST_BATCH_WORKER_MARK"
 
@@ -134,3 +139,22 @@ def test_a_host_stopped_during_a_batch_fit_exits_and_leaves_no_process(
         host.kill()
         kill_marked(token)
     assert "Traceback" not in host.log.read_text(), host.log.read_text()[-3000:]
+
+
+def test_a_batch_worker_that_died_is_replaced_by_the_next_call() -> None:
+    # killed by hand (or by the out-of-memory killer): that call fails, the next one gets
+    # a new worker process and works
+    async def go() -> tuple[int, int]:
+        worker = BatchWorker()
+        try:
+            first = await worker.run(os.getpid)
+            assert first != os.getpid()  # another process
+            os.kill(first, signal.SIGKILL)
+            with pytest.raises(BrokenProcessPool):
+                await worker.run(os.getpid)
+            return first, await worker.run(os.getpid)
+        finally:
+            worker.stop()
+
+    first, second = asyncio.run(go())
+    assert second not in (first, os.getpid())
