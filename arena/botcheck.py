@@ -282,7 +282,7 @@ def judge(game: CheckGame, finished: FinishedGame) -> Item:
         return f.reason is FaultReason.ILLEGAL_ACTION and f.detail == PLANTED_REJECTION
 
     mine = [f for f in finished.faults if f.seat in game.seats and not planted(f)]
-    record = finished.record_path
+    record = Path(finished.record_path) if finished.record_path else None
     if not mine:
         return Item(game.item, "pass", record=record)
     f = mine[0]

@@ -390,7 +390,7 @@ class LocalProcess:
     protocol, its stderr is the bridge's.
     """
 
-    def __init__(self, spec: BotSpec, address: str, token: str, log_path: Path,
+    def __init__(self, spec: BotSpec, address: str, token: str, log_path: str | Path,
                  limits: Limits | None = None, env: dict[str, str] | None = None) -> None:
         self.spec = spec
         self.address = address
@@ -423,7 +423,7 @@ class LocalProcess:
             BotError: the run command cannot be started (not found, not executable).
         """
         env = self.environment()
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(self.log_path) or ".", exist_ok=True)
         lim = self.limits
         argv = self.spec.command()
         problem = missing_command(self.spec)

@@ -61,7 +61,8 @@ def start_time(pid: int) -> str:
     """The start time of ``pid`` (clock ticks since boot, field 22 of ``/proc/<pid>/stat``),
     which tells a process from a later one with the same pid; ``"?"`` if unknown."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
         return fields[19]
     except (OSError, IndexError):
         return "?"
@@ -243,9 +244,23 @@ def cgroup_parent() -> Path | None:
     return _cgroup_parent(os.environ.get(CGROUP_VAR, "").strip())[0]
 
 
-def _populated(cg: Path) -> bool:
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+# A cgroup is named by text here (os.path), not by a Path: pathlib interns every part of a
+# path it builds, and every bot run's cgroup has a new name (a host that runs for weeks
+# would keep growing the interpreter's table of interned strings).
+
+def _populated(cg: str | Path) -> bool:
     try:
-        for line in (cg / "cgroup.events").read_text().splitlines():
+        for line in _read(os.path.join(cg, "cgroup.events")).splitlines():
             key, _, value = line.partition(" ")
             if key == "populated":
                 return value.strip() != "0"
@@ -254,26 +269,26 @@ def _populated(cg: Path) -> bool:
     return False
 
 
-def _procs(cg: Path) -> list[int]:
+def _procs(cg: str | Path) -> list[int]:
     try:
-        return [int(p) for p in (cg / "cgroup.procs").read_text().split()]
+        return [int(p) for p in _read(os.path.join(cg, "cgroup.procs")).split()]
     except (OSError, ValueError):
         return []
 
 
-def kill_cgroup(cg: Path) -> None:
-    """SIGKILL every process in the cgroup ``cg`` (``cgroup.kill``; without it: freeze,
-    kill each process, thaw). Raises nothing."""
+def kill_cgroup(cg: str | Path) -> None:
+    """SIGKILL every process in the cgroup ``cg`` (a folder; ``cgroup.kill``; without it:
+    freeze, kill each process, thaw). Raises nothing."""
     try:
-        (cg / "cgroup.kill").write_text("1")
+        _write(os.path.join(cg, "cgroup.kill"), "1")
         return
     except FileNotFoundError:
-        if not cg.exists():
+        if not os.path.exists(cg):
             return
     except OSError as e:
         log.warning("cannot kill cgroup %s: %s", cg, e.strerror)
     with contextlib.suppress(OSError):
-        (cg / "cgroup.freeze").write_text("1")
+        _write(os.path.join(cg, "cgroup.freeze"), "1")
     for _ in range(50):
         pids = _procs(cg)
         if not pids:
@@ -283,16 +298,16 @@ def kill_cgroup(cg: Path) -> None:
                 os.kill(p, signal.SIGKILL)
         time.sleep(0.01)
     with contextlib.suppress(OSError):
-        (cg / "cgroup.freeze").write_text("0")
+        _write(os.path.join(cg, "cgroup.freeze"), "0")
 
 
-def _remove_cgroup(cg: Path, timeout_s: float) -> bool:
+def _remove_cgroup(cg: str | Path, timeout_s: float) -> bool:
     """Wait (up to ``timeout_s``) for ``cg`` to be empty and remove it; True if it is
     gone."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            cg.rmdir()
+            os.rmdir(cg)
             return True
         except FileNotFoundError:
             return True
@@ -335,8 +350,10 @@ class Containment:
     def __init__(self, instance: str, marker: str) -> None:
         self.instance = instance
         self.marker = marker
-        self.cgroup: Path | None = None
-        self.entry: Path | None = None
+        self.cgroup: str | None = None
+        """The run's cgroup folder (cgroup mode)."""
+        self.entry: str | None = None
+        """The run's registry file (process-group mode)."""
         self.pid = 0
 
     def wrap(self, argv: list[str]) -> list[str]:
@@ -346,7 +363,7 @@ class Containment:
         cg = self.prepare()
         return argv if cg is None else [_SH, "-c", _ENTER, "moon-cgroup", str(cg), *argv]
 
-    def prepare(self) -> Path | None:
+    def prepare(self) -> str | None:
         """Make the run's cgroup and return it (the bot must enter it before it runs: write
         ``0`` to its ``cgroup.procs``), or None in the process-group mode (the run is
         registered). Raises nothing: a cgroup that cannot be made falls back to the
@@ -354,9 +371,9 @@ class Containment:
         cleanup_stale_once()
         parent = cgroup_parent()
         if parent is not None:
-            cg = parent / f"{owner_tag()}-{self.instance}"
+            cg = os.path.join(parent, f"{owner_tag()}-{self.instance}")
             try:
-                cg.mkdir()
+                os.mkdir(cg)
                 self.cgroup = cg
                 return cg
             except OSError as e:
@@ -364,7 +381,7 @@ class Containment:
                             "process group and marker only", cg, e.strerror)
         d = run_dir()
         if d is not None:
-            self.entry = d / f"{owner_tag()}-{self.instance}.json"
+            self.entry = os.path.join(d, f"{owner_tag()}-{self.instance}.json")
             self._register()
         return None
 
@@ -374,9 +391,9 @@ class Containment:
         data = {"instance": self.instance, "marker": self.marker, "pgid": self.pid,
                 "start": start_time(self.pid) if self.pid else ""}
         with contextlib.suppress(OSError):
-            tmp = self.entry.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data))
-            tmp.replace(self.entry)
+            tmp = self.entry[:-len(".json")] + ".tmp"
+            _write(tmp, json.dumps(data))
+            os.replace(tmp, self.entry)
 
     def started(self, pid: int) -> None:
         """The bot runs as ``pid`` (its own process group's leader)."""
@@ -401,7 +418,7 @@ class Containment:
             self.cgroup = None
         if self.entry is not None:
             with contextlib.suppress(OSError):
-                self.entry.unlink()
+                os.unlink(self.entry)
             self.entry = None
 
 

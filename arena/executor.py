@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -81,8 +82,10 @@ class FinishedGame:
     """Every fault of the game, in order (the forfeit among them)."""
     hands: tuple[HandResult, ...]
     """Each hand in brief; an unfinished last one when a forfeit cut it short."""
-    record_path: Path | None
-    """The game record (:mod:`arena.records`), or None when none was written."""
+    record_path: str | None
+    """The game record's file (:mod:`arena.records`), or None when none was written. Text,
+    not a Path: pathlib interns every part of a path it builds, and a long-running host
+    names a new file in every game."""
     wall_ms: int
     """From the request to the result, milliseconds (start-up and clean-up included)."""
     think_ms: int
@@ -272,7 +275,7 @@ class LocalExecutor:
         return FinishedGame(
             request=request, result=result, faults=tuple(match.faults),
             hands=hand_results(match.state, result.termination),
-            record_path=Path(match.record_path) if match.record_path else None,
+            record_path=match.record_path or None,
             wall_ms=wall_ms, think_ms=round(match.turn_seconds * 1000))
 
     def watch(self, game_id: str) -> AsyncIterator[Any] | None:
@@ -284,12 +287,12 @@ class LocalExecutor:
         match = referee.matches.get(game_id) if referee is not None else None
         return match.watch() if match is not None else None
 
-    def seat_log(self, game_id: str, seat: int) -> Path | None:
+    def seat_log(self, game_id: str, seat: int) -> str | None:
         """Where the output of ``seat`` in game ``game_id`` is kept (while the game runs,
-        and after), or None without a record folder."""
+        and after), or None without a record folder (text: see ``record_path``)."""
         if self.record_dir is None:
             return None
-        return self.record_dir / "logs" / f"{game_id}.seat{seat}.log"
+        return os.path.join(self.record_dir, "logs", f"{game_id}.seat{seat}.log")
 
 
 __all__ = ["FinishedGame", "GameExecutor", "GameRequest", "LocalExecutor"]

@@ -350,7 +350,7 @@ class ForkedProcess(LocalProcess):
                         "the fork server's; starting it as a process", self.spec.name)
             super().start()
             return
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(self.log_path) or ".", exist_ok=True)
         cgroup = self.containment.prepare()
         lim = self.limits
         import shlex
@@ -359,7 +359,7 @@ class ForkedProcess(LocalProcess):
         folder = os.path.abspath(self.spec.folder)
         request = {"script": os.path.join(folder, argv0), "path0": str(self.script.parent),
                    "argv0": argv0, "cwd": folder, "env": env,
-                   "cgroup": str(cgroup) if cgroup else "", "memory_mb": lim.memory_mb,
+                   "cgroup": cgroup or "", "memory_mb": lim.memory_mb,
                    "cpu_s": lim.cpu_s, "open_files": lim.open_files}
         log = open(self.log_path, "wb")  # noqa: SIM115 - the drain thread closes it
         read_fd, write_fd = os.pipe()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -136,7 +137,8 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
         logs = Path(tmp.name)
     procs: list[BotProcess] = [
         ManualSeat() if b.runner == MANUAL else make_process(
-            b, endpoint.address, token, logs / f"{match.match_id}.seat{i}.log", limits,
+            b, endpoint.address, token, os.path.join(logs, f"{match.match_id}.seat{i}.log"),
+            limits,
             docker_limits=docker_limits, match_id=match.match_id, seat=i,
             fork_server=fork_server)
         for i, (b, token) in enumerate(zip(bots, match.tokens, strict=True))]

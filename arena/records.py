@@ -78,11 +78,12 @@ def game_record(match: Match) -> dict[str, Any]:
         state=match.state)
 
 
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
     """Write JSON to ``path`` atomically (temp file + rename), so a crash never leaves a
     half-written record."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    folder, name = os.path.split(os.fspath(path))
+    os.makedirs(folder or ".", exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
         json.dump(data, f, indent=1)
         f.write("\n")
@@ -91,7 +92,7 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def load_record(path: Path) -> dict[str, Any]:
+def load_record(path: str | Path) -> dict[str, Any]:
     """Read a record's JSON document and check its envelope (the schema, its version, and
     the top-level fields a record cannot do without); :func:`read_record` reads it into a
     typed :class:`GameRecord`.
@@ -517,7 +518,7 @@ def _read_result(x: object, errors: list[str]) -> RecordedResult:
         hands_played=f.int("hands_played"))
 
 
-def read_record(path: Path) -> GameRecord:
+def read_record(path: str | Path) -> GameRecord:
     """Load a record (:func:`load_record`) into a :class:`GameRecord`: once, typed, with
     the problems of its fields in :attr:`GameRecord.errors`.
 

@@ -22,6 +22,7 @@ import dataclasses
 import datetime as dt
 import enum
 import logging
+import os
 import re
 import secrets
 import time
@@ -234,6 +235,13 @@ class Woken(NamedTuple):
 
 
 InboxEvent = Joined | Replied | Garbled | StreamGone | ProcessExited | Woken
+
+_HANDLERS: dict[type, str] = {
+    Joined: "_on_joined", Replied: "_on_replied", Garbled: "_on_garbled",
+    StreamGone: "_on_stream_gone", ProcessExited: "_on_process_exited", Woken: "_on_woken"}
+"""The :class:`Match` method that handles each inbox event, by name (a match holding its
+own bound methods would be in a reference cycle: its whole game, state and events, would
+stay in memory after the game until the garbage collector's next full pass)."""
 
 
 class Inbox:
@@ -492,10 +500,6 @@ class Match:
         self._pending: Exception | None = None
         """What a reply handled on arrival raised, for the match task to raise
         (:meth:`_on_woken`)."""
-        self._handlers: dict[type, Callable[[Any], None]] = {
-            Joined: self._on_joined, Replied: self._on_replied, Garbled: self._on_garbled,
-            StreamGone: self._on_stream_gone, ProcessExited: self._on_process_exited,
-            Woken: self._on_woken}
 
     # -- what streams and the runner report ----------------------------------------------
     def attach(self, seat: int, join: bpb.Join) -> SeatLink:
@@ -766,7 +770,7 @@ class Match:
                     self.fault(s.index, FaultReason.STARTUP_STALL,
                                f"seat {s.index} did not join within {self.tc.startup_ms} ms",
                                forfeit=True) for s in self.seats if not s.joined])
-            self._handlers[type(ev)](ev)
+            getattr(self, _HANDLERS[type(ev)])(ev)
 
     async def _play(self) -> None:
         """Play until the game ends (or the hand limit): handle inbox events while a turn
@@ -778,7 +782,6 @@ class Match:
             _Forfeit: a turn ran out (a timeout), its seat stayed away past the reconnect
                 grace (a disconnect), or a handler found a fault.
         """
-        handlers = self._handlers
         while (turn := self._step()) is not None:
             self._waiting = True
             try:
@@ -788,7 +791,7 @@ class Match:
             if ev is None:  # the deadline, as a delivery or a reply may have moved it
                 assert self._turn is not None  # the wait for a turn ends only with a Woken
                 raise self._out_of_time(self._turn, self.inbox.deadline)
-            handlers[type(ev)](ev)
+            getattr(self, _HANDLERS[type(ev)])(ev)
 
     def _step(self) -> _OpenTurn | None:
         """Settle the open turn once it is answered: its action applied, or, illegal, a
@@ -1023,9 +1026,11 @@ class Match:
         if self.record_dir is None:
             return
         try:
-            path = self.record_dir / f"{self.match_id}.json"
+            # text, not a Path: pathlib interns every part of a path, and this one is new
+            # in every game (a long-running host would fill the interpreter's table)
+            path = os.path.join(self.record_dir, f"{self.match_id}.json")
             write_json_atomic(path, game_record(self))
-            self.record_path = str(path)
+            self.record_path = path
         except OSError:
             log.exception("match %s: cannot write the record", self.match_id)
 

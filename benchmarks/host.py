@@ -20,7 +20,9 @@ aim is at most 1.1). A figure, not a test: the machine is shared and noisy.
 ``--diagnostics`` prints, beside VmRSS, where the memory is: anonymous and file-backed
 resident memory, threads and open file descriptors (from /proc), and from inside the host
 (benchmarks/hostdiag/sitecustomize.py) SQLite's own allocator (in use and high-water),
-glibc malloc (in use, free but kept) and the interpreter's allocated blocks.
+glibc malloc (in use, free but kept), the interpreter's allocated blocks and its interned
+strings (how many alive, thousands; the table's MB and slots; how many more new ones it takes
+before it is resized).
 ``--memory-only`` skips the rates (steps 1 and 3's ladder); ``--host-env`` sets a variable
 for the host process (e.g. ``MALLOC_ARENA_MAX=2``) to compare; with ``--diagnostics``,
 ``--host-env MOON_BENCH_TRACE_FROM=2000`` starts tracemalloc in the host once it has finished
@@ -126,6 +128,10 @@ def diagnostics(pid: int, inside: Path) -> str:
     if "malloc_used" in d:
         parts.append(f"malloc used {d['malloc_used'] / mb:6.1f} free {d['malloc_free'] / mb:5.1f}")
     parts.append(f"py blocks {d['py_blocks'] / 1000:5.0f}k")
+    if "interned" in d:
+        parts.append(f"interned {d['interned'] / 1000:5.1f}k ({d['interned_bytes'] / mb:4.1f}"
+                     f" 2^{d.get('interned_log2', 0)}"
+                     f" left {d.get('interned_left', 0) / 1000:5.1f}k)")
     return "  ".join(parts + [f"batch worker {batch_worker_mb(pid):5.1f}"])
 
 

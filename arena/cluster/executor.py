@@ -320,7 +320,8 @@ class DaskExecutor:
         if outcome.infrastructure_error or outcome.finished is None:
             raise InfrastructureError(outcome.infrastructure_error
                                       or f"game {request.game_id}: the worker sent no result")
-        return dataclasses.replace(outcome.finished, request=request, record_path=record_path)
+        return dataclasses.replace(outcome.finished, request=request,
+                                   record_path=str(record_path) if record_path else None)
 
     def seat_log(self, game_id: str, seat: int) -> Path:
         """Where the output of ``seat`` in game ``game_id`` is written once the game is

@@ -6,6 +6,7 @@ that names an executor; everything else uses what it exports.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..errors import InfrastructureError
@@ -31,10 +32,11 @@ class LocalExecutor(_LocalExecutor):
         record_dir.mkdir(parents=True, exist_ok=True)
         super().__init__(record_dir, concurrency, grace_s=0.0, fork_server=fork_server)
 
-    def seat_log(self, game_id: str, seat: int) -> Path:
-        """Where the output of ``seat`` in game ``game_id`` is kept."""
+    def seat_log(self, game_id: str, seat: int) -> str:
+        """Where the output of ``seat`` in game ``game_id`` is kept (text, not a Path: see
+        :attr:`FinishedGame.record_path`)."""
         assert self.record_dir is not None
-        return self.record_dir / "logs" / f"{game_id}.seat{seat}.log"
+        return os.path.join(self.record_dir, "logs", f"{game_id}.seat{seat}.log")
 
 
 __all__ = ["Fault", "FinishedGame", "GameExecutor", "GameRequest", "GameResult",

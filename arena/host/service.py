@@ -19,14 +19,12 @@ import dataclasses
 import datetime as dt
 import functools
 import logging
-import multiprocessing
-import os
 import random
 import secrets
-import signal
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,8 +37,10 @@ from ..botcheck import CheckGame, Item, Report, check_games, judge
 from ..bots import BotSpec, load_bot
 from ..containment import cleanup_stale_once
 from ..errors import ConfigError
+from ..ladder.ratings import Rating
 from ..ladder.schedule import board_seed, check_seed
 from . import matchmaking
+from .batchworker import BatchWorker
 from .builds import build_version
 from .executor import (
     FinishedGame,
@@ -72,39 +72,27 @@ RECORDS = "records"
 STORE = "store"
 
 
+RATE_WINDOW_S = 300.0
+"""The status's games/min is over the last this many seconds."""
+
+
 @dataclass
 class Counters:
     """What the host has done since it started (for the status page)."""
 
     started: float = dataclasses.field(default_factory=time.monotonic)
-    finished: collections.deque[float] = dataclasses.field(
-        default_factory=lambda: collections.deque(maxlen=10_000))
+    finished: collections.deque[float] = dataclasses.field(default_factory=collections.deque)
+    """When (``time.monotonic()``) each game of the last :data:`RATE_WINDOW_S` finished."""
     voided: int = 0
 
+    def game_finished(self, now: float | None = None) -> None:
+        """Count a finished game, and forget those older than the rate's window (the host's
+        memory must not grow with the games it plays)."""
+        now = time.monotonic() if now is None else now
+        self.finished.append(now)
+        while self.finished and now - self.finished[0] > RATE_WINDOW_S:
+            self.finished.popleft()
 
-
-def _ignore_sigint(host_pid: int = 0) -> None:
-    """The batch fit's worker process ignores Ctrl-C: the host stops it (a Ctrl-C in a
-    terminal reaches the whole process group, and the worker would print a traceback).
-    It dies with the host, even a host killed with ``kill -9`` (Linux: PR_SET_PDEATHSIG;
-    the pool is started from the host's main thread, the one that lives as long as it).
-    A host that died while the worker was still starting (before the signal was asked
-    for) sends nothing: the worker, finding itself orphaned, exits at once (it would
-    wait forever on its queue)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    if host_pid and os.getppid() != host_pid:
-        os._exit(0)
-
-
-def batch_pool() -> ProcessPoolExecutor:
-    """The host's worker process for the batch fit (spawned, not forked: the host has
-    threads), which dies with the host (:func:`_ignore_sigint`)."""
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_ignore_sigint, initargs=(os.getpid(),))
 
 class Host:
     """One competition: its folder, settings, database and loops.
@@ -519,7 +507,7 @@ class Host:
             self._slots.release()
             slot = False
             await self.write(self._record, fg)
-            self.counters.finished.append(time.monotonic())
+            self.counters.game_finished()
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -602,52 +590,59 @@ class Host:
         return len(games)
 
     # -- batch ratings, retention ---------------------------------------------------------
-    def batch_now(self, pool: ProcessPoolExecutor | None = None) -> int:
-        """Recompute the batch ratings of every version from every finished rated game;
-        returns how many games went into it. With ``pool`` the games are read and fitted
-        there: a process of its own, so its CPU never holds the host's interpreter (and the
-        referee's clocks) for the seconds a bootstrap over many games takes, and the host's
-        memory does not grow with the number of games (:func:`batch_from_database`)."""
-        args = (self.engine.url.render_as_string(hide_password=False),
-                self.settings.matchmaking.bootstrap, self.settings.matchmaking.seed)
-        n, ratings = (pool.submit(batch_from_database, *args).result() if pool
-                      else batch_from_database(*args))
-
-        def store() -> None:
-            with self.Session.begin() as s:
-                for r in ratings:
-                    v = s.get(Version, int(r.bot))
-                    if v is not None:
-                        v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
-                m = s.get(Meta, "batch") or Meta(key="batch", value={})
-                m.value = {"games": n, "at": utcnow().isoformat(),
-                           "open": sorted(int(r.bot) for r in ratings if not r.determined)}
-                s.merge(m)
-
-        self._writer.submit(store).result()
+    def batch_now(self) -> int:
+        """Recompute the batch ratings of every version from every finished rated game, in
+        this process (``moon host rerate``; a running host fits in its worker process, see
+        :meth:`_batch_loop`); returns how many games went into it."""
+        n, ratings = batch_from_database(*self._batch_args())
+        self._writer.submit(self._store_batch, n, ratings).result()
         return n
 
+    def _batch_args(self) -> tuple[str, int, int]:
+        return (self.engine.url.render_as_string(hide_password=False),
+                self.settings.matchmaking.bootstrap, self.settings.matchmaking.seed)
+
+    def _store_batch(self, n: int, ratings: list[Rating]) -> None:
+        with self.Session.begin() as s:
+            for r in ratings:
+                v = s.get(Version, int(r.bot))
+                if v is not None:
+                    v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
+            m = s.get(Meta, "batch") or Meta(key="batch", value={})
+            m.value = {"games": n, "at": utcnow().isoformat(),
+                       "open": sorted(int(r.bot) for r in ratings if not r.determined)}
+            s.merge(m)
+
     async def _batch_loop(self) -> None:
+        """Every ``batch_every_s``, when games have finished since the last fit, refit the
+        batch ratings in a worker process of the host's own (:class:`BatchWorker`): its CPU
+        never holds the host's interpreter (and the referee's clocks) for the seconds a
+        bootstrap over many games takes, and the host's memory does not grow with the
+        number of games (the worker reads them, :func:`batch_from_database`). The worker
+        dies with the host, and is killed when the host stops, even mid-fit."""
         last = -1
         every = self.settings.matchmaking.batch_every_s
-        pool = batch_pool()
+        worker = BatchWorker()
         try:
-            await self._batch_rounds(pool, every, last)
+            while True:
+                await asyncio.sleep(min(every, 5.0) if last <= 0 else every)
+                with self.Session() as s:
+                    n = s.scalar(select(func.count()).select_from(Game).where(
+                        Game.status == "finished", Game.kind == "rated")) or 0
+                if n != last:
+                    try:
+                        got, ratings = await worker.run(batch_from_database,
+                                                        *self._batch_args())
+                        await self.write(self._store_batch, got, ratings)
+                        last = got
+                    except BrokenProcessPool:
+                        log.warning("the batch fit's worker process died; the next fit "
+                                    "starts a new one")
+                    except Exception:
+                        log.exception("batch fit failed")
+                await asyncio.to_thread(self.prune)
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-
-    async def _batch_rounds(self, pool: ProcessPoolExecutor, every: float, last: int) -> None:
-        while True:
-            await asyncio.sleep(min(every, 5.0) if last <= 0 else every)
-            with self.Session() as s:
-                n = s.scalar(select(func.count()).select_from(Game).where(
-                    Game.status == "finished", Game.kind == "rated")) or 0
-            if n != last:
-                try:
-                    last = await asyncio.to_thread(self.batch_now, pool)
-                except Exception:
-                    log.exception("batch fit failed")
-            await asyncio.to_thread(self.prune)
+            worker.stop()
 
     def prune(self) -> int:
         """Retention: delete the records and seat logs of finished games older than
@@ -698,7 +693,7 @@ class Host:
             return int(s.scalar(select(func.count()).select_from(Game).where(*where)) or 0)
 
         now = time.monotonic()
-        window = min(300.0, max(now - self.counters.started, 1.0))
+        window = min(RATE_WINDOW_S, max(now - self.counters.started, 1.0))
         recent = sum(1 for t in self.counters.finished if now - t <= window)
         versions = dict(s.execute(select(Version.status, func.count())
                                   .group_by(Version.status)).all())

@@ -222,7 +222,7 @@ class CheckFailure:
     record: Path | None
 
 
-def _output_tail(record: Path | None, seat: int) -> list[str]:
+def _output_tail(record: str | Path | None, seat: int) -> list[str]:
     """The last :data:`CHECK_OUTPUT_LINES` lines of ``seat``'s output in a record."""
     from ..records import read_record
 
@@ -253,7 +253,8 @@ async def check_failure(executor: GameExecutor, spec: BotSpec,
            f"{f.reason.key}" + (f": {f.detail}" if f.detail else "")
            + f"; record {finished.record_path or '(none)'}")
     output = _output_tail(finished.record_path, f.seat) if f.seat is not None else []
-    return CheckFailure(why, output, finished.record_path)
+    return CheckFailure(why, output,
+                        Path(finished.record_path) if finished.record_path else None)
 
 
 async def check_bot(executor: GameExecutor, spec: BotSpec, cfg: LadderConfig) -> str | None:

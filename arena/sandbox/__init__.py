@@ -51,7 +51,7 @@ def check_runner(spec: BotSpec) -> str:
     return spec.runner
 
 
-def make_process(spec: BotSpec, address: str, token: str, log_path: Path,
+def make_process(spec: BotSpec, address: str, token: str, log_path: str | Path,
                  limits: Limits | None = None, *, docker_limits: DockerLimits | None = None,
                  env: dict[str, str] | None = None, match_id: str = "", seat: int = 0,
                  fork_server: ForkServer | None = None) -> BotProcess:

@@ -590,7 +590,7 @@ class DockerProcess:
     code); ``poll`` does not: a thread waits for the container's end.
     """
 
-    def __init__(self, spec: BotSpec, address: str, token: str, log_path: Path,
+    def __init__(self, spec: BotSpec, address: str, token: str, log_path: str | Path,
                  limits: DockerLimits | None = None, env: dict[str, str] | None = None,
                  *, match_id: str = "", seat: int = 0) -> None:
         self.spec = spec
@@ -627,7 +627,7 @@ class DockerProcess:
                 raise BotError(f"bot {self.spec.name}: no image {cfg['image']} on the "
                                   "engine: build it first (arena.sandbox.build)") from None
         share_socket(self.address[len("unix://"):])
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(self.log_path) or ".", exist_ok=True)
         try:
             container = c.containers.create(**{k: v for k, v in cfg.items() if k != "detach"})
         except docker.errors.ImageNotFound as e:
@@ -734,8 +734,9 @@ class DockerProcess:
 
     def _write_log(self, data: bytes) -> None:
         with contextlib.suppress(OSError):
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self.log_path.write_bytes(data)
+            os.makedirs(os.path.dirname(self.log_path) or ".", exist_ok=True)
+            with open(self.log_path, "wb") as f:
+                f.write(data)
 
     def log_tail(self) -> str:
         """The end of the container's stdout and stderr (at most LOG_TAIL_BYTES)."""

@@ -3,7 +3,11 @@ folder is put first on its PYTHONPATH) when MOON_BENCH_DIAG names a file. A daem
 writes there, every 2 s, what only the process itself can see of its memory: SQLite's own
 allocator (``sqlite3_memory_used``/``highwater``, from the libsqlite3 that Python's
 ``_sqlite3`` is linked to), glibc malloc's heap (``mallinfo2``: bytes in use, bytes free but
-kept) and the interpreter's allocated blocks. A benchmark aid, not part of the product.
+kept), the interpreter's allocated blocks, and its table of interned strings (read through
+the ``interned`` symbol of libpython, when ``nm`` finds it): how many are alive, the table's
+bytes and slots, and how many more strings can be added to it before it is resized (each new
+interned string takes a slot until then, even once it is dead: a per-game string shows as a
+count that falls game after game). A benchmark aid, not part of the product.
 """
 
 from __future__ import annotations
@@ -60,8 +64,19 @@ def _start(path: str) -> None:
         mallinfo2.restype = Mallinfo2
     del _sqlite3
 
+    interned = _interned_table()
+
     def sample() -> dict[str, float]:
         out: dict[str, float] = {"py_blocks": sys.getallocatedblocks()}
+        if interned is not None:
+            out["interned"] = len(interned)
+            out["interned_bytes"] = sys.getsizeof(interned)
+            # CPython 3.11, 64-bit: PyDictObject.ma_keys at 32; in the keys object
+            # dk_log2_size at 8, dk_usable at 16
+            keys = ctypes.c_void_p.from_address(id(interned) + 32).value
+            if keys:
+                out["interned_log2"] = ctypes.c_uint8.from_address(keys + 8).value
+                out["interned_left"] = ctypes.c_ssize_t.from_address(keys + 16).value
         if sq is not None:
             out["sqlite_used"] = sq.sqlite3_memory_used()
             out["sqlite_high"] = sq.sqlite3_memory_highwater(0)
@@ -121,6 +136,34 @@ def _start(path: str) -> None:
     if late:
         threading.Thread(target=_trace_late, args=(path, int(late)), name="moon-bench-trace",
                          daemon=True).start()
+
+
+def _interned_table() -> dict[str, str] | None:
+    """CPython 3.11's dict of interned strings (the static ``interned`` of
+    unicodeobject.c, found by its symbol in libpython), or None."""
+    import ctypes
+    import subprocess
+
+    try:
+        lib, base = "", 0
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 6 and "libpython3" in parts[5] and int(parts[2], 16) == 0:
+                    lib, base = parts[5], int(parts[0].split("-")[0], 16)
+                    break
+        if not lib:
+            return None
+        out = subprocess.run(["nm", lib], capture_output=True, text=True, timeout=60).stdout
+        offs = [int(x.split()[0], 16) for x in out.splitlines()
+                if x.split()[-1:] == ["interned"] and x.split()[1:2] in (["b"], ["d"])]
+        if len(offs) != 1:
+            return None
+        ptr = ctypes.c_void_p.from_address(base + offs[0]).value
+        table = ctypes.cast(ptr, ctypes.py_object).value if ptr else None
+        return table if isinstance(table, dict) else None
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
 
 
 def _trace_late(path: str, from_games: int) -> None:

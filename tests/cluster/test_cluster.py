@@ -140,7 +140,7 @@ def test_a_changed_bot_folder_is_a_new_version_and_the_stale_one_never_runs(
         for g, want in ((first, "A"), (second, "B"), (third, "A")):
             logs = [ex.seat_log(g.request.game_id, s).read_text() for s in range(3)]
             assert all(f"sleepy variant {want}\n" in text for text in logs), logs
-            assert g.record_path is not None and g.record_path.is_file()
+            assert g.record_path is not None and Path(g.record_path).is_file()
 
     version_a = bot_version(sleepy)
     asyncio.run(main())
@@ -193,7 +193,7 @@ def test_a_docker_game_lands_only_on_the_worker_with_docker(own_cluster, tmp_pat
 
     games = asyncio.run(main())
     assert all(g.result.termination.scored for g in games)
-    assert all(g.record_path is not None and g.record_path.is_file() for g in games)
+    assert all(g.record_path is not None and Path(g.record_path).is_file() for g in games)
     # only the worker with docker unpacked the bot: both games ran there
     assert (own_cluster.cache("boxed") / "bots" / bot_version(sleepy)).is_dir()
     assert not (own_cluster.cache("plain") / "bots").exists()

@@ -168,8 +168,9 @@ def test_the_bots_cgroup_holds_every_descendant_and_is_removed(tmp_path, marker)
             time.sleep(0.05)
         found = escapees((tmp_path / "bot.log").read_text(errors="replace"))
         assert set(found) == {"sleeper", "burner"}
-        cg = proc.containment.cgroup
-        assert cg is not None and cg.parent == containment.cgroup_parent()
+        assert proc.containment.cgroup is not None
+        cg = Path(proc.containment.cgroup)
+        assert cg.parent == containment.cgroup_parent()
         members = {int(p) for p in (cg / "cgroup.procs").read_text().split()}
         assert set(found.values()) <= members
         assert proc.proc is not None and proc.proc.pid in members
@@ -357,10 +358,11 @@ def test_a_concurrent_arena_cleans_up_only_runs_whose_arena_is_gone(
         assert alive(escapee) and alive(foreign.pid) and live.poll() is None
         if cgroups:
             assert not stale_cg.exists() and foreign_cg.exists()
-            assert live.containment.cgroup is not None and live.containment.cgroup.exists()
+            assert live.containment.cgroup is not None
+            assert Path(live.containment.cgroup).exists()
         else:
             assert sorted(p.name for p in run.glob("*.json")) == sorted(
-                ["keep.json", live.containment.entry.name])
+                ["keep.json", Path(str(live.containment.entry)).name])
         # what it reported cleaning up is the stale run alone (the live one's is not
         # counted; other arenas' leftovers in the shared moon-arena/ may be)
         assert int(other.stdout.split()[-1]) >= 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import gc
 import json
 from pathlib import Path
 
@@ -44,7 +45,7 @@ def test_a_finished_game_agrees_with_its_record(tmp_path):
     bots = [example("heuristic"), example("random"), example("weak")]
     [done] = play(tmp_path, request("g1", bots))
     assert isinstance(done, FinishedGame), done
-    assert done.record_path == tmp_path / "records" / "g1.json"
+    assert done.record_path == str(tmp_path / "records" / "g1.json")
     record = load_record(done.record_path)
     assert verify_record(record) == []
     res = record["result"]
@@ -78,6 +79,27 @@ def test_max_hands_1_plays_exactly_one_hand(tmp_path):
     scores = record["hands"][0]["scores"]
     assert list(done.result.scores) == scores
     assert list(done.result.places) == [1 + sum(o > s for o in scores) for s in scores]
+
+
+def test_a_played_game_is_freed_at_once_not_left_to_the_garbage_collector(tmp_path):
+    # a long-running host plays thousands of games: each finished game's match (its state,
+    # hand records, events) must go as soon as it is done with, by reference counting,
+    # not linger in a reference cycle until the cyclic collector's next full pass
+    from moon_sdk.rules.state import GameState
+
+    from arena.referee import Match
+
+    bots = [example("heuristic"), example("random"), example("weak")]
+    gc.collect()
+    gc.disable()
+    try:
+        done = play(tmp_path, request("f1", bots), request("f2", bots, seed=6))
+        assert all(isinstance(d, FinishedGame) for d in done), done
+        # no game is running now: none of their matches or states may be alive
+        alive = [o for o in gc.get_objects() if isinstance(o, Match | GameState)]
+        assert alive == []
+    finally:
+        gc.enable()
 
 
 def test_capacity_one_never_overlaps_two_games(tmp_path):

@@ -55,7 +55,7 @@ def play(tmp_path: Path, requests: list[GameRequest], fork: bool
 def probes(game: FinishedGame) -> list[re.Match[str]]:
     found = []
     for seat in range(3):
-        log = (game.record_path.parent / "logs" / f"{game.request.game_id}.seat{seat}.log")
+        log = (Path(game.record_path).parent / "logs" / f"{game.request.game_id}.seat{seat}.log")
         found += list(PROBE.finditer(log.read_text()))
     return found
 
@@ -117,7 +117,7 @@ def test_a_forked_bot_that_hangs_is_killed_with_what_it_started(tmp_path):
     bots = (probe("probe-hang"), probe(), probe())
     [game], _ = play(tmp_path, [GameRequest("hang", bots, MOON3, "moon3", 3, tc)], fork=True)
     assert [f.reason.key for f in game.faults] == ["timeout"]
-    log = (game.record_path.parent / "logs" / "hang.seat0.log").read_text()
+    log = (Path(game.record_path).parent / "logs" / "hang.seat0.log").read_text()
     pid = int(PROBE.search(log).group(1))
     sleeper = int(re.search(r"probe sleeper=(\d+)", log).group(1))
     assert gone(pid) and gone(sleeper)
@@ -170,7 +170,7 @@ def test_a_ladder_replays_the_game_a_dying_fork_server_took_down(tmp_path, monke
         store.close()
 
 
-def normalized(path: Path) -> dict:
+def normalized(path: str | Path) -> dict:
     """A record without what depends on timing: timestamps, milliseconds, logs."""
     def strip(x):
         if isinstance(x, dict):
@@ -180,7 +180,7 @@ def normalized(path: Path) -> dict:
         if isinstance(x, list):
             return [strip(v) for v in x]
         return x
-    return strip(json.loads(path.read_text()))
+    return strip(json.loads(Path(path).read_text()))
 
 
 def test_records_are_the_same_with_and_without_the_fork_server(tmp_path):
@@ -229,7 +229,7 @@ def test_the_fork_server_is_the_default_and_0_turns_it_off(monkeypatch, tmp_path
 def seat_log(game: FinishedGame, seat: int) -> str:
     """The seat's log without what depends on timing (the SDK's timestamps, its
     thinking time)."""
-    text = (game.record_path.parent / "logs"
+    text = (Path(game.record_path).parent / "logs"
             / f"{game.request.game_id}.seat{seat}.log").read_text()
     text = re.sub(r"(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", "", text)
     return re.sub(r"[\d.]+ ms thinking", "ms thinking", text)

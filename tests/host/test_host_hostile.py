@@ -186,7 +186,7 @@ def test_an_invite_code_makes_one_participant_even_sent_at_once(tmp_path: Path,
 
 KILLED_WHILE_STARTING = """
 import os, signal, multiprocessing
-from arena.host.service import batch_pool
+from arena.host.batchworker import batch_pool
 pool = batch_pool()
 pool.submit(os.getpid)  # spawns the worker, which takes a second or so to start
 print(*[p.pid for p in multiprocessing.active_children()], flush=True)
