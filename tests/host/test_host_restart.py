@@ -14,7 +14,7 @@ from openskill.models import PlackettLuce
 from sqlalchemy import select
 
 from arena.cli import main
-from arena.host.models import Version
+from arena.host.models import Game, Version
 from arena.host.run import open_host
 
 
@@ -94,15 +94,21 @@ def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
         host.stop()  # a clean stop: nothing more is written after this
 
         host = HostProcess(folder, database).start()
-        games = all_games(host)
-        done = [g for g in games if g["status"] == "finished"]
+        # the restarted host plays on while the test reads: the games and the versions
+        # are read until a game list read before and one read after the versions agree
+        while True:
+            done = [g for g in all_games(host) if g["status"] == "finished"]
+            bots = host.ok("GET", "/api/bots")
+            if {g["id"] for g in all_games(host) if g["status"] == "finished"} == \
+                    {g["id"] for g in done}:
+                break
         assert len({g["id"] for g in done}) == len(done)
         seqs = sorted(g["seq"] for g in done)
         assert seqs == sorted(set(seqs))  # every result written once
         # none rated twice: every version's game count and live rating equal what its
         # finished games give, worked out again from scratch
         expected = replay_live_ratings(done)
-        for bot in host.ok("GET", "/api/bots"):
+        for bot in bots:
             for v in bot["versions"]:
                 mine = [g for g in done if any(s["version_id"] == v["id"] for s in g["seats"])]
                 assert v["games"] == len(mine), v["label"]
@@ -110,20 +116,34 @@ def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
                     mu, sigma = expected[v["id"]]
                     assert abs(v["mu"] - mu) < 1e-3 and abs(v["sigma"] - sigma) < 1e-3
         assert all(not any(s["version_id"] is None for s in g["seats"]) for g in done)
-        seen = {v["id"]: v for bot in host.ok("GET", "/api/bots") for v in bot["versions"]}
     finally:
         host.stop()
+    # the host may have finished games after those reads: what it left is read from its
+    # database now that it is stopped, and worked out again the same way
+    again, _ = open_host(folder, database, recover=False)
+    with again.Session() as s:
+        rows = s.scalars(select(Game).where(Game.kind == "rated",
+                                            Game.status == "finished")).all()
+        final = [{"id": g.id, "seq": g.seq,
+                  "seats": [{"version_id": x.version_id, "place": x.place} for x in g.seats]}
+                 for g in rows]
+        stored = {v.id: (v.games, v.mu, v.sigma) for v in s.scalars(select(Version))}
+    assert {g["id"] for g in done} <= {g["id"] for g in final}
+    expected = replay_live_ratings(final)
+    for vid, (n, mu, sigma) in stored.items():
+        assert n == sum(any(x["version_id"] == vid for x in g["seats"]) for g in final)
+        if n:
+            assert abs(mu - expected[vid][0]) < 1e-3 and abs(sigma - expected[vid][1]) < 1e-3
     # `moon host rerate` recomputes the same ratings from all results
     argv = ["host", "rerate", str(folder)] + (["--database", database] if database else [])
     r = CliRunner().invoke(main, argv)
-    assert r.exit_code == 0 and f"from {len(done)} games" in r.output, r.output
+    assert r.exit_code == 0 and f"from {len(final)} games" in r.output, r.output
     again, _ = open_host(folder, database, recover=False)
     with again.Session() as s:
         for v in s.scalars(select(Version)):
-            assert v.games == seen[v.id]["games"]
-            assert abs(v.mu - seen[v.id]["mu"]) < 1e-3
-            assert abs(v.sigma - seen[v.id]["sigma"]) < 1e-3
-
+            assert v.games == stored[v.id][0]
+            assert abs(v.mu - stored[v.id][1]) < 1e-3
+            assert abs(v.sigma - stored[v.id][2]) < 1e-3
 
 def test_ctrl_c_stops_the_host_quietly_mid_games(tmp_path: Path) -> None:
     # Ctrl-C (SIGINT) while rated games of Python bots (forked by the fork server) run:
