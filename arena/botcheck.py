@@ -192,7 +192,8 @@ def build_bot(spec: BotSpec, log_path: Path, timeout_s: float = 600.0,
         text = str(e) + "\n" + str(getattr(e, "log", "") or "")
         log_path.write_text(text[-LOG_LIMIT:])
         first = next((x for x in str(e).splitlines() if x.strip()), "build failed")
-        return f"build failed: {first}; fix the build command in bot.toml (log: {log_path})"
+        hint = getattr(e, "hint", None) or "fix the build command in bot.toml"
+        return f"build failed: {first}; {hint} (log: {log_path})"
     log_path.write_text((out or "(no build step: nothing to build)\n")[-LOG_LIMIT:])
     if spec.runner == "local":
         why = missing_command(spec)

@@ -132,7 +132,8 @@ class Host:
             from ..sandbox.docker import DockerLimits
 
             self.docker_limits = DockerLimits(memory_mb=settings.runner.memory_mb,
-                                              build_timeout_s=settings.runner.build_timeout_s)
+                                              build_timeout_s=settings.runner.build_timeout_s,
+                                              pull=frozenset(settings.runner.images or ()))
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)

@@ -49,6 +49,11 @@ class Runner(_Table):
     """Time limit of one build, seconds."""
     memory_mb: int = Field(1024, gt=0)
     """Memory of each bot process or container, MiB."""
+    images: list[str] | None = None
+    """Images a submission may name with ``image = "..."`` in its ``bot.toml``, exactly as
+    written there (``"python:3.12-slim"``); the host's Docker engine pulls a listed image
+    it lacks. Unset: any image already on the engine, and the host pulls none (an image it
+    lacks rejects the version, saying to ask the organiser)."""
     fork_server: bool | None = None
     """Local Python SDK bots (the reference bots; submissions with ``kind = "local"``)
     are forked from a server that has imported gRPC and the SDK, a fresh process per
@@ -192,6 +197,10 @@ kind = "{runner}"
 trust_local = {trust_local}
 build_timeout_s = 600
 memory_mb = 1024
+# The host never pulls an image from a registry on its own: a submission's image = "..."
+# must already be on this machine's Docker engine (`docker pull` it yourself). To let
+# participants name images, list them; the host pulls a listed image it lacks:
+# images = ["python:3.12-slim"]
 # fork_server = false       # start local Python bots as processes, not forked (slower)
 
 [matchmaking]

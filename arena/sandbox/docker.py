@@ -86,9 +86,12 @@ class SandboxError(InfrastructureError):
 
 class BuildError(BotError):
     """A bot's image could not be built or found; the bot is left out. ``log`` is the
-    build's output (also in the message's tail)."""
+    build's output (also in the message's tail); ``hint`` what to do, when it is not to
+    fix the build (None)."""
 
-    def __init__(self, bot: str, reason: str, build_log: str = "") -> None:
+    def __init__(self, bot: str, reason: str, build_log: str = "",
+                 hint: str | None = None) -> None:
+        self.hint = hint
         tail = clean(build_log[-2000:])
         super().__init__(f"bot {bot}: {reason}" + (f"\n{tail}" if tail.strip() else ""))
         self.bot = bot
@@ -122,6 +125,10 @@ class DockerLimits:
     that downloads its dependencies while building)."""
     build_memory_mb: int = 2048
     """RAM cap of each build step."""
+    pull: frozenset[str] | None = None
+    """The images a bot's ``image = "..."`` may make the engine pull when it lacks them:
+    None, any (a local ladder: the user named them); a set, only those (the competition
+    host: ``frozenset()`` by default, so it pulls nothing its organiser did not list)."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -473,6 +480,11 @@ def build_image(spec: BotSpec, limits: DockerLimits | None = None,
                 return "".join(out)
             except docker.errors.ImageNotFound:
                 pass
+            if lim.pull is not None and opts.image not in lim.pull:
+                raise BuildError(spec.name, f"the image {opts.image} is not on this host's "
+                                 "Docker engine, and the host pulls no image", "".join(out),
+                                 hint="ask the organiser to add it (or to list it in "
+                                 "[runner] images), or name an image the host has")
             keep(f"pulling {opts.image}\n")
             repo, _, tag = opts.image.rpartition(":") if ":" in opts.image.split("/")[-1] \
                 else (opts.image, "", "latest")

@@ -43,6 +43,11 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
         except ConfigError as e:
             raise HTTPException(400, str(e)) from None
     name = up.spec.name
+    allowed, image = host.settings.runner.images, up.spec.extra.get("image")
+    if image is not None and allowed is not None and image not in allowed:
+        raise HTTPException(400, f"bot.toml: image = {image!r} is not one this competition "
+                            f"allows ({', '.join(allowed) or 'none'}): name one of them, or "
+                            "ask the organiser to add yours")
     if name.lower() in {r.name.lower() for r in host.references}:
         raise HTTPException(409, f"the bot name {name!r} is the host's reference bot's: "
                             "rename your bot (name in bot.toml)")
