@@ -30,6 +30,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    func,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -55,6 +56,13 @@ class Participant(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+# Names that differ only in case are one name (no "Alice" next to "alice"): the database
+# holds to it too, so two registrations (or first submissions) at the same instant cannot
+# both get in (migration 0002). Names are ASCII (arena.names), so lower() agrees in SQLite,
+# PostgreSQL and Python.
+Index("uq_participants_name_lower", func.lower(Participant.name), unique=True)
+
+
 class Invite(Base):
     """An invite code (stored hashed), good for one registration."""
 
@@ -77,6 +85,9 @@ class Bot(Base):
     owner: Mapped[Participant] = relationship()
     versions: Mapped[list[Version]] = relationship(back_populates="bot",
                                                    order_by="Version.number")
+
+
+Index("uq_bots_name_lower", func.lower(Bot.name), unique=True)
 
 
 class Version(Base):
