@@ -145,6 +145,7 @@ def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
             assert abs(v.mu - stored[v.id][1]) < 1e-3
             assert abs(v.sigma - stored[v.id][2]) < 1e-3
 
+
 def test_ctrl_c_stops_the_host_quietly_mid_games(tmp_path: Path) -> None:
     # Ctrl-C (SIGINT) while rated games of Python bots (forked by the fork server) run:
     # the host exits 0, and the games it stopped are not reported as failures

@@ -1,0 +1,68 @@
+"""Stopping the host (SIGTERM, Ctrl-C) while a submission is being validated: it exits
+promptly (the validation's games are aborted, not waited for), and the validation starts
+again at the next start, nothing recorded lost."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+
+STOPPED_WITHIN_S = 20.0
+"""Far above a prompt stop (well under a second here), far below the validation games of
+the slow bot below (each move waits 0.4 s: a minute or more for the whole check), so a host
+that waited for them cannot pass."""
+
+
+def slow_bot(tmp: Path) -> bytes:
+    folder = tmp / "slow"
+    shutil.copytree(EXAMPLES / "random", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    src = (folder / "bot.py").read_text()
+    (folder / "bot.py").write_text(src.replace(
+        "    def act(self, obs):", "    def act(self, obs):\n        import time\n"
+        "        time.sleep(0.4)"))
+    return tar_folder(folder)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_during_validation_is_prompt_and_the_validation_reruns(
+        tmp_path: Path, sig: signal.Signals) -> None:
+    folder = make_competition(tmp_path / "comp")
+    host = HostProcess(folder, None).start()
+    try:
+        token = host.register("val")
+        v = host.submit(token, slow_bot(tmp_path)).json()
+        wait_for(lambda: host.ok("GET", f"/api/versions/{v['id']}", token)["status"]
+                 == "validating", 60, "the validation to start", every=0.05)
+        wait_for(lambda: any(g["status"] == "running" for g in host.ok(
+            "GET", "/api/games", token, params={"kind": "validation"})["games"]) or None,
+            30, "the validation game to run", every=0.05)
+        assert host.proc is not None
+        host.proc.send_signal(sig)
+        try:
+            rc = host.proc.wait(STOPPED_WITHIN_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the host did not stop within {STOPPED_WITHIN_S:g} s of {sig.name} "
+                        "while validating")
+        assert rc in (0, -sig), rc  # uvicorn ends a SIGTERM'd process by the signal again
+    finally:
+        host.stop()
+    log = host.log.read_text()
+    assert "Traceback" not in log, log[-3000:]
+    # the next start validates it again, and it passes
+    host = HostProcess(folder, None).start()
+    try:
+        assert host.ok("GET", f"/api/versions/{v['id']}", token)["status"] in (
+            "pending", "building", "validating")
+        done = host.wait_version(token, v["id"], timeout=300)
+        assert done["status"] == "active", done
+        games = host.ok("GET", "/api/games", token, params={"kind": "validation"})["games"]
+        mine = [g for g in games if any(s["version_id"] == v["id"] for s in g["seats"])]
+        assert [g["status"] for g in mine].count("finished") == 1, mine
+        assert all(g["status"] in ("finished", "voided") for g in mine), mine
+    finally:
+        host.stop()
