@@ -429,6 +429,36 @@ def _in_thread_with_deadline(fn: Callable[[], None], timeout_s: float,
     return True
 
 
+def dockerfile_images(text: str) -> list[str | None]:
+    """The images a Dockerfile builds from (``FROM``, ``COPY --from``), in order, stages
+    it names itself and ``scratch`` left out; ``ARG`` defaults given before are filled in,
+    and an image still naming a variable is None (the build could name anything)."""
+    args: dict[str, str] = {}
+    stages: set[str] = set()
+    out: list[str | None] = []
+    for line in re.sub(r"\\\r?\n", " ", text).splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        op, rest = words[0].upper(), [w for w in words[1:] if not w.startswith("--platform")]
+        if op == "ARG" and rest and "=" in rest[0]:
+            k, _, v = rest[0].partition("=")
+            args[k] = v.strip("\"'")
+        names: list[str] = []
+        if op == "FROM" and rest:
+            names = [rest[0]]
+            if len(rest) >= 3 and rest[1].lower() == "as":
+                stages.add(rest[2].lower())
+        elif op in ("COPY", "ADD"):
+            names = [w.split("=", 1)[1] for w in rest if w.startswith("--from=")]
+        for name in names:
+            name = re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), name)
+            if name.lower() in stages or name.isdigit() or name == "scratch":
+                continue
+            out.append(None if "$" in name else name)
+    return out
+
+
 def build_image(spec: BotSpec, limits: DockerLimits | None = None,
                 log_path: Path | None = None) -> str:
     """The build stage of a Docker bot: build its Dockerfile (or pull its image if the
@@ -497,6 +527,26 @@ def build_image(spec: BotSpec, limits: DockerLimits | None = None,
             work = pull
             what = f"pulling the image {opts.image}"
         else:
+            if lim.pull is not None:  # the engine would fetch a base image it lacks
+                try:
+                    text = (spec.folder / opts.dockerfile).read_text(errors="replace")
+                except OSError:
+                    text = ""  # the build says what is wrong with it
+                for base in dockerfile_images(text):
+                    if base is not None and base in lim.pull:
+                        continue
+                    try:
+                        if base is None:
+                            raise docker.errors.ImageNotFound("a variable")
+                        c.images.get(base)
+                    except docker.errors.ImageNotFound:
+                        raise BuildError(
+                            spec.name, f"{opts.dockerfile} builds from "
+                            + (f"the image {base}, which is not on this host's Docker "
+                               "engine" if base else "an image named by a variable")
+                            + ", and the host pulls no image", "".join(out),
+                            hint="ask the organiser to add it, or build FROM an image the "
+                            "host has") from None
             tag = image_tag(spec)
             keep(f"building {tag} from {spec.folder / opts.dockerfile}\n")
 

@@ -15,6 +15,7 @@ import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
 pytestmark = pytest.mark.docker
+DOCKERFILE_BOT = Path(__file__).resolve().parents[1] / "sandbox" / "bots" / "dockerfile"
 
 
 @pytest.fixture
@@ -75,6 +76,20 @@ def test_an_image_the_engine_lacks_is_refused_without_a_pull(
         reason = done["reason"]
         assert "\n" not in reason and image in reason
         assert "not on this host's Docker engine" in reason and "organiser" in reason
+        # nor one that a Dockerfile builds from (the engine fetches a missing base image)
+        for name, dockerfile, said in [
+                ("dfrom", f"FROM {address}/moon-test/base:1\n", f"{address}/moon-test/base:1"),
+                ("dcopy", f"FROM moon-arena/base:1\nCOPY --from={address}/moon-test/x:1 "
+                 "/a /b\n", f"{address}/moon-test/x:1"),
+                ("dvar", "ARG B\nFROM ${B}\n", "named by a variable")]:
+            folder = tmp_path / name
+            shutil.copytree(DOCKERFILE_BOT, folder)
+            (folder / "Dockerfile").write_text(dockerfile + "COPY bot.py /app/bot.py\n")
+            r = host.submit(token, tar_folder(folder, rename=name))
+            assert r.status_code == 201, r.text
+            done = host.wait_version(token, r.json()["id"], timeout=240)
+            assert done["status"] == "rejected" and said in done["reason"], done
+            assert "organiser" in done["reason"] and "\n" not in done["reason"]
     finally:
         host.stop()
     assert asked == [], "the host asked a registry for the image"
