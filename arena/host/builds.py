@@ -21,6 +21,9 @@ version before it stays active.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -39,4 +42,37 @@ def build_version(spec: BotSpec, log_path: Path, timeout_s: float,
     return build_bot(spec, log_path, timeout_s, docker_limits)
 
 
-__all__ = ["LOG_LIMIT", "build_version"]
+async def build_version_async(spec: BotSpec, log_path: Path, timeout_s: float,
+                              docker_limits: Any = None) -> str | None:
+    """:func:`build_version` in a daemon thread of its own: a host that stops (Ctrl-C,
+    SIGTERM) while a build runs exits without waiting for it (the asyncio default
+    executor's threads are waited for at exit, so a build of minutes held a stop for
+    minutes); the version stays ``building`` and is built again at the next start
+    (:meth:`arena.host.service.Host.recover`). A Docker build is cancelled by the engine
+    when the host's connection closes.
+
+    Raises:
+        InfrastructureError: no Docker engine answers (the host's failure: try later).
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str | None] = loop.create_future()
+
+    def settle(fn: Any, value: Any) -> None:
+        if not done.done():
+            fn(value)
+
+    def work() -> None:
+        try:
+            why = build_version(spec, log_path, timeout_s, docker_limits)
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(settle, done.set_exception, e)
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, done.set_result, why)
+
+    threading.Thread(target=work, name=f"build-{spec.name}", daemon=True).start()
+    return await done
+
+
+__all__ = ["LOG_LIMIT", "build_version", "build_version_async"]

@@ -41,7 +41,7 @@ from ..ladder.ratings import Rating
 from ..ladder.schedule import board_seed, check_seed
 from . import matchmaking
 from .batchworker import BatchWorker
-from .builds import build_version
+from .builds import build_version_async
 from .executor import (
     FinishedGame,
     GameRequest,
@@ -321,8 +321,8 @@ class Host:
             assert v is not None
             spec = self.spec(v, bot_name)
         log_path = self.build_log(version_id)
-        why = await asyncio.to_thread(build_version, spec, log_path,
-                                      self.settings.runner.build_timeout_s, self.docker_limits)
+        why = await build_version_async(spec, log_path, self.settings.runner.build_timeout_s,
+                                        self.docker_limits)  # a stop does not wait for it
         if why:
             await self.write(self._set_status, version_id, "rejected", why)
             return

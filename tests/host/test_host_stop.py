@@ -4,6 +4,8 @@ again at the next start, nothing recorded lost."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -64,5 +66,43 @@ def test_a_stop_during_validation_is_prompt_and_the_validation_reruns(
         mine = [g for g in games if any(s["version_id"] == v["id"] for s in g["seats"])]
         assert [g["status"] for g in mine].count("finished") == 1, mine
         assert all(g["status"] in ("finished", "voided") for g in mine), mine
+    finally:
+        host.stop()
+
+
+def test_ctrl_c_during_a_build_does_not_wait_for_it(tmp_path: Path) -> None:
+    # a build of minutes (here: until a marker file exists) held Ctrl-C for all of it (the
+    # build ran on asyncio's default executor, whose threads are waited for at exit)
+    marker = tmp_path / "built-once"
+    folder = tmp_path / "slowbuild"
+    shutil.copytree(EXAMPLES / "random", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = folder / "bot.toml"
+    toml.write_text(toml.read_text() + f'build = "[ -e {marker} ] || sleep 120"\n')
+    comp = make_competition(tmp_path / "comp")
+    host = HostProcess(comp, None).start()
+    try:
+        token = host.register("slowbuilder")
+        v = host.submit(token, tar_folder(folder)).json()
+        wait_for(lambda: host.ok("GET", f"/api/versions/{v['id']}", token)["status"]
+                 == "building", 60, "the build to start", every=0.05)
+        assert host.proc is not None
+        host.proc.send_signal(signal.SIGINT)
+        try:
+            assert host.proc.wait(STOPPED_WITHIN_S) == 0
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the host did not stop within {STOPPED_WITHIN_S:g} s of SIGINT "
+                        "while building")
+    finally:
+        host.stop()
+        # the build's own processes outlive the host (not yet killed with it): end ours
+        for pid in Path("/proc").iterdir():
+            with contextlib.suppress(OSError):
+                if pid.name.isdigit() and str(marker).encode() in \
+                        (pid / "cmdline").read_bytes():
+                    os.kill(int(pid.name), signal.SIGKILL)
+    marker.touch()
+    host = HostProcess(comp, None).start()
+    try:  # built again at the next start (the marker makes it quick), then validated
+        assert host.wait_version(token, v["id"], timeout=300)["status"] == "active"
     finally:
         host.stop()
