@@ -31,6 +31,7 @@ other's environment, tokens included). Untrusted bots belong in Docker (docs/san
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import difflib
@@ -238,20 +239,63 @@ def _limits(table: object, at: Any) -> int | None:
     return mb
 
 
+_BUILDS: set[Containment] = set()
+"""The builds running now (:func:`build_bot`), killed when the arena exits."""
+_BUILDS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _kill_builds() -> None:
+    """At exit, kill every build still running, with all it started: a build runs in a
+    thread of its own (the host's), which an exiting interpreter abandons."""
+    with _BUILDS_LOCK:
+        running = list(_BUILDS)
+    for c in running:
+        c.kill()
+        c.release(timeout_s=0.5)
+
+
 def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
-    """Run the bot's build command (if any) in its folder; returns the build log.
+    """Run the bot's build command (if any) in its folder with ``/bin/sh``; returns the
+    build log (its stdout, then its stderr).
+
+    The build is held like a bot run (:class:`arena.containment.Containment`: its own
+    process group, a cgroup where one can be made, the ``MOON_BOT_INSTANCE`` marker): when
+    it ends, times out, or the arena exits while it runs, everything it started is killed,
+    so a build's leftovers never outlive it (a killed arena's are cleaned up at its next
+    start).
 
     Raises:
-        BotError: the build failed or timed out (the message ends with the log's tail).
+        BotError: the build failed or timed out after ``timeout_s`` seconds (the message
+            ends with the log's tail).
     """
     if not spec.build:
         return ""
+    instance = f"build_{secrets.token_hex(8)}"
+    held = Containment(instance, INSTANCE_VAR)
+    env = dict(os.environ)
+    env[INSTANCE_VAR] = instance
+    with _BUILDS_LOCK:
+        _BUILDS.add(held)
     try:
-        proc = subprocess.run(spec.build, shell=True, cwd=spec.folder, capture_output=True,
-                              text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        raise BotError(f"bot {spec.name}: build timed out after {timeout_s:.0f} s") from None
-    out = proc.stdout + proc.stderr
+        proc = subprocess.Popen(held.wrap(["/bin/sh", "-c", spec.build]), cwd=spec.folder,
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace",
+                                start_new_session=True)
+        held.started(proc.pid)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            held.kill()  # the whole build, so its pipes close
+            proc.communicate()
+            raise BotError(f"bot {spec.name}: build timed out after {timeout_s:.0f} s") \
+                from None
+    finally:
+        held.kill()  # what the build left running in the background
+        held.release()
+        with _BUILDS_LOCK:
+            _BUILDS.discard(held)
+    out = stdout + stderr
     if proc.returncode != 0:
         raise BotError(f"bot {spec.name}: build failed (exit {proc.returncode}):\n"
                        f"{clean(out[-2000:])}")
