@@ -89,3 +89,56 @@ def test_a_value_out_of_range_is_a_protocol_error_every_time():
             reader.observation(bad_action.observation, list(bad_action.legal_actions))
     assert reader.observation(t.observation, list(t.legal_actions)) == \
         observe(state, state.current_player)
+
+
+def test_deferred_observations_equal_the_seats_observation_whichever_fields_are_read():
+    """The bot loop's deferred observations: every turn of whole games of every preset equals
+    ``observe`` (compared field by field, either way round, and hashed alike), whether a
+    field was read before or not; a copy or a pickle is the plain Observation."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from moon_sdk.rules import Observation
+
+    names = [f.name for f in dataclasses.fields(Observation)]
+    for preset in sorted(PRESETS):
+        state = GameState(PRESETS[preset], 3)
+        readers = [ObservationReader() for _ in range(state.n)]
+        rng = random.Random(3)
+        turns = 0
+        while not state.is_terminal() and turns < 400:
+            seat = state.current_player
+            t = turn_of(state, seat, preset)
+            got = readers[seat].deferred(t.observation, list(t.legal_actions))
+            want = observe(state, seat)
+            assert isinstance(got, Observation)
+            if turns % 3 == 0:  # some turns read one field first, in another order
+                name = names[turns % len(names)]
+                assert getattr(got, name) == getattr(want, name)
+            if turns % 2:
+                assert want == got and hash(want) == hash(got)
+            else:
+                assert got == want and repr(got) == repr(want)
+            for other in (copy.copy(got), pickle.loads(pickle.dumps(got))):
+                assert type(other) is Observation and other == want
+            assert dataclasses.replace(got, seat=9) == dataclasses.replace(want, seat=9)
+            state.apply(rng.choice(state.legal_actions()))
+            turns += 1
+        assert turns > 100
+
+
+def test_a_deferred_field_out_of_range_is_a_protocol_error_when_read():
+    state = GameState(PRESETS["moon3"], 4)
+    t = turn_of(state, state.current_player, "moon3")
+    t.observation.hand[0].high = 7
+    obs = ObservationReader().deferred(t.observation, list(t.legal_actions))
+    assert obs.legal_actions == tuple(state.legal_actions())  # the rest reads fine
+    for _ in range(2):  # the second time too: no error is kept as the field's value
+        with pytest.raises(ProtocolError, match="tile ends must be 0..6, got 7-"):
+            obs.hand  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'no_such_field'"):
+        obs.no_such_field  # noqa: B018
+    t.legal_actions[0].bid.value = 9  # the legal actions are converted at once
+    with pytest.raises(ProtocolError, match="9"):
+        ObservationReader().deferred(t.observation, list(t.legal_actions))

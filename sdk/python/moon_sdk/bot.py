@@ -197,7 +197,8 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
         while (m := outbox.get()) is not None:
             yield m
 
-    reader = ObservationReader()  # converts each finished hand once, not on every turn
+    # converts each finished hand once, not on every turn, and a field only once act() reads it
+    reader = ObservationReader()
     with grpc.insecure_channel(address) as channel:
         grpc.channel_ready_future(channel).result(timeout=connect_s)
         stub = bot_pb2_grpc.BotServiceStub(channel)
@@ -207,7 +208,7 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
                 kind = resp.WhichOneof("kind")
                 if kind == "turn":
                     t = resp.turn
-                    obs = reader.observation(t.observation, list(t.legal_actions))
+                    obs = reader.deferred(t.observation, list(t.legal_actions))
                     t0 = time.perf_counter()
                     chosen = bot.act(obs)
                     _thinking[0] += 1

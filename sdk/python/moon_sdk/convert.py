@@ -6,7 +6,9 @@ bridge, used by the referee, the SDK and the tools alike.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Callable
 
 from moon_sdk.v1 import game_pb2 as pb
 
@@ -365,6 +367,36 @@ class ObservationReader:
         """As :func:`observation_from_pb` (same result, same errors)."""
         return _observation(m, legal, self._finished_hands(m.hands), self)
 
+    def deferred(self, m: pb.Observation, legal: list[pb.Action] | None = None
+                 ) -> Observation:
+        """As :meth:`observation` (an equal :class:`Observation`), but only the seat, the
+        phase, the numbers (hand number, dealer, seat to act, bidder, bid) and the legal
+        actions are converted now; every other field is converted from ``m`` when it is
+        first read (then kept), so a bot pays only for the fields it reads: most never read
+        the earlier hands or the finished tricks. This is what the SDK's bot loop hands to
+        :meth:`moon_sdk.Bot.act`. ``m`` must not be changed afterwards.
+
+        Raises:
+            ProtocolError: a legal action out of range; a field read later that holds a
+                value out of range raises it when it is read.
+        """
+        obs = _new_object(_DeferredObservation)
+        _set_attribute(obs, "__dict__", {
+            "seat": m.seat,
+            "phase": PHASE_FROM_PB.get(m.phase, Phase.BIDDING),
+            "hand_number": m.hand_number,
+            "dealer": m.dealer,
+            "current_player": m.current_seat if m.HasField("current_seat") else -1,
+            "bidder": m.bidder if m.HasField("bidder") else -1,
+            "bid": m.bid,
+            "legal_actions": tuple([_action_from_bytes(a.SerializeToString()) for a in legal]
+                                   if legal else ()),
+            "outcome": None,
+            "_message": m,
+            "_reader": self,
+        })
+        return obs
+
     def _finished_hands(self, ms: object) -> tuple[HandSummary, ...]:
         hands = self._hands
         n, k = len(ms), len(hands)  # type: ignore[arg-type]
@@ -427,3 +459,60 @@ def _observation(m: pb.Observation, legal: list[pb.Action] | None,
         "outcome": None,
     })
     return obs
+
+
+_DEFERRED: dict[str, Callable[[pb.Observation, ObservationReader], object]] = {
+    "ruleset": lambda m, r: ruleset_from_pb(m.ruleset),
+    "hand": lambda m, r: _tiles_from_pb(m.hand),
+    "widow": lambda m, r: _tiles_from_pb(m.widow),
+    "discard": lambda m, r: tile_from_pb(m.discard) if m.HasField("discard") else -1,
+    "bids": lambda m, r: tuple((b.seat, b.value) for b in m.bids),
+    "trump": lambda m, r: trump_from_pb(m.trump) if m.HasField("trump") else -1,
+    "tricks": lambda m, r: r._finished_tricks(m.tricks),
+    "trick": lambda m, r: tuple((p.seat, tile_from_pb(p.tile)) for p in m.trick),
+    "tricks_taken": lambda m, r: tuple(m.tricks_taken),
+    "scores": lambda m, r: tuple(m.scores),
+    "hands": lambda m, r: r._finished_hands(m.hands),
+}
+"""The fields :meth:`ObservationReader.deferred` converts when they are first read, each as
+:func:`_observation` does."""
+
+_OBSERVATION_FIELDS = tuple(f.name for f in dataclasses.fields(Observation))
+
+
+class _DeferredObservation(Observation):
+    """An :class:`Observation` some of whose fields are converted from the message when first
+    read (:meth:`ObservationReader.deferred`). Equal to, hashed, shown, copied and pickled as
+    the plain :class:`Observation` of the same fields."""
+
+    def __getattr__(self, name: str) -> object:  # only for attributes not yet in __dict__
+        convert = _DEFERRED.get(name)
+        if convert is None:
+            raise AttributeError(f"'Observation' object has no attribute {name!r}")
+        d = self.__dict__
+        value = d[name] = convert(d["_message"], d["_reader"])
+        return value
+
+    def plain(self) -> Observation:
+        """The same observation as a plain :class:`Observation`, every field converted."""
+        obs = _new_object(Observation)
+        _set_attribute(obs, "__dict__", {f: getattr(self, f) for f in _OBSERVATION_FIELDS})
+        return obs
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Observation):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _OBSERVATION_FIELDS)
+
+    def __hash__(self) -> int:
+        return hash(self.plain())
+
+    def __repr__(self) -> str:
+        return repr(self.plain())
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _new_observation, (tuple(getattr(self, f) for f in _OBSERVATION_FIELDS),)
+
+
+def _new_observation(values: tuple[object, ...]) -> Observation:
+    return Observation(*values)  # type: ignore[arg-type]
