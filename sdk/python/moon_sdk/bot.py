@@ -19,6 +19,7 @@ exits with the protocol's exit codes (docs/protocol.md): 0 game over, 1 error,
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 import os
@@ -30,7 +31,6 @@ from collections.abc import Iterator
 import grpc
 
 from moon_sdk.v1 import bot_pb2 as bpb
-from moon_sdk.v1 import bot_pb2_grpc
 from moon_sdk.v1 import game_pb2 as pb
 
 from .convert import PROTOCOL_VERSION, ObservationReader, action_to_pb
@@ -186,14 +186,49 @@ def play(bot: Bot, address: str | None = None, token: str | None = None,
         time.sleep(0.2)
 
 
+_PLAY_METHOD = f"/{bpb.DESCRIPTOR.services_by_name['BotService'].full_name}/Play"
+"""The bidirectional method a bot plays on (``moon.v1.BotService.Play``)."""
+_REPLY_TAG = bytes([bpb.PlayRequest.DESCRIPTOR.fields_by_name["action"].number << 3 | 2])
+_REQUEST_ID_TAG = bytes([bpb.ActionReply.DESCRIPTOR.fields_by_name["request_id"].number << 3])
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+@functools.lru_cache(maxsize=NUM_ACTIONS)
+def _action_field(action: Action) -> bytes:
+    # ActionReply.action (the field after request_id) for each of the 72 actions, once
+    return bytes(bpb.ActionReply(action=action_to_pb(action)).SerializeToString())
+
+
+def reply_bytes(request_id: int, action: Action) -> bytes:
+    """``PlayRequest{action: ActionReply{request_id, action}}`` encoded: exactly what
+    serializing that message gives, from the action's field encoded once (the bot loop
+    sends these bytes; no message is built per turn).
+
+    Args:
+        request_id: the turn's ``request_id`` (>= 0).
+        action: an engine action, 0..71.
+    """
+    body = (_REQUEST_ID_TAG + _varint(request_id) if request_id else b"") \
+        + _action_field(action)
+    return _REPLY_TAG + _varint(len(body)) + body
+
+
 def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
     """One stream; True if the game ended on it."""
-    outbox: queue.Queue[bpb.PlayRequest | None] = queue.Queue()
+    outbox: queue.Queue[bytes | None] = queue.Queue()  # encoded PlayRequests
     outbox.put(bpb.PlayRequest(join=bpb.Join(
         token=token, protocol_version=PROTOCOL_VERSION, bot_name=bot.name,
-        bot_version=bot.version, quiet=bot.quiet())))
+        bot_version=bot.version, quiet=bot.quiet())).SerializeToString())
 
-    def requests() -> Iterator[bpb.PlayRequest]:
+    def requests() -> Iterator[bytes]:
         while (m := outbox.get()) is not None:
             yield m
 
@@ -201,14 +236,15 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
     reader = ObservationReader()
     with grpc.insecure_channel(address) as channel:
         grpc.channel_ready_future(channel).result(timeout=connect_s)
-        stub = bot_pb2_grpc.BotServiceStub(channel)
+        play_method = channel.stream_stream(_PLAY_METHOD, request_serializer=None,
+                                            response_deserializer=bpb.PlayResponse.FromString)
         over = False
         try:
-            for resp in stub.Play(requests()):
+            for resp in play_method(requests()):
                 kind = resp.WhichOneof("kind")
                 if kind == "turn":
                     t = resp.turn
-                    obs = reader.deferred(t.observation, list(t.legal_actions))
+                    obs = reader.deferred(t.observation, t.legal_actions)
                     t0 = time.perf_counter()
                     chosen = bot.act(obs)
                     _thinking[0] += 1
@@ -216,8 +252,7 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
                     action, why = checked_action(chosen, obs)
                     if why:
                         log.error("%s.%s", type(bot).__name__, why)
-                    outbox.put(bpb.PlayRequest(action=bpb.ActionReply(
-                        request_id=t.request_id, action=action_to_pb(action))))
+                    outbox.put(reply_bytes(t.request_id, action))
                 elif kind == "event":
                     bot.on_event(resp.event)
                     if resp.event.WhichOneof("kind") == "game_ended":
