@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from moon_sdk.v1 import game_pb2 as pb
 
@@ -367,7 +367,7 @@ class ObservationReader:
         """As :func:`observation_from_pb` (same result, same errors)."""
         return _observation(m, legal, self._finished_hands(m.hands), self)
 
-    def deferred(self, m: pb.Observation, legal: list[pb.Action] | None = None
+    def deferred(self, m: pb.Observation, legal: Sequence[pb.Action] | None = None
                  ) -> Observation:
         """As :meth:`observation` (an equal :class:`Observation`), but only the seat, the
         phase, the numbers (hand number, dealer, seat to act, bidder, bid) and the legal
