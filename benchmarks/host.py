@@ -22,7 +22,8 @@ resident memory, threads and open file descriptors (from /proc), and from inside
 (benchmarks/hostdiag/sitecustomize.py) SQLite's own allocator (in use and high-water),
 glibc malloc (in use, free but kept), the interpreter's allocated blocks and its interned
 strings (how many alive, thousands; the table's MB and slots; how many more new ones it takes
-before it is resized).
+before it is resized), and the host's ``malloc_trim`` calls (how many, mean ms each;
+``--host-env MOON_BENCH_NO_TRIM=1`` turns them off, to compare).
 ``--memory-only`` skips the rates (steps 1 and 3's ladder); ``--host-env`` sets a variable
 for the host process (e.g. ``MALLOC_ARENA_MAX=2``) to compare; with ``--diagnostics``,
 ``--host-env MOON_BENCH_TRACE_FROM=2000`` starts tracemalloc in the host once it has finished
@@ -128,6 +129,8 @@ def diagnostics(pid: int, inside: Path) -> str:
     if "malloc_used" in d:
         parts.append(f"malloc used {d['malloc_used'] / mb:6.1f} free {d['malloc_free'] / mb:5.1f}")
     parts.append(f"py blocks {d['py_blocks'] / 1000:5.0f}k")
+    if d.get("trims"):
+        parts.append(f"trims {d['trims']:3d} ({1000 * d['trim_s'] / d['trims']:5.1f} ms each)")
     if "interned" in d:
         parts.append(f"interned {d['interned'] / 1000:5.1f}k ({d['interned_bytes'] / mb:4.1f}"
                      f" 2^{d.get('interned_log2', 0)}"

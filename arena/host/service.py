@@ -39,6 +39,7 @@ from ..containment import cleanup_stale_once
 from ..errors import ConfigError
 from ..ladder.ratings import Rating
 from ..ladder.schedule import board_seed, check_seed
+from ..memory import trim_heap
 from . import matchmaking
 from .batchworker import BatchWorker
 from .builds import build_version_async
@@ -642,6 +643,8 @@ class Host:
                     except Exception:
                         log.exception("batch fit failed")
                 await asyncio.to_thread(self.prune)
+                # a quiet moment: give the heap's free memory back (docs/host.md, "Memory")
+                await asyncio.to_thread(trim_heap)
         finally:
             worker.stop()
 
