@@ -43,8 +43,13 @@ def _exit_when_gone(sentinel: int) -> None:
 def _start_worker(host_pid: int) -> None:
     """The worker's first code (the pool's initializer). It ignores Ctrl-C (a Ctrl-C in a
     terminal reaches the whole process group; the host stops the worker itself) and makes
-    sure it dies with the host (see the module's docstring)."""
+    sure it dies with the host (see the module's docstring).
+
+    The worker was started with SIGINT blocked (:meth:`BatchWorker.run`), so a Ctrl-C that
+    came while it was still importing is pending, not a KeyboardInterrupt; ignoring SIGINT
+    discards it, and only then is it unblocked."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     with contextlib.suppress(OSError, AttributeError):
         import ctypes
 
@@ -89,8 +94,18 @@ class BatchWorker:
         """
         if self._pool is None:
             self._pool = self._start()
+        # submit starts the worker when there is none, from this thread: with SIGINT blocked
+        # here, the new process starts with it blocked too (a signal mask survives fork and
+        # exec) until its first code ignores it, so a Ctrl-C during its second of start-up
+        # is not a KeyboardInterrupt in its imports (a Ctrl-C meanwhile still reaches the
+        # host: another of its threads takes it, or this one once it is unblocked)
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            return await asyncio.wrap_future(self._pool.submit(fn, *args))
+            future = self._pool.submit(fn, *args)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        try:
+            return await asyncio.wrap_future(future)
         except BrokenProcessPool:
             self.stop()
             raise

@@ -158,3 +158,39 @@ def test_a_batch_worker_that_died_is_replaced_by_the_next_call() -> None:
 
     first, second = asyncio.run(go())
     assert second not in (first, os.getpid())
+
+
+_CTRL_C_WHILE_STARTING = """
+import asyncio, os, signal, sys
+from arena.host.batchworker import BatchWorker
+
+async def go():
+    worker = BatchWorker()
+    try:
+        call = asyncio.ensure_future(worker.run(os.getpid))
+        await asyncio.sleep(0)  # the call has started the worker (spawn: a new interpreter)
+        pids = [p.pid for p in worker._pool._processes.values()]
+        assert pids, "no worker started"
+        for pid in pids:  # Ctrl-C in a terminal reaches the worker too, still importing
+            os.kill(pid, signal.SIGINT)
+        print("worker", await call, flush=True)
+    finally:
+        worker.stop()
+
+asyncio.run(go())
+"""
+
+
+def test_ctrl_c_while_the_batch_worker_starts_is_ignored_by_it(tmp_path: Path) -> None:
+    # a terminal's Ctrl-C goes to the whole process group: the worker ignores it from its
+    # first instruction (the host stops it itself), so no KeyboardInterrupt traceback from a
+    # worker still starting is printed, and the call it was started for still works
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_WHILE_STARTING], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.fullmatch(r"worker \d+\n", done.stdout), done.stdout
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
