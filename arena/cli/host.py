@@ -68,13 +68,17 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
               moon host run mycomp --address 127.0.0.1:8080
               moon host run mycomp --cluster tcp://10.0.0.5:8786
     """
-    from ..host.run import open_host, parse_address, serve
+    from ..host.run import bind, open_host, serve
 
     console = make_console(stderr=True)
     try:
-        parse_address(address)
+        sock = bind(address)  # a port in use is said before anything is recovered
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    try:
         host_, recovered = open_host(folder, database, cluster=cluster)
     except ConfigError as e:
+        sock.close()
         raise click.ClickException(str(e)) from None
     if recovered["voided"] or recovered["rebuilt"]:
         console.print(f"recovered: {recovered['voided']} game(s) in flight voided (replayed), "
@@ -89,11 +93,13 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
         print(f"serving {url}", flush=True)
 
     try:
-        serve(host_, address, ready)
+        serve(host_, sock, ready)
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
     except KeyboardInterrupt:
         pass
+    finally:
+        host_.close()
 
 
 @host.command()
@@ -110,10 +116,15 @@ def rerate(folder: Path, database: str | None) -> None:
 
     try:
         host_, _ = open_host(folder, database, recover=False)
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    try:
         n = host_.rerate()
         host_.batch_now()
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
+    finally:
+        host_.close()
     click.echo(f"rerated from {n} games: live (OpenSkill) and batch ratings recomputed")
 
 
@@ -135,6 +146,8 @@ def status(url: str) -> None:
         t.add_row(key.replace("_", " "), escape(clean_line(st[key])))
     t.add_row("versions", escape(clean_line(", ".join(
         f"{k} {v}" for k, v in sorted(st["versions"].items())) or "none")))
+    if st.get("waiting"):
+        t.add_row("waiting", escape(clean_line(st["waiting"])))
     make_console().print(t)
 
 

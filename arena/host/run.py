@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import logging
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ConfigError
 from .db import database_url, make_engine, migrate
+from .lock import HostLock
 from .service import Host
 from .settings import load_settings
 
@@ -29,16 +33,18 @@ def parse_address(address: str) -> tuple[str, int]:
 
 def open_host(folder: Path, database: str | None = None, *, recover: bool = True,
               cluster: str | None = None) -> tuple[Host, dict[str, int]]:
-    """Read the competition in ``folder``, migrate its database, make sure the organiser
-    has an account, and (with ``recover``) recover from the last stop. Returns the host
-    and what recovery did (``voided`` games, ``rebuilt`` versions). With ``cluster`` (a
+    """Read the competition in ``folder``, take its locks (:class:`HostLock`: one host per
+    competition and per database; :meth:`Host.close` gives them back, as does the process's
+    end), migrate its database, make sure the organiser has an account, and (with
+    ``recover``) recover from the last stop. Returns the host and what recovery did
+    (``voided`` games, ``rebuilt`` versions). With ``cluster`` (a
     Dask scheduler's address) the games are played on its workers
     (:class:`arena.cluster.DaskExecutor`, docs/distributed.md), at most
     ``[matchmaking] concurrency`` at once; the database is written here only.
 
     Raises:
-        ConfigError: a bad setting or cluster address, an unreachable database, a missing
-            admin token.
+        ConfigError: a bad setting or cluster address, another host serving this
+            competition or database, an unreachable database, a missing admin token.
     """
     factory = None
     if cluster is not None:
@@ -52,33 +58,78 @@ def open_host(folder: Path, database: str | None = None, *, recover: bool = True
 
     settings = load_settings(folder)
     engine = make_engine(database_url(database, folder))
-    migrate(engine)
-    host = Host(folder, settings, engine, executor_factory=factory)
-    host.ensure_admin()
-    return host, host.recover() if recover else {"voided": 0, "rebuilt": 0}
+    lock = HostLock(folder, engine)
+    lock.acquire()  # before anything is changed: another host's games are not voided
+    try:
+        migrate(engine)
+        host = Host(folder, settings, engine, executor_factory=factory, lock=lock)
+        host.ensure_admin()
+        return host, host.recover() if recover else {"voided": 0, "rebuilt": 0}
+    except BaseException:
+        lock.release()
+        engine.dispose()
+        raise
 
 
-def serve(host: Host, address: str, on_ready: Callable[[str], None] | None = None) -> None:
-    """Serve ``host``'s API on ``address`` and play its games until SIGINT/SIGTERM."""
+def bind(address: str) -> socket.socket:
+    """A listening TCP socket on ``address`` (``HOST:PORT``; port 0: any free port), taken
+    before the host opens its competition, so that a port in use is said at once, before
+    anything is recovered.
+
+    Raises:
+        ConfigError: not ``HOST:PORT``, or the address cannot be bound (in use, not this
+            machine's).
+    """
+    name, port = parse_address(address)
+    try:
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+        family, kind, proto, _, where = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as e:
+        raise ConfigError(f"--address {address}: {e.strerror or e}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(where)
+        sock.listen(2048)
+    except OSError as e:
+        sock.close()
+        why = ("in use (another host, or another server?): stop it or pass "
+               "--address HOST:PORT with another port" if e.errno == errno.EADDRINUSE
+               else f"cannot be bound: {e.strerror or e}")
+        raise ConfigError(f"--address {address}: {why}") from None
+    sock.set_inheritable(False)
+    return sock
+
+
+def serve(host: Host, address: str | socket.socket,
+          on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve ``host``'s API on ``address`` (``HOST:PORT``, or a socket from :func:`bind`)
+    and play its games until SIGINT/SIGTERM.
+
+    Raises:
+        ConfigError: the address cannot be bound or the server cannot start.
+    """
     import uvicorn
 
     from .app import create_app
 
-    name, port = parse_address(address)
-    config = uvicorn.Config(create_app(host), host=name, port=port, log_level="warning",
-                            lifespan="on", access_log=False, timeout_graceful_shutdown=5)
+    sock = bind(address) if isinstance(address, str) else address
+    config = uvicorn.Config(create_app(host), log_level="warning", lifespan="on",
+                            access_log=False, timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
+    bound = sock.getsockname()
 
     async def main() -> None:
-        task = asyncio.create_task(server.serve())
+        task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started:
             if task.done():
-                await task
-                raise ConfigError(f"cannot serve on {address} (in use?)")
+                with contextlib.suppress(BaseException):  # uvicorn logged why
+                    await task
+                raise ConfigError(f"cannot serve on {address}: see the lines above")
             await asyncio.sleep(0.05)
-        sockets = [s for srv in server.servers for s in srv.sockets]
-        bound = sockets[0].getsockname() if sockets else (name, port)
-        url = f"http://{bound[0]}:{bound[1]}"
+        name = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        url = f"http://{name}:{bound[1]}"
         if on_ready is not None:
             on_ready(url)
         await task

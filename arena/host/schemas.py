@@ -220,3 +220,5 @@ class StatusOut(BaseModel):
     versions: dict[str, int]
     builds_pending: int
     uptime_s: float
+    waiting: str = Field("", description="why no rated game can start (fewer than 2 active "
+                         "versions), or empty")

@@ -50,6 +50,7 @@ from .executor import (
     LocalExecutor,
     name_of,
 )
+from .lock import HostLock
 from .models import (
     DuplicateSet,
     FaultRow,
@@ -103,8 +104,10 @@ class Host:
     """
 
     def __init__(self, folder: Path, settings: Settings, engine: Engine,
-                 executor_factory: Callable[[Path, int], Any] | None = None) -> None:
+                 executor_factory: Callable[[Path, int], Any] | None = None,
+                 lock: HostLock | None = None) -> None:
         self.folder = folder.resolve()
+        self._lock = lock
         self.settings = settings
         self.engine = engine
         self.Session = sessionmaker(engine, expire_on_commit=False)
@@ -250,6 +253,15 @@ class Host:
     def stop(self) -> None:
         """Ask :meth:`run` to end (games still running are voided, replayed next time)."""
         self._stopping.set()
+
+    def close(self) -> None:
+        """Give back the competition's locks (:class:`arena.host.lock.HostLock`, taken by
+        :func:`arena.host.run.open_host`) and the database's connections; the host is not
+        to be used after. Safe to call twice."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        self.engine.dispose()
 
     # -- builds and validation ------------------------------------------------------------
     def spec(self, version: Version, bot_name: str) -> BotSpec:
@@ -526,8 +538,10 @@ class Host:
         with self.Session.begin() as s:
             g = s.get(Game, fg.request.game_id, with_for_update=True)
             if g is None or g.status != "running":
-                log.warning("game %s finished but is %s: result ignored",
-                            fg.request.game_id, g.status if g else "unknown")
+                log.warning("game %s finished here, but the database has it %s (did "
+                            "another process change it?): its result is not recorded",
+                            fg.request.game_id,
+                            f"as {g.status}" if g else "no longer")
                 return
             g.status = "finished"
             g.termination, g.winner = name_of(res.termination), res.winner
@@ -714,7 +728,18 @@ class Host:
             "builds_pending": int(versions.get("pending", 0)) + int(versions.get("building", 0))
             + int(versions.get("validating", 0)),
             "uptime_s": round(now - self.counters.started, 1),
+            "waiting": self._waiting(int(versions.get("active", 0))),
         }
+
+    @staticmethod
+    def _waiting(active: int) -> str:
+        """Why no rated game can start, or "" when they can: a game needs two active
+        versions (:func:`arena.host.matchmaking.pick_group`; with fewer versions than seats,
+        a version takes more than one seat)."""
+        if active >= 2:
+            return ""
+        return (f"no rated games yet: they start once 2 versions are active "
+                f"({'none is' if active == 0 else 'only 1 is'} now)")
 
 
 __all__ = ["Host", "Counters", "MAX_ATTEMPTS"]

@@ -90,18 +90,22 @@ def _not_found(request: Request, s: Session, host: Host, what: str) -> HTMLRespo
 
 # -- the leaderboard -------------------------------------------------------------------------
 def _records(s: Session, version_ids: list[int]) -> dict[int, list[bool]]:
-    """Per version, its finished rated games in result order: True where it won (its
-    side's place is 1)."""
+    """Per version, its finished rated games in result order, one entry a game: True where
+    it won (a seat of its placed first). A version in two seats of a game (a competition
+    with fewer bots than seats) counts that game once, as :attr:`Version.games` does."""
     out: dict[int, list[bool]] = {v: [] for v in version_ids}
     if not version_ids:
         return out
-    rows = s.execute(select(GameSeat.version_id, GameSeat.place).join(Game)
+    rows = s.execute(select(Game.seq, GameSeat.version_id, GameSeat.place).join(Game)
                      .where(Game.status == "finished", Game.kind == "rated",
                             GameSeat.version_id.in_(version_ids))
                      .order_by(Game.seq)).all()
-    for vid, place in rows:
+    games: dict[tuple[int | None, int], bool] = {}  # (game, version) -> won, in game order
+    for seq, vid, place in rows:
         if vid is not None:
-            out[vid].append(place == 1)
+            games[seq, vid] = games.get((seq, vid), False) or place == 1
+    for (_, vid), won in games.items():
+        out[vid].append(won)
     return out
 
 

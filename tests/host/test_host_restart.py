@@ -128,6 +128,7 @@ def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
                   "seats": [{"version_id": x.version_id, "place": x.place} for x in g.seats]}
                  for g in rows]
         stored = {v.id: (v.games, v.mu, v.sigma) for v in s.scalars(select(Version))}
+    again.close()  # its locks: `moon host rerate` takes them too
     assert {g["id"] for g in done} <= {g["id"] for g in final}
     expected = replay_live_ratings(final)
     for vid, (n, mu, sigma) in stored.items():
@@ -144,6 +145,7 @@ def test_kill_9_and_restart(tmp_path: Path, database: str | None) -> None:
             assert v.games == stored[v.id][0]
             assert abs(v.mu - stored[v.id][1]) < 1e-3
             assert abs(v.sigma - stored[v.id][2]) < 1e-3
+    again.close()
 
 
 def test_ctrl_c_stops_the_host_quietly_mid_games(tmp_path: Path) -> None:

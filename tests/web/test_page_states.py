@@ -95,7 +95,7 @@ def still(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Still]:
     finally:
         server.should_exit = True
         thread.join(30)
-        host.engine.dispose()
+        host.close()
 
 
 def leaderboard_cells(page) -> dict[str, str]:

@@ -1,0 +1,47 @@
+"""The leaderboard's win % and trend count games, not seats: a version that sits in two
+seats of a game (a competition with fewer bots than seats) won that game when either of its
+seats placed first, and the game counts once — as its "games" column does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from web_support import make_competition
+
+from arena.host.models import Bot, Game, GameSeat, Participant, Version
+from arena.host.run import open_host
+from arena.host.security import digest
+from arena.web.pages import _records
+
+# three 3-player games of versions a and b, places by seat, in the order they finished
+GAMES = [
+    ("g1", ["a", "a", "b"], [1, 2, 3]),  # a first: a won, b lost
+    ("g2", ["a", "b", "a"], [2, 1, 3]),  # b first: a lost (both its seats), b won
+    ("g3", ["b", "a", "a"], [3, 2, 1]),  # a first (its second seat): a won, b lost
+]
+WON = {"a": [True, False, True], "b": [False, True, False]}  # by hand from GAMES
+
+
+def test_win_rate_counts_each_game_once(tmp_path: Path) -> None:
+    host, _ = open_host(make_competition(tmp_path / "comp"), recover=False)
+    try:
+        with host.Session.begin() as s:
+            owner = Participant(name="owner", token_hash=digest("owner"))
+            ids = {}
+            for name in ("a", "b"):
+                bot = Bot(owner=owner, name=name)
+                v = Version(bot=bot, number=1, hash=name * 40, archive_sha256="0" * 64,
+                            status="active")
+                s.add(v)
+                s.flush()
+                ids[name] = v.id
+            for seq, (gid, seats, places) in enumerate(GAMES, 1):
+                s.add(Game(id=gid, kind="rated", seed=seq, status="finished", seq=seq,
+                           places=places, seats=[
+                               GameSeat(seat=i, version_id=ids[n], side=i, place=p)
+                               for i, (n, p) in enumerate(zip(seats, places, strict=True))]))
+        with host.Session() as s:
+            got = _records(s, [ids["a"], ids["b"]])
+        assert got == {ids[n]: won for n, won in WON.items()}
+    finally:
+        host.close()
