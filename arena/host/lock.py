@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ from ..errors import ConfigError
 
 LOCK_NAME = ".host.lock"
 ADVISORY_KEY = 0x6D6F6F6E_686F7374  # "moonhost": the one advisory lock key a host takes
+PG_RETRY_S = 3.0
+"""How long a PostgreSQL advisory lock held by another session is asked for again (s)."""
 
 
 class HostLock:
@@ -84,9 +87,16 @@ class HostLock:
     def _lock_postgres(self) -> None:
         conn = self.engine.connect()  # held (out of the pool) for as long as the host runs
         try:
-            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"),
-                               {"k": ADVISORY_KEY}).scalar()
-            conn.commit()
+            # a host killed a moment ago holds it until the server has ended its session
+            # (not at once): asked again for a few seconds before giving up
+            deadline = time.monotonic() + PG_RETRY_S
+            while True:
+                got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"),
+                                   {"k": ADVISORY_KEY}).scalar()
+                conn.commit()
+                if got or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.25)
         except Exception:
             conn.close()
             raise
@@ -107,8 +117,12 @@ class HostLock:
         self._files.clear()
         if self._pg is not None:
             with contextlib.suppress(Exception):
-                # the connection is closed, not given back to the pool: its session ends,
-                # and the advisory lock with it
+                # unlocked before the connection goes: a session's end is not waited for
+                # (its locks outlive the close by a moment), and the connection is closed,
+                # not given back to the pool, should the unlock have failed
+                self._pg.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": ADVISORY_KEY})
+                self._pg.commit()
+            with contextlib.suppress(Exception):
                 self._pg.invalidate()
                 self._pg.close()
             self._pg = None
