@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from .routes import accounts, bots, games, leaderboard, status, submissions
@@ -84,6 +86,19 @@ def create_app(host: Host) -> FastAPI:
     def bots_page() -> RedirectResponse:
         """The bots are listed on the leaderboard (each links to its own page)."""
         return RedirectResponse("/", status_code=307)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def not_found_page(request: Request, exc: StarletteHTTPException) -> Response:
+        """An address with no page (``/nonexistent``) gets the pages' own "Not found"
+        page; the API, the assets and every other error keep FastAPI's JSON answer."""
+        path = request.url.path
+        if exc.status_code != 404 or path == "/api" or path.startswith(
+                ("/api/", "/static/", "/openapi.json", "/docs", "/redoc")):
+            return await http_exception_handler(request, exc)
+        with host.Session() as s:
+            return pages.page(request, s, host, "error", status=404, title="Not found",
+                              message="There is no page at this address: the leaderboard "
+                              "links to every bot and game.")
 
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

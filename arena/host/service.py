@@ -29,8 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import moon_sdk
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+import arena
 
 from .. import sandbox
 from ..botcheck import CheckGame, Item, Report, check_games, judge
@@ -66,6 +69,11 @@ from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
 
 log = logging.getLogger("arena.host")
+
+_INSTALL_ROOTS = sorted({str(Path(p).resolve().parents[1]) for p in (
+    arena.__file__, moon_sdk.__file__) if p}, key=len, reverse=True)
+"""The folders the ``arena`` and ``moon_sdk`` packages are installed in (a checkout's root,
+or site-packages), longest first: :meth:`Host.for_participant` hides them."""
 T = TypeVar("T")
 
 MAX_ATTEMPTS = 3
@@ -278,10 +286,15 @@ class Host:
 
     def for_participant(self, text: str) -> str:
         """``text`` (a version's reason or its build and validation log) with the host's
-        folder written as ``<competition>``: a participant never learns where the
-        competition lives on the host's disk (which, with a version's hash, would name the
-        image built for another participant's bot)."""
-        return text.replace(str(self.folder), "<competition>")
+        folder written as ``<competition>`` and where the arena itself is installed (the
+        folders of its ``arena`` and ``moon_sdk`` packages, seen in a bot's traceback) as
+        ``<arena>``: a participant never learns where the competition lives on the host's
+        disk (which, with a version's hash, would name the image built for another
+        participant's bot), nor the host's own layout."""
+        text = text.replace(str(self.folder), "<competition>")
+        for root in _INSTALL_ROOTS:
+            text = text.replace(root + "/", "<arena>/")
+        return text
 
     def build_log(self, version_id: int) -> Path:
         """Where a version's build and validation log is kept."""

@@ -279,8 +279,17 @@ def games_page(request: Request, host: HostDep, s: SessionDep,
     """Rated games, newest first, filtered by bot and result (``won``/``lost`` of that bot,
     or a termination)."""
     per = 50
+    if result and result not in RESULTS:
+        return page(request, s, host, "error", status=400, title="No such filter",
+                    message=f"There is no result {result!r} to filter on: choose one of "
+                    f"{', '.join(RESULTS)}.")
+    if result in ("won", "lost") and not bot:
+        return page(request, s, host, "error", status=400, title="No such filter",
+                    message=f"{result!r} is a bot's result: choose a bot to filter on too.")
     q = select(Game).where(Game.kind == "rated")
     b = s.scalar(select(Bot).where(Bot.name == bot)) if bot else None
+    if bot and b is None:
+        return _not_found(request, s, host, f"There is no bot named {bot!r}.")
     vids: set[int] | None = None
     if bot:
         vids = set(s.scalars(select(Version.id).where(Version.bot_id == (b.id if b else -1))))

@@ -122,6 +122,29 @@ def test_reason_and_log_never_show_where_the_competition_lives(host: HostProcess
         assert folder not in text, text
 
 
+def test_a_crash_log_does_not_show_where_the_arena_is_installed(host: HostProcess) -> None:
+    """A bot that crashes in its first turn: its traceback (through the SDK's bot loop) is
+    in its owner's log and reason, with the arena's own install folders written as
+    <arena>: the host's layout is not a participant's business."""
+    from host_support import ROOT
+
+    dave = host.register("dave")
+    with tarfile.open(fileobj=io.BytesIO(tar_folder(EXAMPLES / "random", rename="crasher"))
+                      ) as tf:
+        files = {m.name: tf.extractfile(m).read() for m in tf if m.isfile()}  # type: ignore
+    files["bot.py"] = files["bot.py"].replace(b"    def act(self, obs):\n",
+                                              b"    def act(self, obs):\n        1 / 0\n")
+    assert b"1 / 0" in files["bot.py"]
+    r = host.submit(dave, tar_files(files))
+    assert r.status_code == 201, r.text
+    v = host.wait_version(dave, r.json()["id"])
+    assert v["status"] == "rejected", v
+    log = host.call("GET", f"/api/versions/{v['id']}/log", dave).text
+    assert "ZeroDivisionError" in log and "<arena>/" in log and "moon_sdk" in log, log
+    for text in (v["reason"], log, host.call("GET", f"/versions/{v['id']}", dave).text):
+        assert str(ROOT) + "/" not in text, text
+
+
 def test_arena_images_cannot_be_named(host: HostProcess) -> None:
     """An image the arena built from another participant's Dockerfile holds their bot:
     naming it (or any image by id) in bot.toml is refused at the upload."""

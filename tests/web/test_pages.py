@@ -569,3 +569,27 @@ def test_leaderboard_ratings_are_the_ladders_on_the_same_games(browser, competit
     assert "400 points 91%" in note                                       # 1/(1+10^-1)
     assert [round(100 / (1 + 10 ** (-d / 400))) for d in (200, 400)] == [76, 91]
     page.close()
+
+
+def test_wrong_addresses_and_filters_get_a_page_that_says_so(competition: Competition):
+    import httpx
+
+    c = competition
+    # an address with no page: the pages' own Not found (HTML, the site's header), not JSON
+    r = httpx.get(c.url + "/nonexistent", timeout=30)
+    assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+    assert "<h1>Not found</h1>" in r.text and "There is no page at this address" in r.text
+    # the API keeps its JSON answer
+    r = httpx.get(c.url + "/api/nonexistent", timeout=30)
+    assert r.status_code == 404 and r.json() == {"detail": "Not Found"}
+    # a result filter that does not exist, or a bot's result without a bot, or an unknown
+    # bot: said, instead of every game listed under the wrong heading
+    r = httpx.get(c.url + "/games", params={"result": "bogus"}, timeout=30)
+    assert r.status_code == 400 and "There is no result &#39;bogus&#39; to filter on: " \
+        "choose one of won, lost, target, moon, forfeit, hand_limit." in r.text, r.text
+    r = httpx.get(c.url + "/games", params={"result": "won"}, timeout=30)
+    assert r.status_code == 400 and "choose a bot to filter on too" in r.text
+    r = httpx.get(c.url + "/games", params={"bot": "nosuch"}, timeout=30)
+    assert r.status_code == 404 and "There is no bot named &#39;nosuch&#39;." in r.text
+    assert httpx.get(c.url + "/games", params={"bot": "random", "result": "lost"},
+                     timeout=30).status_code == 200
