@@ -454,9 +454,21 @@ async def run_match(cfg: MatchConfig, store: ResultsStore, results: Path,
 
 # -- words and exports ------------------------------------------------------------------------
 
+def _sweep(status: MatchStatus, a: str, b: str) -> str:
+    """Why the Elo has one bound only, when one side won every counted board (``"mybot won
+    all 4 boards"``), else "": the bound rests on the number of boards alone (docs/match.md,
+    "Elo difference, interval and LOS"), so a few boards make a loose one."""
+    elo, n = status.stats.elo, status.stats.sets
+    if elo.two_sided or (elo.low is None and elo.high is None):
+        return ""
+    winner = a if elo.low is not None else b
+    return f"{winner} won all {n} board{'s' if n != 1 else ''}"
+
+
 def progress_line(status: MatchStatus, a: str = "A", b: str = "B") -> str:
-    """One line of figures: games, A's score, Elo ± interval, LOS, and the LLR with its
-    bounds (``LLR 1.52 (-2.94, 2.94)``)."""
+    """One line of figures: games, A's score, Elo ± interval (with why it has one bound
+    only, when one side won every board), LOS, and the LLR with its bounds
+    (``LLR 1.52 (-2.94, 2.94)``)."""
     st = status.stats
     left = "" if not status.uncounted else \
         f" ({status.uncounted} not counted yet)" if status.verdict is None else \
@@ -465,7 +477,10 @@ def progress_line(status: MatchStatus, a: str = "A", b: str = "B") -> str:
              f"boards {st.sets}"]
     if st.sets:
         parts.append(f"{a} scores {100 * st.score:.1f}% against {b}")
-        parts.append(f"Elo {st.elo.text(signed=True)}")
+        sweep = _sweep(status, a, b)
+        parts.append(f"Elo {st.elo.text(signed=True)}"
+                     + (f" ({sweep}: a bound, not an estimate; more games narrow it)"
+                        if sweep else ""))
         if st.los is not None:
             parts.append(f"LOS {100 * st.los:.1f}%")
     if status.sprt is not None and status.llr is not None:
@@ -487,12 +502,18 @@ def verdict_line(status: MatchStatus, a: str = "A", b: str = "B") -> str:
                 f"{elo}); LLR {status.llr:.2f} ≤ {sprt.lower:.2f} {where}")
     elo = status.stats.elo.text(signed=True)
     if sprt is not None:
+        sweep = _sweep(status, a, b)
         return (f"no verdict yet {where}: LLR {status.llr or 0:.2f} is between "
                 f"{sprt.lower:.2f} and {sprt.upper:.2f}; Elo {elo}"
-                + (f" (no interval: {status.stats.elo.note})" if status.stats.elo.note else "")
+                + (f" ({sweep}: a bound, not an estimate)" if sweep else
+                   f" (no interval: {status.stats.elo.note})" if status.stats.elo.note else "")
                 + "; play on (a larger --games) to decide")
     los = "" if status.stats.los is None else f", LOS {100 * status.stats.los:.1f}%"
     why = f" (no interval: {status.stats.elo.note})" if status.stats.elo.note else ""
+    sweep = _sweep(status, a, b)
+    if sweep:
+        why = (f": {sweep}, so the Elo has one bound only, and {n} board"
+               f"{'s' if n != 1 else ''} make a loose one; more games (--games) narrow it")
     return f"{a} against {b}: Elo {elo}{los} {where}{why}"
 
 

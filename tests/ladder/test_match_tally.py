@@ -74,3 +74,31 @@ def test_names_that_clash_are_told_apart():
     assert [c.name for c in thirds] == ["mybot", "heuristic"]
     a, b, thirds = unique_names(BotSpec("x", Path("."), ""), spec, [spec, spec])
     assert [c.name for c in thirds] == ["mybot.third", "mybot.third2"]
+
+
+def test_a_sweep_of_few_boards_says_why_its_bound_is_wide():
+    # 3 players, 4 boards of 6 games, A ahead of B in all 24: the Elo has a lower bound
+    # only, elo(0.05^(1/4)) = -400 log10(1/0.4729 - 1) = -18.9 (docs/match.md), and the
+    # sign test gives LOS 1 - 1/2^4 = 93.75%; the line must say it rests on 4 boards won
+    from arena.ladder.match import MatchStatus, progress_line, verdict_line
+    from arena.stats.match import match_stats
+
+    counts = SetCounts(6, (0,) * 12 + (4,))
+    status = MatchStatus(24, 24, counts, match_stats(counts), None, None, None, [])
+    line = progress_line(status, "mybot", "random")
+    assert line == ("games 24 · boards 4 · mybot scores 100.0% against random · Elo ≥ -19 "
+                    "(mybot won all 4 boards: a bound, not an estimate; more games narrow "
+                    "it) · LOS 93.8%")
+    assert verdict_line(status, "mybot", "random") == (
+        "mybot against random: Elo ≥ -19, LOS 93.8% after 4 boards (24 games): mybot won "
+        "all 4 boards, so the Elo has one bound only, and 4 boards make a loose one; more "
+        "games (--games) narrow it")
+    # B's sweep: an upper bound, +19, said of B
+    lost = SetCounts(6, (4,) + (0,) * 12)
+    status = MatchStatus(24, 24, lost, match_stats(lost), None, None, None, [])
+    assert "Elo ≤ +19 (random won all 4 boards: a bound" in progress_line(status, "mybot",
+                                                                          "random")
+    # a two-sided interval says nothing of the kind
+    mixed = SetCounts(6, (0,) * 6 + (2, 0, 0, 0, 0, 0, 2))
+    status = MatchStatus(24, 24, mixed, match_stats(mixed), None, None, None, [])
+    assert "won all" not in progress_line(status) + verdict_line(status)
