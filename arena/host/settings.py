@@ -146,6 +146,24 @@ class Settings(_Table):
         return TimeControl.from_dict(dict(self.time_control))
 
 
+PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
+"""What pydantic puts before the message of a validator's ValueError or assert."""
+
+
+def plain_message(msg: str) -> str:
+    """A pydantic error message without pydantic's prefix: the validator's own words.
+
+    >>> plain_message("Value error, kind = 'local' runs every submission as your own user")
+    "kind = 'local' runs every submission as your own user"
+    >>> plain_message("Input should be greater than or equal to 1")
+    'Input should be greater than or equal to 1'
+    """
+    for prefix in PYDANTIC_PREFIXES:
+        if msg.startswith(prefix):
+            return msg[len(prefix):]
+    return msg
+
+
 def load_settings(folder: Path) -> Settings:
     """Read ``folder/competition.toml``.
 
@@ -165,7 +183,7 @@ def load_settings(folder: Path) -> Settings:
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
-        raise ConfigError(f"{path}: {where}: {err['msg']}") from None
+        raise ConfigError(f"{path}: {where}: {plain_message(err['msg'])}") from None
     settings.ruleset()
     settings.tc()
     if not settings.reference:

@@ -63,3 +63,29 @@ def test_bad_settings_are_named(tmp_path: Path, edit: tuple[str, str], message: 
     assert "\n" not in str(e.value)
     r = CliRunner().invoke(main, ["host", "run", str(folder)])
     assert r.exit_code == 1 and message in r.output and "Traceback" not in r.output
+
+
+def test_a_validators_message_is_shown_without_pydantics_prefix(tmp_path: Path) -> None:
+    # the runner's own check (kind = 'local' needs trust_local = true), word for word, after
+    # the file and the table; pydantic's "Value error, " is not the organiser's business
+    folder = init(tmp_path)
+    path = folder / "competition.toml"
+    path.write_text(path.read_text().replace('kind = "docker"', 'kind = "local"', 1))
+    want = (f"{path}: runner: kind = 'local' runs every submission as your own user, "
+            "unsandboxed: set trust_local = true if you trust them all, or use kind = "
+            "'docker'")
+    with pytest.raises(ConfigError) as e:
+        load_settings(folder)
+    assert str(e.value) == want
+    r = CliRunner().invoke(main, ["host", "run", str(folder)], terminal_width=400)
+    assert r.exit_code == 1 and "Value error" not in r.output
+    assert want in r.output.replace("\n", ""), r.output
+
+
+def test_pydantic_prefixes_are_stripped() -> None:
+    from arena.host.settings import plain_message
+
+    assert plain_message("Assertion failed, memory_mb must be at least 64") == \
+        "memory_mb must be at least 64"
+    assert plain_message("Value error, a, b") == "a, b"
+    assert plain_message("Field required") == "Field required"
