@@ -14,7 +14,7 @@ run command), builds it (:func:`build_bot`), and plays it through an executor
 2. a dropped stream: the bot must rejoin with its token and answer the turn sent again
    (docs/protocol.md, "Reconnecting"; for a stdio bot the bridge, which owns the stream,
    rejoins and the bot never notices). A bot that does not rejoin fails the check with
-   :data:`NO_REJOIN`;
+   :data:`NO_REJOIN` (one that died before it joined, with its crash);
 3. no trumps and doubles as trumps: a scripted seat (:mod:`arena.checkbots`) bids first
    and names them, and the bot must follow suit by that trump; then a hand the bot's own
    bid wins (scripted passers beside it, the bot the dealer forced to bid), so it must
@@ -23,7 +23,9 @@ run command), builds it (:func:`build_bot`), and plays it through an executor
 
 Each game is judged on the bot's own seats (:func:`judge`): every fault becomes one line
 saying what went wrong and what to do (:func:`problem_line`), with the end of the bot's
-output for a crash. The check passes when no item failed.
+output for a crash. A bot that cannot finish its hand against itself (but for the
+planted refusal) has the games after it skipped (:func:`play_games`): they would fail the
+same way. The check passes when no item failed.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from .bots import BotSpec
 from .errors import BotError, ConfigError, InfrastructureError
 from .executor import FinishedGame, GameRequest
 from .probes import PLANTED_REJECTION, PROBED_SEAT
+from .referee import BEFORE_JOINING
 from .results import Fault, FaultReason
 from .timecontrol import TimeControl
 
@@ -75,6 +78,9 @@ NO_REJOIN = ("did not rejoin after its stream was dropped: reconnect with Join{t
              "same MOON_TOKEN) within reconnect_ms and answer the turn sent again, as "
              "docs/protocol.md, 'Reconnecting' says (the Python SDK and the example bots do)")
 """The problem line of a bot that did not come back after the planted drop."""
+SKIPPED = ("skipped: the bot did not finish a plain hand against itself (above); make that "
+           "pass first")
+"""The problem line of a check not played because the bot cannot finish a hand."""
 _RULE_SECTIONS = (  # in order: "must follow trumps" is about play
     (re.compile(r"follow|cannot play"), "Play"),
     (re.compile(r"\bbid\b|may not pass"), "Bidding"),
@@ -132,6 +138,9 @@ class CheckGame:
     """A failure warns and does not fail the check."""
     whole_game: bool = False
     """The whole game against the opponents (a host records it as the validation game)."""
+    plain: bool = False
+    """A hand against itself, nothing scripted but the planted refusal: a bot that cannot
+    finish it cannot pass anything after it (:func:`play_games` skips the rest)."""
 
 
 @dataclass(frozen=True)
@@ -224,12 +233,13 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
     games: list[CheckGame] = []
 
     def add(item: str, what: str, bots: list[BotSpec], preset: str, ruleset: Ruleset,
-            game_tc: TimeControl, probe: str = "", whole_game: bool = False) -> None:
+            game_tc: TimeControl, probe: str = "", whole_game: bool = False,
+            plain: bool = False) -> None:
         n = len(games)
         games.append(CheckGame(item, GameRequest(
             f"{prefix}-{n}-{what}", tuple(bots), ruleset, preset, seed + n, game_tc,
             docker_limits, probe), frozenset(i for i, b in enumerate(bots) if b is spec),
-            whole_game=whole_game))
+            whole_game=whole_game, plain=plain))
 
     for i, (preset, ruleset) in enumerate(rulesets):
         forced = dataclasses.replace(ruleset, all_pass="force_dealer")
@@ -239,10 +249,11 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
         if i == 0:  # one refusal more than the game allows, so the bot keeps its own
             one_hand = dataclasses.replace(one_hand, illegal_retries=tc.illegal_retries + 1)
             add(what + "; a refused answer, then the next turn answered", "self",
-                [spec] * ruleset.players, preset, forced, one_hand, probe="reject")
+                [spec] * ruleset.players, preset, forced, one_hand, probe="reject",
+                plain=True)
         else:
             add(what, f"self{ruleset.players}", [spec] * ruleset.players, preset, forced,
-                one_hand)
+                one_hand, plain=True)
     preset, ruleset = rulesets[0]
     one_hand = dataclasses.replace(tc, max_hands=1)
     for trump, allowed in (("none", ruleset.allow_no_trump),
@@ -294,7 +305,7 @@ def judge(game: CheckGame, finished: FinishedGame) -> Item:
         context = " after a refused answer"
         fix = ("a Rejected is followed by a new turn with a new request_id: answer it "
                "(docs/protocol.md, 'Illegal actions and protocol errors')")
-    elif game.request.probe == "drop":
+    elif game.request.probe == "drop" and not _before_joining(f):
         if f.reason in (FaultReason.DISCONNECT, FaultReason.CRASH) and f.seat == PROBED_SEAT:
             return Item(game.item, "warn" if game.warn_only else "fail",
                         f"seat {f.seat} {NO_REJOIN}", _tail(record, f.seat), record)
@@ -302,6 +313,26 @@ def judge(game: CheckGame, finished: FinishedGame) -> Item:
         fix = _FIXES[FaultReason.DISCONNECT]
     return Item(game.item, "warn" if game.warn_only else "fail",
                 problem_line(f, context, fix), _tail(record, f.seat), record)
+
+
+def _before_joining(f: Fault) -> bool:
+    """The fault came before the seat's bot joined (it died or was refused at start): the
+    planted drop, which breaks a joined stream, never happened to it (the referee's
+    wording, :meth:`arena.referee.Match._exit_forfeit`)."""
+    return f.reason is FaultReason.STARTUP_STALL or f.detail.endswith(BEFORE_JOINING) \
+        or f"{BEFORE_JOINING}: " in f.detail
+
+
+def _refused_first(game: CheckGame, finished: FinishedGame) -> bool:
+    """The bot's first fault in ``game`` (but the planted refusal) came after the planted
+    refusal: it may be the refusal's doing, not a bot that cannot play a hand."""
+    def planted(f: Fault) -> bool:
+        return f.reason is FaultReason.ILLEGAL_ACTION and f.detail == PLANTED_REJECTION
+
+    for i, f in enumerate(finished.faults):
+        if f.seat in game.seats and not planted(f):
+            return any(planted(g) and g.seat == f.seat for g in finished.faults[:i])
+    return False
 
 
 def _tail(record: Path | None, seat: int) -> tuple[str, ...]:
@@ -316,14 +347,28 @@ def _tail(record: Path | None, seat: int) -> tuple[str, ...]:
 
 async def play_games(play: Callable[[GameRequest], Awaitable[FinishedGame]],
                      games: Sequence[CheckGame]) -> list[Item]:
-    """Play ``games`` one after another with ``play`` (an executor's, or the host's that
-    records its games) and judge each (:func:`judge`).
+    """Play ``games`` one after another with ``play`` (an executor's) and judge each
+    (:func:`judge`). Once a plain game (:attr:`CheckGame.plain`) fails through no doing of
+    the planted refusal, the bot cannot finish a hand, and the games after it cannot tell
+    anything more (they would fail the same way, with the same output): they are not
+    played, each a "skip" item saying why (:data:`SKIPPED`).
 
     Raises:
         InfrastructureError: a game could not be played (not the bot's fault): the check
             has no verdict.
     """
-    return [judge(g, await play(g.request)) for g in games]
+    items: list[Item] = []
+    blocked = ""
+    for g in games:
+        if blocked:
+            items.append(Item(g.item, "skip", blocked))
+            continue
+        finished = await play(g.request)
+        item = judge(g, finished)
+        items.append(item)
+        if g.plain and item.status == "fail" and not _refused_first(g, finished):
+            blocked = SKIPPED
+    return items
 
 
 async def check_folder(folder: Path, *, opponents: Sequence[BotSpec],
@@ -361,5 +406,5 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:48]
 
 
-__all__ = ["NO_REJOIN", "CheckGame", "Item", "Report", "build_bot", "check_folder",
+__all__ = ["NO_REJOIN", "SKIPPED", "CheckGame", "Item", "Report", "build_bot", "check_folder",
            "check_games", "judge", "play_games", "problem_line", "rule_section"]

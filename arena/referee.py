@@ -71,6 +71,9 @@ EXIT_REFUSED = 3
 """A bot's exit code for "refused by the referee" (docs/protocol.md)."""
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest message a bot may send; a larger one is a protocol error."""
+BEFORE_JOINING = "before joining"
+"""How a fault's detail ends (or its ``": "`` follows) when the bot's process ended
+before its first join (:meth:`Match._exit_forfeit`)."""
 MAX_REJOINS = 20
 """How many times one seat may join again after a drop, in one game; further joins are
 refused (a fault says so, once), so a reconnect storm cannot slow the other tables."""
@@ -679,7 +682,7 @@ class Match:
         if rc == EXIT_REFUSED and not seat.joined:
             return self._forfeit(seat.index, FaultReason.PROTOCOL_ERROR,
                                  "the bot exited with code 3 (refused by the referee: a bad "
-                                 "token or protocol version) before joining")
+                                 f"token or protocol version) {BEFORE_JOINING}")
         return self._forfeit(seat.index, FaultReason.CRASH,
                              f"the bot process exited (code {rc}) {when}"
                              + (f": {detail}" if detail else ""))
@@ -975,7 +978,7 @@ class Match:
         seat = self.seats[ev.seat]
         seat.exit = ev
         if not seat.joined:
-            raise self._exit_forfeit(seat, "before joining")
+            raise self._exit_forfeit(seat, BEFORE_JOINING)
         if seat.link is None:
             raise self._exit_forfeit(seat, "during the game")
 

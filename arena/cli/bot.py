@@ -43,7 +43,8 @@ def check(folder: Path, players: str, seed: int, records: Path, **tc: Any) -> No
 
     Prints one line per item, and for each problem one line saying what went wrong and
     what to do (the rule's section for an illegal action, the time for a timeout, the end
-    of the bot's output for a crash). Exit code 0 when nothing failed, 1 otherwise.
+    of the bot's output for a crash, once). When the bot cannot finish its hand against
+    itself, the checks after it are skipped. Exit code 0 when nothing failed, 1 otherwise.
 
     \b
     Example:  moon new-bot mybot && moon bot check ./mybot
@@ -64,11 +65,15 @@ def check(folder: Path, players: str, seed: int, records: Path, **tc: Any) -> No
     cleanup_stale_once()
     report = asyncio.run(check_folder(folder, opponents=opponents, rulesets=rulesets,
                                       tc=time_control, work=records, seed=seed))
+    shown: set[tuple[str, ...]] = set()  # the same output twice is said once
     for item in report.items:
         click.echo(f"{_MARKS[item.status]} {clean_line(item.name)}")
         if item.problem:
             click.echo(f"     {clean_line(item.problem)}")
-        if item.tail:
+        if item.tail and item.tail in shown:
+            click.echo("     the end of its output: the same as above")
+        elif item.tail:
+            shown.add(item.tail)
             click.echo("     the end of its output:")
             for line in item.tail:
                 click.echo(f"     | {clean_line(line)}")

@@ -1,6 +1,7 @@
 """`moon bot check` over real processes: every planted fault of a bot gives its own line
 (the fault's kind, the detail worked out from the rules and the clock, and the fix), exit
-code 1; good bots (Python and stdio examples, a fresh stdio starter, the Go and Node
+code 1, and a bot that cannot finish its hand against itself has the checks after it
+skipped (its output shown once); good bots (Python and stdio examples, a fresh stdio starter, the Go and Node
 examples where their toolchains are present) pass with exit 0; a bot that does not rejoin
 after its stream is dropped fails with its own line."""
 
@@ -110,7 +111,9 @@ def test_a_crash_shows_the_end_of_the_bots_output(tmp_path):
     fails = lines(out, "FAIL")
     problem = fails[0].split(" || ")[1]
     assert " crash: " in problem and "code 7" in problem
-    assert "     | kaboom: the last words" in out.stdout
+    # it crashes in every hand it plays: its output once, the checks after it skipped
+    assert out.stdout.count("     | kaboom: the last words") == 1, out.stdout
+    assert len(fails) == 1 and len(lines(out, "skip")) == 5, out.stdout
 
 
 def test_a_bot_that_does_not_rejoin_fails_with_its_line(tmp_path):
@@ -230,3 +233,63 @@ def test_the_go_and_node_examples_pass_and_rejoin(tmp_path, bot):
     [path] = (tmp_path / "check" / "records").glob("check-*-reconnect.json")
     log = read_record(path).logs["0"]
     assert "dropped on purpose" in log and "joining again with the same token" in log, log
+
+
+def crashing_at_start(where: Path) -> Path:
+    """A bot whose program dies on its first line with a traceback (before it joins)."""
+    folder = bot_folder(where, 'name = "brittle"\nversion = "1"\nlanguage = "python"\n'
+                               'run = "{python} bot.py"\n')
+    (folder / "bot.py").write_text(
+        "def load():\n    raise RuntimeError('brittle: cannot load its tables')\n\n\nload()\n")
+    return folder
+
+
+def test_a_bot_that_crashes_at_start_shows_its_output_once_and_skips_the_rest(tmp_path):
+    out = check(crashing_at_start(tmp_path), tmp_path)
+    assert out.returncode == 1, out.stdout
+    # with 3 players: the hand against itself, no trumps, doubles as trumps, its own bid,
+    # the dropped stream, the whole game; the first fails (a crash before joining), the
+    # five after it cannot mean anything once the bot cannot finish a hand: skipped
+    [fail] = lines(out, "FAIL")
+    assert fail.startswith("FAIL 3 players: one hand against itself"), fail
+    problem = fail.split(" || ")[1]
+    assert " crash: " in problem and "before joining" in problem, problem
+    skips = lines(out, "skip")
+    assert len(skips) == 5, out.stdout
+    assert [s.split(" || ")[0].split(":")[0] for s in skips] == [
+        "skip no trumps", "skip doubles as trumps", "skip its own bid",
+        "skip a dropped stream", "skip a whole game against random, heuristic"]
+    for s in skips:
+        assert s.split(" || ")[1].startswith("skipped: the bot did not finish"), s
+    # its own output once, and no check blames a reconnect for the crash
+    assert out.stdout.count("RuntimeError: brittle: cannot load its tables") == 1, out.stdout
+    assert "rejoin" not in out.stdout and "Reconnecting" not in out.stdout
+    assert "brittle: FAILED: 3 players" in out.stderr
+
+
+def test_a_crash_before_joining_in_the_dropped_stream_game_is_a_crash_not_a_rejoin(tmp_path):
+    # the host's gate plays every check and judges each (arena.host): the dropped-stream
+    # game of a bot that dies before it joins says it crashed; the drop never happened
+    import asyncio
+
+    from moon_sdk.rules import Ruleset
+
+    from arena.botcheck import check_games, judge
+    from arena.bots import load_bot
+    from arena.executor import LocalExecutor
+    from arena.timecontrol import TimeControl
+
+    spec = load_bot(crashing_at_start(tmp_path))
+    [game] = [g for g in check_games(spec, [load_bot(ROOT / "example_bots" / "random")],
+                                     [("moon3", Ruleset.preset("moon3"))], TimeControl())
+              if g.request.probe == "drop"]
+
+    async def play():
+        async with LocalExecutor(tmp_path / "records") as ex:
+            return await ex.play(game.request)
+
+    item = judge(game, asyncio.run(play()))
+    assert item.status == "fail"
+    assert item.problem.startswith("seat 0 crash: ") and "before joining" in item.problem
+    assert "rejoin" not in item.problem, item.problem
+    assert any("RuntimeError: brittle" in line for line in item.tail), item.tail
