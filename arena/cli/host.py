@@ -185,6 +185,11 @@ def invite(url: str, token: str | None, folder: Path | None) -> None:
 def register(url: str, name: str, invite: str | None, save: bool) -> None:
     """Register NAME at the host URL and print your API token.
 
+    The token is kept (unless --no-save) in $XDG_CONFIG_HOME/moon/config.toml, by default
+    ~/.config/moon/config.toml (mode 0600, one entry per server); `moon submit` reads it
+    from there. Set XDG_CONFIG_HOME to keep it elsewhere. --invite is needed unless the
+    host's registration is open.
+
     \b
     Example:  moon host register http://127.0.0.1:8000 alice --invite CODE
     """

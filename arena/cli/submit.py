@@ -36,7 +36,9 @@ def submit(folder: Path, server: str, token: str | None, wait: bool, timeout: fl
     tok = find_token(server, token)
     if not tok:
         raise click.ClickException(f"no token for {server}: pass --token, set MOON_TOKEN, or "
-                                   f"`moon host register {server} NAME` first")
+                                   f"register first with `moon host register {server} NAME "
+                                   "--invite CODE` (the code from the organiser; no --invite "
+                                   "if the host's registration is open)")
     try:
         data = pack(folder)
         v = api("POST", server, "/api/submissions", tok,

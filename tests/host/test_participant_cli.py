@@ -1,0 +1,50 @@
+"""A participant's first steps at the command line: `moon submit` without a token says how
+to get one (registering needs the organiser's invite code), and `moon host register`
+says where it keeps the token (honouring XDG_CONFIG_HOME)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+
+
+def test_submit_without_a_token_says_to_register_with_an_invite(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MOON_TOKEN", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty"))  # no config file
+    (tmp_path / "bot").mkdir()
+    server = "http://127.0.0.1:9"  # never asked: the token is missing first
+    r = CliRunner().invoke(main, ["submit", str(tmp_path / "bot"), "--server", server],
+                           terminal_width=400)
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    [line] = [x for x in r.output.splitlines() if x.strip()]
+    assert line == (f"Error: no token for {server}: pass --token, set MOON_TOKEN, or register "
+                    f"first with `moon host register {server} NAME --invite CODE` (the code "
+                    "from the organiser; no --invite if the host's registration is open)")
+
+
+def test_register_help_says_where_the_token_is_kept() -> None:
+    r = CliRunner().invoke(main, ["host", "register", "--help"], terminal_width=100)
+    assert r.exit_code == 0
+    text = " ".join(r.output.split())
+    assert "$XDG_CONFIG_HOME/moon/config.toml, by default ~/.config/moon/config.toml" in text
+    assert "--invite is needed unless the host's registration is open" in text
+
+
+def test_the_token_file_follows_xdg_config_home(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.cli.client import config_path, find_token, save_token
+
+    monkeypatch.delenv("MOON_TOKEN", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    assert config_path() == tmp_path / "cfg" / "moon" / "config.toml"
+    assert save_token("http://h:1/", "moon_abc") == config_path()
+    assert (config_path().stat().st_mode & 0o777) == 0o600
+    assert find_token("http://h:1") == "moon_abc"
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert config_path() == tmp_path / "home" / ".config" / "moon" / "config.toml"
