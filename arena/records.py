@@ -469,24 +469,26 @@ def _read_play(x: object, where: str, errors: list[str]) -> RecordedPlay:
 
 
 def _read_hand(x: object, i: int, errors: list[str]) -> RecordedHand:
-    f = _Fields(x, f"hand {i}", errors)
+    """The ``i``-th hand of a record (from 0); a damaged field is named as a reader counts,
+    from 1 (``hand 1 trick 2 play 1``, the replay page's labels; ``dealt`` by seat)."""
+    f = _Fields(x, f"hand {i + 1}", errors)
     dealt = []
     for j, d in enumerate(f.objects("dealt")):
         if isinstance(d, list) and all(isinstance(t, str) for t in d):
             dealt.append(tuple(d))
         else:
-            errors.append(f"hand {i} dealt {j}: {_short(d)} is not a list of tiles")
+            errors.append(f"hand {i + 1} dealt {j}: {_short(d)} is not a list of tiles")
             dealt.append(())
     bids = []
     for j, b in enumerate(f.objects("bids")):
-        g = _Fields(b, f"hand {i} bid {j}", errors)
+        g = _Fields(b, f"hand {i + 1} bid {j + 1}", errors)
         bids.append(RecordedBid(g.int("seat"), g.int("bid", 0) or 0,
                                 g.int("ms", required=False)))
     tricks = []
     for k, t in enumerate(f.objects("tricks")):
-        g = _Fields(t, f"hand {i} trick {k}", errors)
+        g = _Fields(t, f"hand {i + 1} trick {k + 1}", errors)
         tricks.append(RecordedTrick(
-            g.int("leader"), tuple(_read_play(p, f"hand {i} trick {k} play {j}", errors)
+            g.int("leader"), tuple(_read_play(p, f"hand {i + 1} trick {k + 1} play {j + 1}", errors)
                                    for j, p in enumerate(g.objects("plays"))),
             g.int("winner")))
     return RecordedHand(
@@ -495,7 +497,7 @@ def _read_hand(x: object, i: int, errors: list[str]) -> RecordedHand:
         bid=f.int("bid", 0) or 0, discard=f.str("discard", None),
         discard_ms=f.int("discard_ms", required=False), trump=f.str("trump", None),
         trump_ms=f.int("trump_ms", required=False),
-        plays=tuple(_read_play(p, f"hand {i} play {j}", errors)
+        plays=tuple(_read_play(p, f"hand {i + 1} play {j + 1}", errors)
                     for j, p in enumerate(f.objects("plays"))),
         tricks=tuple(tricks), tricks_taken=f.ints("tricks_taken", nullable=True),
         made=f.bool("made", None), deltas=f.ints("deltas", nullable=True),
@@ -587,7 +589,7 @@ def verify_record(record: GameRecord | dict[str, Any]) -> list[str]:
         have, value = got.facts(), _read_hand(want, i, []).facts()
         for key in value:
             if have[key] != value[key]:
-                problems.append(f"hand {i} {key}: recorded {have[key]!r}, replay gives "
+                problems.append(f"hand {i + 1} {key}: recorded {have[key]!r}, replay gives "
                                 f"{value[key]!r}")
     if state.outcome is not None:
         o = state.outcome

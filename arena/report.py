@@ -36,7 +36,8 @@ def legend(seats: int, sides: int, plays: bool = False) -> list[str]:
 
 def print_game(console: Console, record: GameRecord, plays: bool = False,
                forfeit: bool = True) -> None:
-    """Print a record hand by hand: the auction, the contract, (with ``plays``) every
+    """Print a record hand by hand (counted from 1, as the replay page does; the record's
+    ``number`` is from 0): the auction, the contract, (with ``plays``) every
     trick, the tricks taken, made or set, and the scores; then the result and the faults
     (the forfeit's line unless ``forfeit`` is False: a caller that says it itself).
     A damaged record shows what it holds (:attr:`GameRecord.errors` says what not)."""
@@ -73,7 +74,7 @@ def print_game(console: Console, record: GameRecord, plays: bool = False,
             detail = "\n" + "\n".join(
                 " ".join(f"{p.seat}:{p.tile}" for p in t.plays) + f" → {t.winner}"
                 for t in h.tricks)
-        table.add_row(*(_e(x) for x in (h.number, h.dealer, auction, contract + detail,
+        table.add_row(*(_e(x) for x in (h.number + 1, h.dealer, auction, contract + detail,
                                         tricks, result, *scores)))
     console.print(table)
     for line in legend(len(record.seats), len(sides), plays=plays):

@@ -68,19 +68,19 @@ def test_damaged_fields_are_named_defaulted_and_reported_by_verify():
     data["faults"] = [7]
     rec = GameRecord.from_dict(data)
     assert list(rec.errors) == [
-        "hand 0 bid 0 bid: True is not an int",
-        "hand 0 dealer: missing",
-        "hand 0 bidder: 'x' is not an int or null",
+        "hand 1 bid 1 bid: True is not an int",
+        "hand 1 dealer: missing",
+        "hand 1 bidder: 'x' is not an int or null",
         "result scores: 'lots' is not a list of ints",
         "fault 0: 7 is not an object",
     ]
     assert (rec.hands[0].bidder, rec.hands[0].dealer, rec.result.scores) == (None, None, ())
     problems = verify_record(rec)
     assert problems[:len(rec.errors)] == list(rec.errors)
-    assert any(p.startswith("hand 0 dealer: recorded None, replay gives ") for p in problems)
+    assert any(p.startswith("hand 1 dealer: recorded None, replay gives ") for p in problems)
     # the viewers show what is there, and say what is damaged
     page = render_html(rec, logs=True)
-    assert "hand 0 bidder: &#39;x&#39; is not an int or null" in page  # quotes escaped
+    assert "hand 1 bidder: &#39;x&#39; is not an int or null" in page  # quotes escaped
     console = Console(record=True, width=200)
     print_game(console, rec, plays=True)
     assert "damaged: result scores: 'lots' is not a list of ints" in console.export_text()

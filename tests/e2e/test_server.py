@@ -82,7 +82,7 @@ def test_replay_verify_catches_a_tampered_record(tmp_path):
     path.write_text(json.dumps(data))
     v = moon("replay", "verify", str(path), cwd=ROOT)
     assert v.returncode == 1
-    assert f"hand {idx} tricks" in v.stdout
+    assert f"hand {idx + 1} tricks" in v.stdout  # counted from 1, as a reader does
     assert first["dealt"]  # the deal is in the record
     second = tmp_path / "second.json"
     second.write_text(json.dumps(data))  # the tampered record, once more
