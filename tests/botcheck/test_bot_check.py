@@ -1,9 +1,9 @@
 """`moon bot check` over real processes: every planted fault of a bot gives its own line
 (the fault's kind, the detail worked out from the rules and the clock, and the fix), exit
 code 1, and a bot that cannot finish its hand against itself has the checks after it
-skipped (its output shown once); good bots (Python and stdio examples, a fresh stdio starter, the Go and Node
-examples where their toolchains are present) pass with exit 0; a bot that does not rejoin
-after its stream is dropped fails with its own line."""
+skipped (its output shown once); good bots (Python and stdio examples, a fresh stdio
+starter, the Go and Node examples where their toolchains are present) pass with exit 0; a
+bot that does not rejoin after its stream is dropped fails with its own line."""
 
 from __future__ import annotations
 
