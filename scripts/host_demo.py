@@ -1,6 +1,6 @@
 """`make host-demo`: a competition on the embedded defaults (SQLite, the local pool, the
-host's own runner) with the example bots submitted by three demo participants; prints the
-API's address and plays until Ctrl-C.
+host's own runner) with the example bots submitted by three demo participants; the host
+prints its pages' and API's address, the demo what to try; plays until Ctrl-C.
 
     python scripts/host_demo.py [--folder runs/host-demo] [--address 127.0.0.1:8000]
 
@@ -56,9 +56,9 @@ def main() -> int:
                     files={"archive": (f"{bot}.tar.gz", pack(ROOT / "example_bots" / bot),
                                        "application/gzip")})
             print(f"{person} submitted {v['label']}")
-        print(f"\nMoon demo competition: pages on {url}/  API on {url}/api  "
-              f"(OpenAPI: {url}/docs)")
-        print(f"  moon host status {url}      curl {url}/api/leaderboard")
+        # the host itself said where its pages and API are (its first line, on stderr):
+        # said once, here only what to try
+        print(f"try: moon host status {url}    curl {url}/api/leaderboard")
         print("playing until Ctrl-C ...", flush=True)
         while host.poll() is None:
             time.sleep(0.5)

@@ -89,7 +89,8 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
         console.print(f"[bold]{escape(clean_line(s.competition.name))}[/]: pages on {url}/, "
                       f"API on {url}/api (OpenAPI: {url}/docs);"
                       f" {s.runner.kind} runner, {s.matchmaking.concurrency} games at once"
-                      + (f" on the cluster {escape(cluster)}" if cluster else ""))
+                      + (f" on the cluster {escape(cluster)}" if cluster else ""),
+                      soft_wrap=True)  # one line, the terminal wraps it: URLs stay whole
         print(f"serving {url}", flush=True)
 
     try:
