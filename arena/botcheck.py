@@ -69,8 +69,9 @@ _FIXES = {
     FaultReason.PROTOCOL_ERROR: "send one action per turn, echoing its request_id, and "
                                 "nothing out of turn (docs/protocol.md, 'Illegal actions "
                                 "and protocol errors')",
-    FaultReason.CRASH: "the end of its output says why (below; on a host, in the "
-                       "version's log); `moon play FOLDER random random` runs it alone",
+    FaultReason.CRASH: "the end of its output says why (`moon bot check` shows it under "
+                       "this line; a host, in the version's build and validation log); "
+                       "`moon play FOLDER random random` runs it alone",
     FaultReason.OUT_OF_MEMORY: "use less memory, or set [limits] memory_mb in bot.toml "
                                "(within the arena's maximum)",
 }
