@@ -94,6 +94,13 @@ class Limits(_Table):
     max_archive_mb: float = Field(10.0, gt=0)
     max_unpacked_mb: float = Field(50.0, gt=0)
     max_files: int = Field(2000, ge=1)
+    max_waiting: int = Field(3, ge=1)
+    """Versions of one participant's that may wait for their build and validation at once
+    (pending, building or validating): one more is refused (429) until one is done, so one
+    participant's flood cannot keep everyone else's versions waiting."""
+    max_versions_per_day: int = Field(50, ge=1)
+    """New versions one participant may submit in 24 hours (sources sent again do not
+    count); the organiser is not limited."""
 
 
 class Retention(_Table):
@@ -233,6 +240,8 @@ seed = {seed}
 max_archive_mb = 10
 max_unpacked_mb = 50
 max_files = 2000
+max_waiting = 3             # versions of one participant waiting to be built and validated
+max_versions_per_day = 50   # new versions a participant may submit in 24 hours
 
 [retention]
 record_days = 0             # delete records of retired versions' games older than this; 0: never

@@ -24,7 +24,7 @@ import stat
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -422,13 +422,20 @@ def unpack(data: IO[bytes], dest: Path, limits: UploadLimits) -> Path:
         raise
 
 
-def take_upload(data: IO[bytes], store: Path, limits: UploadLimits) -> StoredUpload:
+def take_upload(data: IO[bytes], store: Path, limits: UploadLimits,
+                accept: Callable[[BotSpec, str], None] | None = None) -> StoredUpload:
     """Check, unpack and store an uploaded archive under ``store`` (``archives/`` and
     ``versions/``; the same bytes or the same sources are stored once).
+
+    ``accept(spec, version)``, if given, is called once the archive is unpacked and its
+    ``bot.toml`` read, before anything is stored: whatever it raises refuses the upload
+    and leaves nothing behind (so a refused upload, sent again and again, cannot fill the
+    host's disk).
 
     Raises:
         UploadError: over ``max_archive`` bytes, unsafe, damaged, or no ``bot.toml``.
         ConfigError: a bad ``bot.toml`` (the message names the field).
+        Exception: whatever ``accept`` raises.
     """
     data.seek(0, os.SEEK_END)
     size = data.tell()
@@ -452,10 +459,13 @@ def take_upload(data: IO[bytes], store: Path, limits: UploadLimits) -> StoredUpl
             raise UploadError(f"{MANIFEST} is over {MAX_MANIFEST // 1024} KB: a bot.toml "
                               "holds a few settings")
         try:
-            image_problem(load_bot(root).extra.get("image"))
+            spec = load_bot(root)
+            image_problem(spec.extra.get("image"))
         except ConfigError as e:
             raise ConfigError(str(e).replace(str(root), "the archive")) from None
         version = bot_version(root)
+        if accept is not None:
+            accept(spec, version)
         archives = store / "archives"
         archives.mkdir(parents=True, exist_ok=True)
         archive = archives / sha

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 from typing import Annotated
 
 from fastapi import APIRouter, File, HTTPException, Response, UploadFile
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
+from ...bots import BotSpec
 from ...errors import ConfigError
 from ..deps import HostDep, SessionDep, User
-from ..models import Bot, Version
+from ..models import Bot, Participant, Version, utcnow
 from ..ratings import open_ratings
 from ..schemas import VersionOut
 from ..submissions import UploadLimits, take_upload
@@ -19,16 +22,75 @@ from ..submissions import UploadLimits, take_upload
 router = APIRouter(prefix="/api", tags=["submissions"])
 
 
+WAITING = ("pending", "building", "validating")
+"""A version's statuses while it waits for its build and validation."""
+
+
+def _quota(s: Session, user: Participant, max_waiting: int, per_day: int) -> None:
+    """Refuse (429) a new version from ``user`` who already has ``max_waiting`` versions
+    waiting for their build and validation, or made ``per_day`` versions in the last 24
+    hours. The organiser is not limited."""
+    if user.is_admin:
+        return
+    mine = select(func.count(Version.id)).join(Bot).where(Bot.owner_id == user.id)
+    waiting = s.scalar(mine.where(Version.status.in_(WAITING))) or 0
+    if waiting >= max_waiting:
+        raise HTTPException(429, f"you have {waiting} versions waiting to be built and "
+                            f"validated (at most {max_waiting} at once): wait until they are "
+                            "done (GET /api/versions/ID), then submit again")
+    since = utcnow() - dt.timedelta(days=1)
+    made = s.scalar(mine.where(Version.created_at >= since)) or 0
+    if made >= per_day:
+        raise HTTPException(429, f"you submitted {made} new versions in the last 24 hours, "
+                            f"the limit of this competition ([limits] max_versions_per_day): "
+                            "submit again tomorrow")
+
+
 @router.post("/submissions", status_code=201, response_model=VersionOut,
-             responses={200: {"description": "These sources were submitted already"}})
+             responses={200: {"description": "These sources were submitted already"},
+                        429: {"description": "Too many versions waiting, or made today"}})
 def submit(archive: Annotated[UploadFile, File(description="The bot folder as .tar.gz, "
                                                ".tar or .zip, bot.toml at its top")],
            user: User, host: HostDep, s: SessionDep, response: Response) -> VersionOut:
     """Submit a new version of one of your bots (the name in its bot.toml; a new name makes
-    a new bot). It is built and validated in the background: poll the version."""
+    a new bot). It is built and validated in the background: poll the version. Refused
+    (429) while you have ``[limits] max_waiting`` versions waiting for their build and
+    validation, or after ``max_versions_per_day`` new versions in 24 hours."""
     lim = host.settings.limits
     limits = UploadLimits(int(lim.max_archive_mb * 1024 * 1024),
                           int(lim.max_unpacked_mb * 1024 * 1024), lim.max_files)
+    found: list[Version] = []
+
+    def accept(spec: BotSpec, version: str) -> None:
+        """Every check that needs no write, before the upload is stored: a refused
+        upload leaves nothing on the host's disk."""
+        name = spec.name
+        allowed, image = host.settings.runner.images, spec.extra.get("image")
+        if image is not None and allowed is not None and image not in allowed:
+            raise HTTPException(400, f"bot.toml: image = {image!r} is not one this "
+                                f"competition allows ({', '.join(allowed) or 'none'}): name "
+                                "one of them, or ask the organiser to add yours")
+        if name.lower() in {r.name.lower() for r in host.references}:
+            raise HTTPException(409, f"the bot name {name!r} is the host's reference bot's: "
+                                "rename your bot (name in bot.toml)")
+        # names differing only in case are one name (no "Heuristic" next to "heuristic")
+        bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
+        if bot is not None and bot.owner_id != user.id:
+            raise HTTPException(409, f"the bot name {name!r} belongs to another participant"
+                                + (f" (as {bot.name!r}: names that differ only in case are "
+                                   "one name)" if bot.name != name else "")
+                                + ": rename your bot (name in bot.toml)")
+        if bot is not None and bot.name != name:
+            raise HTTPException(409, f"you have a bot named {bot.name!r}: names that differ "
+                                f"only in case are one name, so write name = {bot.name!r} "
+                                "in bot.toml")
+        same = None if bot is None else s.scalar(
+            select(Version).where(Version.bot_id == bot.id, Version.hash == version))
+        if same is not None:
+            found.append(same)
+            return
+        _quota(s, user, lim.max_waiting, lim.max_versions_per_day)
+
     with tempfile.SpooledTemporaryFile(max_size=1 << 20) as buf:
         total = 0
         while chunk := archive.file.read(1 << 16):
@@ -39,19 +101,13 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
                                     "dependencies out")
             buf.write(chunk)
         try:
-            up = take_upload(buf, host.store, limits)  # type: ignore[arg-type]
+            up = take_upload(buf, host.store, limits, accept)  # type: ignore[arg-type]
         except ConfigError as e:
             raise HTTPException(400, str(e)) from None
+    if found:
+        response.status_code = 200
+        return VersionOut.of(found[0], private=True, open_ratings=open_ratings(s))
     name = up.spec.name
-    allowed, image = host.settings.runner.images, up.spec.extra.get("image")
-    if image is not None and allowed is not None and image not in allowed:
-        raise HTTPException(400, f"bot.toml: image = {image!r} is not one this competition "
-                            f"allows ({', '.join(allowed) or 'none'}): name one of them, or "
-                            "ask the organiser to add yours")
-    if name.lower() in {r.name.lower() for r in host.references}:
-        raise HTTPException(409, f"the bot name {name!r} is the host's reference bot's: "
-                            "rename your bot (name in bot.toml)")
-    # names differing only in case are one name (no "Heuristic" next to "heuristic")
     bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
     if bot is None:
         bot = Bot(owner_id=user.id, name=up.spec.name)
@@ -62,14 +118,9 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
             s.rollback()
             raise HTTPException(409, f"a bot named {up.spec.name!r} was just made: "
                                 "submit again") from None
-    elif bot.owner_id != user.id:
-        raise HTTPException(409, f"the bot name {name!r} belongs to another participant"
-                            + (f" (as {bot.name!r}: names that differ only in case are one "
-                               "name)" if bot.name != name else "")
-                            + ": rename your bot (name in bot.toml)")
-    elif bot.name != name:
-        raise HTTPException(409, f"you have a bot named {bot.name!r}: names that differ only "
-                            f"in case are one name, so write name = {bot.name!r} in bot.toml")
+    elif bot.owner_id != user.id:  # taken since the check above
+        raise HTTPException(409, f"the bot name {name!r} belongs to another participant: "
+                            "rename your bot (name in bot.toml)")
     same = s.scalar(select(Version).where(Version.bot_id == bot.id, Version.hash == up.version))
     if same is not None:
         response.status_code = 200

@@ -1,0 +1,85 @@
+"""A participant who abuses the host's resources, against a real `moon host run` over
+HTTP: a flood of new versions (each one a build and a validation everyone else's versions
+would wait behind, and an archive and a folder kept on disk) is refused with a clear 429,
+and an upload that is refused leaves nothing on the host's disk, however often it is sent.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
+
+
+def stored(folder: Path) -> set[str]:
+    """Every archive and version folder the host keeps."""
+    store = folder / "store"
+    return {p.relative_to(store).as_posix() for sub in ("archives", "versions")
+            for p in (store / sub).glob("*")} if store.is_dir() else set()
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory: pytest.TempPathFactory):
+    folder = make_competition(tmp_path_factory.mktemp("abuse") / "comp", concurrency=1)
+    path = folder / "competition.toml"
+    text = re.sub(r"(?m)^max_waiting = \d+", "max_waiting = 1", path.read_text())
+    path.write_text(re.sub(r"(?m)^max_versions_per_day = \d+", "max_versions_per_day = 2",
+                           text))
+    h = HostProcess(folder, None).start()
+    try:
+        yield h
+    finally:
+        h.stop()
+
+
+def test_a_refused_upload_leaves_nothing_on_disk(host: HostProcess) -> None:
+    alice, bob = host.register("alice"), host.register("bob")
+    assert host.submit(alice, tar_folder(EXAMPLES / "random", rename="alicebot")
+                       ).status_code == 201
+    before = stored(host.folder)
+    assert len(before) == 2  # alicebot's archive and its folder
+    # bob sends uploads the host refuses, each with other sources (a new hash every time)
+    for i in range(4):
+        r = host.submit(bob, tar_folder(EXAMPLES / "random", rename="alicebot", edit=f"{i}"))
+        assert r.status_code == 409 and "belongs to another participant" in r.json()["detail"]
+        r = host.submit(bob, tar_folder(EXAMPLES / "random", rename="Reference-Random",
+                                        edit=f"{i}"))
+        assert r.status_code == 409 and "reference bot" in r.json()["detail"]
+    assert stored(host.folder) == before
+    assert host.ok("GET", "/api/me", bob)["bots"] == []
+
+
+def test_a_flood_of_versions_is_refused(host: HostProcess) -> None:
+    carol = host.register("carol")
+    first = host.submit(carol, tar_folder(EXAMPLES / "weak", rename="flood"))
+    assert first.status_code == 201, first.text
+    v1 = first.json()
+    # max_waiting = 1: a second version while the first is still being validated
+    r = host.submit(carol, tar_folder(EXAMPLES / "weak", rename="flood", edit="2"))
+    assert r.status_code == 429, r.text
+    assert "1 versions waiting to be built and validated (at most 1 at once)" \
+        in r.json()["detail"]
+    # a new bot counts too: the limit is the participant's, not the bot's
+    r = host.submit(carol, tar_folder(EXAMPLES / "weak", rename="flood2"))
+    assert r.status_code == 429, r.text
+    # the same sources again are no new version: the version, not a refusal
+    again = host.submit(carol, tar_folder(EXAMPLES / "weak", rename="flood"))
+    assert again.status_code == 200 and again.json()["id"] == v1["id"]
+    assert host.wait_version(carol, v1["id"])["status"] == "active"
+    v2 = host.submit(carol, tar_folder(EXAMPLES / "weak", rename="flood", edit="2"))
+    assert v2.status_code == 201, v2.text
+    assert host.wait_version(carol, v2.json()["id"])["status"] == "active"
+    # max_versions_per_day = 2: a third new version in 24 hours is refused
+    r = host.submit(carol, tar_folder(EXAMPLES / "weak", rename="flood", edit="3"))
+    assert r.status_code == 429, r.text
+    assert "2 new versions in the last 24 hours" in r.json()["detail"]
+    assert [v["number"] for v in host.ok("GET", "/api/bots/flood")["versions"]] == [1, 2]
+    assert host.call("GET", "/api/bots/flood2").status_code == 404
+
+
+def test_the_organiser_is_not_limited(host: HostProcess) -> None:
+    for i in range(2):
+        r = host.submit(host.admin, tar_folder(EXAMPLES / "random", rename="house", edit=f"{i}"))
+        assert r.status_code == 201, r.text
