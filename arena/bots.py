@@ -67,6 +67,62 @@ LOG_MAX_BYTES = 1024 * 1024
 """How much of a local bot's output (stdout and stderr) its log file keeps from the start,
 bytes. Past it only the last LOG_TAIL_BYTES are kept; at the end of the game they are
 appended after a line ``[... N bytes of output dropped ...]``."""
+BUILD_LOG_CHARS = 256 * 1024
+"""How much of a build's output is kept (:class:`BuildOutput`), characters: its first
+quarter and its last three quarters."""
+
+
+class BuildOutput:
+    """A build's output as it comes, kept to at most ``limit`` characters whatever the build
+    prints: the first quarter of them and the last three quarters, with a line saying how
+    much was left out between. A build that prints without end (``yes`` for ten minutes)
+    costs the host no more memory than this.
+
+    Thread-safe: the pipes of a local build are read by two threads.
+    """
+
+    def __init__(self, limit: int = BUILD_LOG_CHARS) -> None:
+        self.limit = limit
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: list[str] = []
+        self._tail_len = 0
+        self.dropped = 0
+        """Characters left out so far."""
+        self._lock = threading.Lock()
+
+    def add(self, text: str) -> None:
+        """Keep ``text`` (the next piece of output)."""
+        with self._lock:
+            room = self.limit // 4 - self._head_len
+            if room > 0:
+                self._head.append(text[:room])
+                self._head_len += len(text[:room])
+                text = text[room:]
+            if not text:
+                return
+            self._tail.append(text)
+            self._tail_len += len(text)
+            keep = self.limit - self.limit // 4
+            if self._tail_len > 2 * keep:  # trim now and then, not at every piece
+                self._trim(keep)
+
+    def _trim(self, keep: int) -> None:
+        whole = "".join(self._tail)
+        over = max(0, len(whole) - keep)
+        self.dropped += over
+        self._tail = [whole[over:]]
+        self._tail_len = len(whole) - over
+
+    def text(self) -> str:
+        """What is kept, in order (with the line saying what was left out, if anything)."""
+        with self._lock:
+            self._trim(self.limit - self.limit // 4)
+            gap = (f"\n[... {self.dropped} characters of output left out ...]\n"
+                   if self.dropped else "")
+            return "".join(self._head) + gap + "".join(self._tail)
+
+
 DEFAULT_MEMORY_MB = 2048
 """A local bot's address-space limit (RLIMIT_AS) unless its ``bot.toml`` sets one, MiB."""
 MAX_MEMORY_MB = 16384
@@ -255,6 +311,13 @@ def _kill_builds() -> None:
         c.release(timeout_s=0.5)
 
 
+def _drain_text(pipe: Any, kept: BuildOutput) -> None:
+    """Read a text pipe to its end into ``kept``."""
+    with contextlib.suppress(OSError, ValueError):
+        while chunk := pipe.read(1 << 16):
+            kept.add(chunk)
+
+
 def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
     """Run the bot's build command (if any) in its folder with ``/bin/sh``; returns the
     build log (its stdout, then its stderr).
@@ -283,18 +346,29 @@ def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
                                 stderr=subprocess.PIPE, text=True, errors="replace",
                                 start_new_session=True)
         held.started(proc.pid)
+        # read as it comes, kept to BUILD_LOG_CHARS: a build that prints without end must
+        # not fill the arena's memory (communicate() would keep every byte)
+        kept = (BuildOutput(), BuildOutput())
+        readers = [threading.Thread(target=_drain_text, args=(pipe, k), daemon=True)
+                   for pipe, k in zip((proc.stdout, proc.stderr), kept, strict=True)]
+        for r in readers:
+            r.start()
         try:
-            stdout, stderr = proc.communicate(timeout=timeout_s)
+            proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             held.kill()  # the whole build, so its pipes close
-            proc.communicate()
+            proc.wait()
             raise BotError(f"bot {spec.name}: build timed out after {timeout_s:.0f} s") \
                 from None
+        finally:
+            for r in readers:
+                r.join(10)
     finally:
         held.kill()  # what the build left running in the background
         held.release()
         with _BUILDS_LOCK:
             _BUILDS.discard(held)
+    stdout, stderr = (k.text() for k in kept)
     out = stdout + stderr
     if proc.returncode != 0:
         raise BotError(f"bot {spec.name}: build failed (exit {proc.returncode}):\n"
@@ -572,5 +646,5 @@ class LocalProcess:
         return ("[...]\n" + text) if size > LOG_TAIL_BYTES else text
 
 
-__all__ = ["BotSpec", "Limits", "LocalProcess", "build_bot", "kill_marked", "load_bot",
-           "missing_command", "run_problem"]
+__all__ = ["BUILD_LOG_CHARS", "BotSpec", "BuildOutput", "Limits", "LocalProcess", "build_bot",
+           "kill_marked", "load_bot", "missing_command", "run_problem"]

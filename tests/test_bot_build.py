@@ -5,6 +5,7 @@ it runs (a host stopped mid-build)."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.bots import BotSpec, build_bot
+from arena.bots import BUILD_LOG_CHARS, BotSpec, BuildOutput, build_bot
 from arena.errors import BotError
 
 
@@ -76,7 +77,7 @@ def test_a_build_running_when_the_arena_exits_is_killed(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import threading, time
         from pathlib import Path
-        from arena.bots import BotSpec, build_bot
+        from arena.bots import BUILD_LOG_CHARS, BotSpec, BuildOutput, build_bot
         folder = Path({str(tmp_path)!r})
         spec = BotSpec(name="builder", folder=folder, run="true",
                        build="sleep 600 & echo $! > bg; wait")
@@ -91,3 +92,36 @@ def test_a_build_running_when_the_arena_exits_is_killed(tmp_path: Path) -> None:
     assert out.stdout.strip() == "building"
     bg = int((tmp_path / "bg").read_text())
     assert _wait_gone(bg), f"the build's process {bg} outlived the arena that ran it"
+
+
+def test_build_output_keeps_its_head_and_tail_as_a_whole_copy_would() -> None:
+    """The kept output is, by a simple second model (the whole output kept, then cut), its
+    first quarter and last three quarters with the count of what was left out between."""
+    rng = random.Random(5)
+    for limit in (8, 40, 1000):
+        for _ in range(50):
+            pieces = ["".join(rng.choice("ab\n") for _ in range(rng.randrange(0, 3 * limit)))
+                      for _ in range(rng.randrange(0, 12))]
+            kept = BuildOutput(limit)
+            for p in pieces:
+                kept.add(p)
+            whole = "".join(pieces)
+            head, tail = limit // 4, limit - limit // 4
+            want = whole if len(whole) <= limit else (
+                whole[:head] + f"\n[... {len(whole) - limit} characters of output left out "
+                "...]\n" + whole[len(whole) - tail:])
+            assert kept.text() == want, (limit, pieces)
+
+
+def test_a_build_that_prints_without_end_keeps_only_its_head_and_tail(tmp_path: Path) -> None:
+    """A build printing 30 MB (it could print for its whole time limit): the arena keeps its
+    first and last lines and BUILD_LOG_CHARS in all, not every byte in memory."""
+    n = 30_000_000
+    out = build_bot(_spec(tmp_path, f"echo first; head -c {n} /dev/zero | tr '\\0' x; echo; "
+                          "echo last >&2"))
+    stdout = 6 + n + 1  # "first\n", the x's, "\n"
+    assert out.startswith("first\nxxx")
+    assert out.endswith("xxx\nlast\n")
+    gap = f"\n[... {stdout - BUILD_LOG_CHARS} characters of output left out ...]\n"
+    assert gap in out
+    assert len(out) == BUILD_LOG_CHARS + len(gap) + len("last\n")

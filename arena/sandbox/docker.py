@@ -57,7 +57,7 @@ import docker.errors
 import docker.utils
 from docker.types import LogConfig, Ulimit
 
-from ..bots import LOG_TAIL_BYTES, BotSpec
+from ..bots import LOG_TAIL_BYTES, BotSpec, BuildOutput
 from ..errors import BotError, ConfigError, InfrastructureError
 from ..text import clean
 
@@ -474,19 +474,22 @@ def build_image(spec: BotSpec, limits: DockerLimits | None = None,
     lim = limits or DockerLimits()
     opts = docker_options(spec)
     c = client()
-    out: list[str] = []
+    out = BuildOutput()  # kept to BUILD_LOG_CHARS: a build may print without end
     error: list[str] = []
+    written = [0.0]
 
     def keep(text: str) -> None:
-        out.append(text)
-        if log_path is not None:
+        out.add(text)
+        # the log file follows the build, rewritten at most twice a second (each time whole)
+        if log_path is not None and time.monotonic() - written[0] >= 0.5:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text("".join(out))
+            log_path.write_text(out.text())
+            written[0] = time.monotonic()
 
     if not opts.own_image:
         ensure_base_image(c)
         keep(f"using the base image {BASE_IMAGE} with the host runtime\n")
-        return "".join(out)
+        return out.text()
     api, abort = _abortable_api(c, lim.build_timeout_s + 30)
 
     def consume(chunks: Any) -> None:
@@ -507,12 +510,12 @@ def build_image(spec: BotSpec, limits: DockerLimits | None = None,
             try:
                 c.images.get(opts.image)
                 keep(f"using the image {opts.image}\n")
-                return "".join(out)
+                return out.text()
             except docker.errors.ImageNotFound:
                 pass
             if lim.pull is not None and opts.image not in lim.pull:
                 raise BuildError(spec.name, f"the image {opts.image} is not on this host's "
-                                 "Docker engine, and the host pulls no image", "".join(out),
+                                 "Docker engine, and the host pulls no image", out.text(),
                                  hint="ask the organiser to add it (or to list it in "
                                  "[runner] images), or name an image the host has")
             keep(f"pulling {opts.image}\n")
@@ -544,7 +547,7 @@ def build_image(spec: BotSpec, limits: DockerLimits | None = None,
                             spec.name, f"{opts.dockerfile} builds from "
                             + (f"the image {base}, which is not on this host's Docker "
                                "engine" if base else "an image named by a variable")
-                            + ", and the host pulls no image", "".join(out),
+                            + ", and the host pulls no image", out.text(),
                             hint="ask the organiser to add it, or build FROM an image the "
                             "host has") from None
             tag = image_tag(spec)
@@ -565,18 +568,21 @@ def build_image(spec: BotSpec, limits: DockerLimits | None = None,
         if not _in_thread_with_deadline(work, lim.build_timeout_s, abort):
             keep(f"ERROR: timed out after {lim.build_timeout_s:g} s\n")
             raise BuildError(spec.name, f"{what} timed out after {lim.build_timeout_s:g} s",
-                             "".join(out))
+                             out.text())
         if error:
-            raise BuildError(spec.name, f"{what} failed: {error[-1]}", "".join(out))
+            raise BuildError(spec.name, f"{what} failed: {error[-1]}", out.text())
         try:
             c.images.get(image_of(spec))
         except docker.errors.ImageNotFound:
             raise BuildError(spec.name, f"{what} made no image {image_of(spec)}",
-                             "".join(out)) from None
-        return "".join(out)
+                             out.text()) from None
+        return out.text()
     finally:
         with contextlib.suppress(Exception):
             api.close()
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text(out.text())
 
 
 # -- the process ----------------------------------------------------------------------------
