@@ -10,7 +10,7 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..text import clean_line
-from .client import ClientError, api, save_token
+from .client import ClientError, api, find_token, save_token
 from .console import make_console
 
 
@@ -206,3 +206,30 @@ def register(url: str, name: str, invite: str | None, save: bool) -> None:
                    err=True)
 
 
+
+
+@host.command("new-token")
+@click.argument("url")
+@click.option("--token", default=None,
+              help="Your API token now (default: env MOON_TOKEN, else the moon config file).")
+@click.option("--save/--no-save", default=True, show_default=True,
+              help="Keep the new token in your moon config file for this server.")
+def new_token(url: str, token: str | None, save: bool) -> None:
+    """Replace your API token at the host URL (one that may have leaked) and print the new
+    one: the old token and every web session signed in with it stop working at once.
+
+    \b
+    Example:  moon host new-token http://127.0.0.1:8000
+    """
+    tok = find_token(url, token)
+    if not tok:
+        raise click.ClickException(f"no token for {url}: pass --token, set MOON_TOKEN, or "
+                                   "register first (moon host register)")
+    try:
+        out = api("POST", url, "/api/token", tok)
+    except ClientError as e:
+        raise click.ClickException(str(e)) from None
+    where = save_token(url, out["token"]) if save else None
+    click.echo(out["token"])
+    if where:
+        click.echo(f"(saved in {where})", err=True)

@@ -9,8 +9,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import httpx
 import pytest
+from click.testing import CliRunner
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
+
+from arena.cli import main
 
 
 def stored(folder: Path) -> set[str]:
@@ -83,3 +87,37 @@ def test_the_organiser_is_not_limited(host: HostProcess) -> None:
     for i in range(2):
         r = host.submit(host.admin, tar_folder(EXAMPLES / "random", rename="house", edit=f"{i}"))
         assert r.status_code == 201, r.text
+
+
+def test_a_leaked_token_can_be_replaced(host: HostProcess) -> None:
+    """A participant whose token leaked gets a new one: the old token and every web session
+    signed in with it stop working at once (else whoever holds it could submit a losing
+    version of their bot for good)."""
+    old = host.register("dora")
+    # a web session signed in with the old token
+    form = httpx.get(host.url + "/signin")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert csrf is not None
+    r = httpx.post(host.url + "/signin", data={"token": old, "csrf": csrf.group(1)},
+                   cookies=form.cookies)
+    assert r.status_code == 303
+    session = {**form.cookies, **r.cookies}
+    assert httpx.get(host.url + "/submit", cookies=session).status_code == 200
+    new = host.ok("POST", "/api/token", old)
+    assert new["name"] == "dora" and new["token"] != old
+    assert host.ok("GET", "/api/me", new["token"])["name"] == "dora"
+    r = host.call("GET", "/api/me", old)
+    assert r.status_code == 401 and "unknown token" in r.json()["detail"]
+    r = httpx.get(host.url + "/submit", cookies=session)
+    assert r.status_code == 303 and r.headers["location"] == "/signin"
+    # the organiser's token is its file's
+    r = host.call("POST", "/api/token", host.admin)
+    assert r.status_code == 400 and "admin.token" in r.json()["detail"]
+    assert host.call("POST", "/api/token").status_code == 401
+    # the same from the command line
+    r = CliRunner().invoke(main, ["host", "new-token", host.url, "--token", new["token"],
+                                 "--no-save"])
+    assert r.exit_code == 0, r.output
+    newer = r.output.strip()
+    assert host.ok("GET", "/api/me", newer)["name"] == "dora"
+    assert host.call("GET", "/api/me", new["token"]).status_code == 401

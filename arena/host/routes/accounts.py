@@ -58,6 +58,19 @@ def me(user: User, s: SessionDep) -> Me:
     return Me(name=user.name, admin=user.is_admin, bots=list(bots))
 
 
+@router.post("/token", response_model=RegisterOut, responses={400: {}})
+def replace_token(user: User, s: SessionDep) -> RegisterOut:
+    """A new API token for the caller (shown only now): the old one stops working at once
+    and every web session signed in with it ends. For a token that may have leaked."""
+    if user.is_admin:
+        raise HTTPException(400, "the organiser's token is the competition folder's "
+                            "admin.token: write a new one there and restart the host")
+    token = new_token()
+    user.token_hash = digest(token)
+    s.commit()
+    return RegisterOut(name=user.name, token=token)
+
+
 @router.post("/invites", status_code=201, response_model=InviteOut)
 def make_invite(_: Admin, s: SessionDep) -> InviteOut:
     """A new invite code (organiser only)."""
