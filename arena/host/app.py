@@ -42,7 +42,11 @@ def create_app(host: Host) -> FastAPI:
 
     app = FastAPI(title=f"Moon Arena: {host.settings.competition.name}", version=__version__,
                   description="A Moon bot competition: submit bots, follow the leaderboard "
-                  "and the games.", lifespan=lifespan)
+                  "and the games.", lifespan=lifespan,
+                  # the API's page is the host's own (arena.web.pages.api_page): FastAPI's
+                  # /docs and /redoc load their scripts from CDNs, which would then run on
+                  # this origin, next to the session cookie
+                  docs_url=None, redoc_url=None)
     app.state.host = host
     limit = int(host.settings.limits.max_archive_mb * 1024 * 1024) + 64 * 1024
 

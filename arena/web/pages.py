@@ -12,7 +12,8 @@ Pages: ``/`` (leaderboard), ``/bots/{name}``, ``/versions/{id}`` (build and vali
 progress; log for its owner), ``/games`` (filter by bot and result), ``/games/{id}``
 (replay player once over, live view while it runs), ``/games/{id}/events`` (server-sent
 events from the referee's public watch stream), ``/games/{id}/stderr/{seat}``,
-``/signin``, ``/signout``, ``/submit``. Static files under ``/static``.
+``/signin``, ``/signout``, ``/submit``, ``/docs`` (the API, from its OpenAPI schema).
+Static files under ``/static``.
 """
 
 from __future__ import annotations
@@ -412,6 +413,32 @@ async def game_events(game_id: str, request: Request, host: HostDep) -> Response
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store",
                                       "X-Accel-Buffering": "no"})
+
+
+# -- the API's own page -------------------------------------------------------------------------
+def api_endpoints(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The API's endpoints from its OpenAPI ``schema``, for the ``/docs`` page: method,
+    path, summary, description, parameters, body and answers (by status code)."""
+    out = []
+    for path, ops in sorted(schema.get("paths", {}).items()):
+        for method, op in ops.items():
+            params = [{"name": p.get("name", ""), "where": p.get("in", ""),
+                       "required": bool(p.get("required")),
+                       "description": p.get("description", "")}
+                      for p in op.get("parameters", [])]
+            body = ", ".join(op.get("requestBody", {}).get("content", {}))
+            out.append({"method": method.upper(), "path": path,
+                        "summary": op.get("summary", ""),
+                        "description": op.get("description", ""), "params": params,
+                        "body": body, "responses": ", ".join(sorted(op.get("responses", {})))})
+    return out
+
+
+@router.get("/docs", response_class=HTMLResponse)
+def api_page(request: Request, host: HostDep, s: SessionDep) -> HTMLResponse:
+    """The API, browsable: every endpoint of the OpenAPI schema, drawn on the server like
+    every page (FastAPI's own /docs would load its script from a CDN, on this origin)."""
+    return page(request, s, host, "api", endpoints=api_endpoints(request.app.openapi()))
 
 
 # -- signing in, submitting -------------------------------------------------------------------

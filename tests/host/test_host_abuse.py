@@ -121,3 +121,19 @@ def test_a_leaked_token_can_be_replaced(host: HostProcess) -> None:
     newer = r.output.strip()
     assert host.ok("GET", "/api/me", newer)["name"] == "dora"
     assert host.call("GET", "/api/me", new["token"]).status_code == 401
+
+
+def test_the_api_page_loads_nothing_from_elsewhere(host: HostProcess) -> None:
+    """/docs (linked from every page's footer) is one of the host's pages: its scripts and
+    styles are the host's own, under the pages' Content-Security-Policy. FastAPI's own
+    /docs loaded Swagger UI from a CDN: a script from elsewhere on this origin, where it
+    could read a signed-in visitor's pages (their CSRF value) and post forms as them."""
+    r = httpx.get(host.url + "/docs")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in r.headers["content-security-policy"]
+    refs = re.findall(r'(?:src|href)="([^"]*)"', r.text)
+    assert refs and all(x.startswith(("/", "#")) for x in refs), refs
+    # every endpoint of the schema is on it
+    for path in host.ok("GET", "/openapi.json")["paths"]:
+        assert f"{path}</code>" in r.text, path
+    assert httpx.get(host.url + "/redoc").status_code == 404
