@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from ..errors import ConfigError
-from .settings import ADMIN_TOKEN_FILE, SETTINGS_FILE, TEMPLATE, load_settings
+from .settings import ADMIN_TOKEN_FILE, SETTINGS_FILE, TEMPLATE, load_settings, new_master_seed
 
 REFERENCE = "reference-random"
 
@@ -26,8 +26,6 @@ def init_competition(folder: Path, *, name: str = "Moon competition", open_regis
     Raises:
         ConfigError: the folder already holds a competition.
     """
-    import secrets
-
     from ..scaffold import scaffold
     from .security import new_token
 
@@ -39,7 +37,7 @@ def init_competition(folder: Path, *, name: str = "Moon competition", open_regis
                            registration="open" if open_registration else "invite",
                            runner="local" if trust_local else "docker",
                            trust_local="true" if trust_local else "false",
-                           seed=secrets.randbits(31) if seed is None else seed)
+                           seed=new_master_seed() if seed is None else seed)
     (folder / SETTINGS_FILE).write_text(text)
     token = new_token()
     path = folder / ADMIN_TOKEN_FILE

@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from .db import database_url, make_engine, migrate
 from .lock import HostLock
 from .service import Host
-from .settings import load_settings
+from .settings import load_settings, short_seed_warning
 
 log = logging.getLogger("arena.host")
 
@@ -57,6 +57,9 @@ def open_host(folder: Path, database: str | None = None, *, recover: bool = True
             return DaskExecutor(address, record_dir, capacity=capacity, grace_s=0.0)
 
     settings = load_settings(folder)
+    short = short_seed_warning(settings.matchmaking.seed)
+    if short:
+        log.warning("%s", short)
     engine = make_engine(database_url(database, folder))
     lock = HostLock(folder, engine)
     lock.acquire()  # before anything is changed: another host's games are not voided

@@ -7,6 +7,7 @@ wrong type or an impossible value is a :class:`~arena.timecontrol.ConfigError` n
 
 from __future__ import annotations
 
+import secrets
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -85,7 +86,33 @@ class Matchmaking(_Table):
     bootstrap: int = Field(100, ge=0, le=2000)
     """Bootstrap resamples of the batch fit's intervals."""
     seed: int = 0
-    """Seeds boards (with the set's number), so a competition's deals are reproducible."""
+    """Seeds boards (with the set's number), so a competition's deals are reproducible. A
+    secret: whoever knows it can deal every board to come (:data:`SHORT_SEED_BITS`)."""
+
+
+SHORT_SEED_BITS = 48
+"""A master seed under this many bits is short: every game record holds its board's seed
+(to be replayed), a keyed hash of the master seed and the set's number, so trying every
+master seed up to 2**31 against one published record takes a single core under an hour —
+and then every board to come is known, to a bot that carries it too (no network needed).
+``moon host init`` writes 63 random bits; ``moon host run`` warns of a shorter one."""
+
+
+def new_master_seed() -> int:
+    """A fresh master seed of 63 bits (62 of them random, the top one set, so it is never
+    short; a TOML integer holds up to 2**63 - 1)."""
+    return (1 << 62) | secrets.randbits(62)
+
+
+def short_seed_warning(seed: int) -> str | None:
+    """What to tell the organiser about a short master seed (``[matchmaking] seed``), or
+    None when it is long enough."""
+    if seed.bit_length() >= SHORT_SEED_BITS:
+        return None
+    return (f"competition.toml: [matchmaking] seed = {seed} is short ({seed.bit_length()} "
+            "bits): from one published game record anyone can find it by trying every "
+            "value, and then deal every board to come; before the competition starts, "
+            f"write a long random one (seed = {new_master_seed()}, say)")
 
 
 class Limits(_Table):

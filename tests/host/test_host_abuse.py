@@ -137,3 +137,8 @@ def test_the_api_page_loads_nothing_from_elsewhere(host: HostProcess) -> None:
     for path in host.ok("GET", "/openapi.json")["paths"]:
         assert f"{path}</code>" in r.text, path
     assert httpx.get(host.url + "/redoc").status_code == 404
+
+
+def test_a_short_master_seed_is_warned_of(host: HostProcess) -> None:
+    # make_competition writes seed = 7 (`moon host init --seed 7`)
+    assert "[matchmaking] seed = 7 is short (3 bits)" in host.log.read_text()

@@ -89,3 +89,23 @@ def test_pydantic_prefixes_are_stripped() -> None:
         "memory_mb must be at least 64"
     assert plain_message("Value error, a, b") == "a, b"
     assert plain_message("Field required") == "Field required"
+
+
+def test_init_writes_a_master_seed_too_long_to_find(tmp_path: Path) -> None:
+    """Every record holds its board's seed, a keyed hash of the master seed: a master seed
+    of 31 bits is found from one published record by trying them all (under an hour on one
+    core), and then every board to come is known. `init` writes 63 bits, a new one each
+    time, and the host warns of a short one."""
+    from arena.host.settings import short_seed_warning
+    from arena.ladder.schedule import board_seed
+
+    seeds = [load_settings(init(tmp_path / str(i))).matchmaking.seed for i in range(2)]
+    assert all(s.bit_length() == 63 for s in seeds) and seeds[0] != seeds[1]
+    assert short_seed_warning(seeds[0]) is None
+    why = short_seed_warning(920312219)
+    assert why and "seed = 920312219 is short (30 bits)" in why
+    # the attack on a short seed, in small: a record's seed and its set's number give the
+    # master seed back by trying every value (here 2**16 of them)
+    master = 40_000
+    published = board_seed(master, 17)
+    assert [m for m in range(1 << 16) if board_seed(m, 17) == published] == [master]
