@@ -361,8 +361,11 @@ def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
             raise BotError(f"bot {spec.name}: build timed out after {timeout_s:.0f} s") \
                 from None
         finally:
-            for r in readers:
+            for r, pipe in zip(readers, (proc.stdout, proc.stderr), strict=True):
                 r.join(10)
+                if pipe is not None and not r.is_alive():  # never close one being read
+                    with contextlib.suppress(OSError):
+                        pipe.close()
     finally:
         held.kill()  # what the build left running in the background
         held.release()
