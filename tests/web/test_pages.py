@@ -212,6 +212,53 @@ def test_rating_history_is_the_live_ratings(competition: Competition, tmp_path):
         engine.dispose()
 
 
+def test_a_bot_page_replays_only_the_games_finished_since_the_last(competition: Competition,
+                                                                    tmp_path):
+    """The host keeps its replay of the live ratings (a bot page used to replay every rated
+    game at each view: some 20 s of CPU at 100,000 games, for anyone to ask again and
+    again): a later view reads only the games finished since, and gives the same history
+    as a replay from scratch."""
+    from sqlalchemy import func, select
+    from sqlalchemy.orm import Session
+
+    from arena.host.db import make_engine
+    from arena.host.models import Game, GameSeat, Version
+    from arena.web.pages import RatingReplay, rating_history
+
+    c = competition
+    enough_games(c, 6)
+
+    def snapshot(name: str):
+        copy = tmp_path / name
+        with sqlite3.connect(c.host.folder / "host.sqlite") as src, \
+                sqlite3.connect(copy) as dst:
+            src.backup(dst)
+        return make_engine(f"sqlite:///{copy}")
+
+    first = snapshot("first.sqlite")
+    seen = len(finished_games(c))
+    wait_for(lambda: len(finished_games(c)) >= seen + 3, 120, "three more games")
+    second = snapshot("second.sqlite")
+    replay = RatingReplay()
+    try:
+        with Session(first) as s:
+            vids = [v.id for v in s.scalars(select(Version)) if v.games]
+            early = {v: rating_history(s, {v}, replay) for v in vids}
+        read, last = replay.rows_read, replay.seq
+        with Session(second) as s:
+            new_rows = s.scalar(select(func.count()).select_from(GameSeat).join(Game).where(
+                Game.status == "finished", Game.kind == "rated", Game.seq > last))
+            assert new_rows >= 3 * 3  # three games of three seats at least
+            for v in vids:
+                assert rating_history(s, {v}, replay) == rating_history(s, {v})
+                assert rating_history(s, {v})[:len(early[v])] == early[v]
+            assert rating_history(s, set(vids), replay) == rating_history(s, set(vids))
+        assert replay.rows_read - read == new_rows
+    finally:
+        first.dispose()
+        second.dispose()
+
+
 def held(page, seat: int) -> set[str]:
     return set(page.eval_on_selector_all(
         f"section.hand:not([hidden]) .held[data-seat='{seat}'] .dom:not(.gone)",
