@@ -12,7 +12,7 @@ import sqlite3
 
 import httpx
 import pytest
-from host_support import EXAMPLES, tar_folder, wait_for
+from host_support import EXAMPLES, SEED, tar_folder, wait_for
 from web_support import Competition
 
 from arena.records import GameRecord, verify_record
@@ -562,9 +562,9 @@ def test_leaderboard_ratings_are_the_ladders_on_the_same_games(browser, competit
                 continue
             ladder = {r.bot: r.rating for r in rate(rows, bots, bootstrap=0)}
             if all(abs(ladder[b] - shown[b]) <= 0.051 for b in bots):
-                # and with the host's bootstrap (20 resamples, its seed 7: make_competition)
+                # and with the host's bootstrap (20 resamples, its seed: make_competition's)
                 # the same intervals, and the same ratings left open (quoted by a bound)
-                fit = {r.bot: r for r in rate(rows, bots, bootstrap=20, seed=7)}
+                fit = {r.bot: r for r in rate(rows, bots, bootstrap=20, seed=SEED)}
                 for r in board:
                     f = fit[str(r["version_id"])]
                     assert (r["rating_low"], r["rating_high"], r["rating_open"]) == (
