@@ -27,7 +27,10 @@ before it is resized), and the host's ``malloc_trim`` calls (how many, mean ms e
 ``--memory-only`` skips the rates (steps 1 and 3's ladder); ``--host-env`` sets a variable
 for the host process (e.g. ``MALLOC_ARENA_MAX=2``) to compare; with ``--diagnostics``,
 ``--host-env MOON_BENCH_TRACE_FROM=2000`` starts tracemalloc in the host once it has finished
-2,000 games and dumps snapshots beside the diagnostics file (see hostdiag/sitecustomize.py).
+2,000 games and dumps snapshots beside the diagnostics file (see hostdiag/sitecustomize.py);
+``--host-env MOON_BENCH_TYPES_AT=1000,3000`` counts the objects the collector tracks, by type,
+and how full each ``functools`` cache is, at those game counts, with the differences from one
+count to the next (what grows with games).
 """
 
 from __future__ import annotations

@@ -142,6 +142,10 @@ def _start(path: str) -> None:
             time.sleep(2.0)
 
     threading.Thread(target=loop, name="moon-bench-diag", daemon=True).start()
+    at = os.environ.get("MOON_BENCH_TYPES_AT")
+    if at:
+        threading.Thread(target=_types_at, args=(path, [int(n) for n in at.split(",")]),
+                         name="moon-bench-types", daemon=True).start()
     late = os.environ.get("MOON_BENCH_TRACE_FROM")
     if late:
         threading.Thread(target=_trace_late, args=(path, int(late)), name="moon-bench-trace",
@@ -174,6 +178,68 @@ def _interned_table() -> dict[str, str] | None:
         return table if isinstance(table, dict) else None
     except (OSError, ValueError, subprocess.SubprocessError):
         return None
+
+
+def _finished_games() -> int:
+    """The host's finished games so far, read from its SQLite database (read-only)."""
+    import sqlite3
+    import time
+
+    with open("/proc/self/cmdline", "rb") as f:
+        argv = [a.decode() for a in f.read().split(b"\0")]
+    db = os.path.join(argv[argv.index("run") + 1], "host.sqlite")
+    for _ in range(10):  # a read may meet the writer's checkpoint: try again
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                return int(conn.execute("SELECT count(*) FROM games WHERE status = "
+                                        "'finished'").fetchone()[0])
+        except sqlite3.Error:
+            time.sleep(0.5)
+    return -1
+
+
+def _types_at(path: str, marks: list[int]) -> None:
+    """``MOON_BENCH_TYPES_AT=N1,N2,...``: once the host has finished N games, count the
+    objects the garbage collector tracks by type (after a full collection) and write the
+    counts to ``{path}.types.{N:06d}.json``, and the types whose count changed since the
+    previous mark to ``{path}.types.{N:06d}.diff.txt`` (objects that grow with games)."""
+    import collections
+    import functools
+    import gc
+    import json
+    import time
+
+    previous: dict[str, int] = {}
+    try:
+        for mark in sorted(marks):
+            while _finished_games() < mark:
+                time.sleep(2.0)
+            gc.collect()
+            objects = gc.get_objects()
+            counts = collections.Counter(
+                f"{type(o).__module__}.{type(o).__qualname__}" for o in objects)
+            # functools caches by how full they are (a bounded cache still filling grows)
+            for o in objects:
+                if isinstance(o, functools._lru_cache_wrapper):
+                    info = o.cache_info()
+                    counts[f"lru {getattr(o, '__module__', '?')}."
+                           f"{getattr(o, '__qualname__', '?')} (max {info.maxsize})"] = (
+                        info.currsize)
+            del objects
+            with open(f"{path}.types.{mark:06d}.json", "w") as f:
+                json.dump(dict(counts), f)
+            if previous:
+                diff = sorted(((n - previous.get(k, 0), k) for k, n in counts.items()),
+                              reverse=True)
+                gone = [(n, k) for k, n in previous.items() if k not in counts]
+                with open(f"{path}.types.{mark:06d}.diff.txt", "w") as f:
+                    for d, k in diff[:60] + [(-n, k) for n, k in gone]:
+                        if d:
+                            f.write(f"{d:+8d}  {counts.get(k, 0):8d}  {k}\n")
+            previous = dict(counts)
+    except Exception as e:  # a diagnostic never takes the host down
+        with open(f"{path}.types-error.txt", "w") as f:
+            f.write(repr(e))
 
 
 def _trace_late(path: str, from_games: int) -> None:
