@@ -249,20 +249,11 @@ def _trace_late(path: str, from_games: int) -> None:
     ``MOON_BENCH_SNAPSHOT_S`` seconds to ``{path}.{games:06d}.snapshot``, to compare any two
     afterwards (``tracemalloc.Snapshot.load``): what was allocated after the first and is
     still alive at the second."""
-    import sqlite3
     import time
     import tracemalloc
 
-    with open("/proc/self/cmdline", "rb") as f:
-        argv = [a.decode() for a in f.read().split(b"\0")]
-    db = os.path.join(argv[argv.index("run") + 1], "host.sqlite")
     every = float(os.environ.get("MOON_BENCH_SNAPSHOT_S", "60"))
-
-    def games() -> int:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            return int(conn.execute("SELECT count(*) FROM games WHERE status = 'finished'")
-                       .fetchone()[0])
-
+    games = _finished_games
     try:
         while games() < from_games:
             time.sleep(5.0)
