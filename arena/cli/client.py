@@ -14,9 +14,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from ..errors import ArenaError
 
-class ClientError(Exception):
-    """A request that failed; the message is one line for the user."""
+
+class ClientError(ArenaError):
+    """A request that failed, or a server address that is no URL; the message is one line
+    for the user."""
 
 
 def config_path() -> Path:
@@ -26,12 +29,26 @@ def config_path() -> Path:
 
 
 def _key(url: str) -> str:
+    """``url`` without a trailing slash (the config file's key for a server).
+
+    Raises:
+        ClientError: ``url`` is not an http(s) URL (``127.0.0.1:8000`` for
+            ``http://127.0.0.1:8000``).
+    """
+    if not url.startswith(("http://", "https://")):
+        raise ClientError(f"{url!r} is not a host's address: write it as a URL, e.g. "
+                          f"http://{url.removeprefix('//')}")
     return url.rstrip("/")
 
 
 def find_token(url: str, given: str | None = None) -> str | None:
     """The token for the server at ``url``: ``given``, else MOON_TOKEN, else the config
-    file's entry for that server; None if none."""
+    file's entry for that server; None if none.
+
+    Raises:
+        ClientError: ``url`` is not an http(s) URL.
+    """
+    _key(url)  # an address that is no URL is said first, whatever the token
     if given:
         return given
     if os.environ.get("MOON_TOKEN"):

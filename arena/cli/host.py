@@ -68,10 +68,14 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
               moon host run mycomp --address 127.0.0.1:8080
               moon host run mycomp --cluster tcp://10.0.0.5:8786
     """
+    from ..host.lock import check_not_served
     from ..host.run import bind, open_host, serve
+    from ..host.settings import load_settings
 
     console = make_console(stderr=True)
     try:
+        load_settings(folder)  # a folder that is no competition: said first
+        check_not_served(folder)  # ... then another host on it (not "port in use")
         sock = bind(address)  # a port in use is said before anything is recovered
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
@@ -80,6 +84,14 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
     except ConfigError as e:
         sock.close()
         raise click.ClickException(str(e)) from None
+    if host_.settings.runner.kind == "docker":
+        from ..sandbox.docker import engine_problem
+
+        problem = engine_problem()
+        if problem:
+            console.print(f"[yellow]warning:[/] {escape(problem)}: submissions wait (pending) "
+                          "until an engine answers; [runner] kind = \"local\" (with "
+                          "trust_local = true) runs bots you trust without one", soft_wrap=True)
     if recovered["voided"] or recovered["rebuilt"]:
         console.print(f"recovered: {recovered['voided']} game(s) in flight voided (replayed), "
                       f"{recovered['rebuilt']} version(s) to build again")

@@ -10,7 +10,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
-from fastapi.exception_handlers import http_exception_handler
+from fastapi.exception_handlers import (
+    http_exception_handler,
+    request_validation_exception_handler,
+)
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -91,13 +95,22 @@ def create_app(host: Host) -> FastAPI:
         """The bots are listed on the leaderboard (each links to its own page)."""
         return RedirectResponse("/", status_code=307)
 
+    def for_the_api(path: str) -> bool:
+        return path == "/api" or path.startswith(("/api/", "/static/", "/openapi.json"))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_page_address(request: Request, exc: RequestValidationError) -> Response:
+        """A page's address with a part that cannot be (``/versions/abc``) has no page:
+        the pages' own "Not found"; the API keeps FastAPI's JSON 422."""
+        if for_the_api(request.url.path):
+            return await request_validation_exception_handler(request, exc)
+        return await not_found_page(request, StarletteHTTPException(404))
+
     @app.exception_handler(StarletteHTTPException)
     async def not_found_page(request: Request, exc: StarletteHTTPException) -> Response:
         """An address with no page (``/nonexistent``) gets the pages' own "Not found"
         page; the API, the assets and every other error keep FastAPI's JSON answer."""
-        path = request.url.path
-        if exc.status_code != 404 or path == "/api" or path.startswith(
-                ("/api/", "/static/", "/openapi.json", "/docs", "/redoc")):
+        if exc.status_code != 404 or for_the_api(request.url.path):
             return await http_exception_handler(request, exc)
         with host.Session() as s:
             return pages.page(request, s, host, "error", status=404, title="Not found",

@@ -47,8 +47,10 @@ def optional_participant(
         return None
     p = s.scalar(select(Participant).where(Participant.token_hash == digest(creds.credentials)))
     if p is None:
-        raise HTTPException(401, "unknown token: check MOON_TOKEN (or register again)",
-                            headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(401, "unknown token: this host has no account with it; check the "
+                            "token sent (--token, MOON_TOKEN or the one `moon host register` "
+                            "saved) is this host's and was not replaced by `moon host "
+                            "new-token`", headers={"WWW-Authenticate": "Bearer"})
     return p
 
 

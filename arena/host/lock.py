@@ -41,7 +41,7 @@ class HostLock:
     (module docstring). :meth:`acquire` takes them all or none; :meth:`release` (or the
     process's end) gives them back."""
 
-    def __init__(self, folder: Path, engine: Engine) -> None:
+    def __init__(self, folder: Path, engine: Engine | None) -> None:
         self.folder = folder
         self.engine = engine
         self._files: list[int] = []
@@ -56,12 +56,14 @@ class HostLock:
         """
         try:
             self._lock_file(self.folder / LOCK_NAME, f"the competition {self.folder}")
+            if self.engine is None:  # the folder's lock only
+                return
             url = self.engine.url
             if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
                 db = Path(url.database).resolve()
                 self._lock_file(db.with_name(db.name + LOCK_NAME), f"the database {db}")
             elif url.get_backend_name() == "postgresql":
-                self._lock_postgres()
+                self._lock_postgres(self.engine)
         except BaseException:
             self.release()
             raise
@@ -84,8 +86,8 @@ class HostLock:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._files.append(fd)
 
-    def _lock_postgres(self) -> None:
-        conn = self.engine.connect()  # held (out of the pool) for as long as the host runs
+    def _lock_postgres(self, engine: Engine) -> None:
+        conn = engine.connect()  # held (out of the pool) for as long as the host runs
         try:
             # a host killed a moment ago holds it until the server has ended its session
             # (not at once): asked again for a few seconds before giving up
@@ -104,7 +106,7 @@ class HostLock:
             conn.invalidate()
             conn.close()
             raise ConfigError(
-                f"the database {self.engine.url.render_as_string(hide_password=True)} is "
+                f"the database {engine.url.render_as_string(hide_password=True)} is "
                 "already served by another `moon host run`: stop that one first (one host "
                 "per competition and per database)")
         self._pg = conn
@@ -128,6 +130,21 @@ class HostLock:
             self._pg = None
 
 
+def check_not_served(folder: Path) -> None:
+    """Fail now if another host serves ``folder`` (its lock is held), before a port or a
+    database is tried: the one line then says that, not "port in use". Takes nothing: the
+    host's own :class:`HostLock` is taken when it opens the competition.
+
+    Raises:
+        ConfigError: another `moon host run` serves the folder (its pid, when known).
+    """
+    probe = HostLock(folder, None)  # the folder's lock only
+    try:
+        probe.acquire()
+    finally:
+        probe.release()
+
+
 def _read_holder(fd: int) -> int | None:
     try:
         first = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
@@ -136,4 +153,4 @@ def _read_holder(fd: int) -> int | None:
     return int(first) if first.isdigit() else None
 
 
-__all__ = ["HostLock"]
+__all__ = ["HostLock", "check_not_served"]

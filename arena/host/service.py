@@ -130,6 +130,9 @@ class Host:
         self._executor_factory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
         self._executor: Any = None
+        self._builder_problem = ""
+        """The last infrastructure failure of the builder that was logged ("" after a
+        success): said once, not at every retry."""
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moon-host-writer")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake_builder = asyncio.Event()
@@ -336,10 +339,22 @@ class Host:
                 await self._gate(*job)
             except asyncio.CancelledError:
                 raise
+            except InfrastructureError as e:  # e.g. no Docker engine: said once, not a
+                # traceback every few seconds; its owner sees why it waits
+                if str(e) != self._builder_problem:
+                    log.warning("version %s waits: %s", job[0], e)
+                    self._builder_problem = str(e)
+                await self.write(self._set_status, job[0], "pending",
+                                 "waiting for the host: it cannot build or run bots just now "
+                                 "(its organiser has been told); it will try again")
+                await asyncio.sleep(5)
+                continue
             except Exception:  # the host's own failure: the version waits for another try
                 log.exception("version %s: build/validation failed in the host", job[0])
                 await self.write(self._set_status, job[0], "pending")
                 await asyncio.sleep(5)
+                continue
+            self._builder_problem = ""
 
     async def _gate(self, version_id: int, bot_name: str) -> None:
         with self.Session() as s:

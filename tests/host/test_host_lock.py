@@ -46,6 +46,16 @@ def test_a_second_host_is_refused_before_it_changes_anything(
                              database=database))
         assert "already served by another `moon host run`" in line, line
         assert f"(pid {pid})" in line, line
+        # ... on the port it serves too: the line says another host, not "port in use"
+        port = host.url.rsplit(":", 1)[1]
+        line = one_line(moon("host", "run", str(folder), "--address", f"127.0.0.1:{port}",
+                             database=database))
+        assert "already served by another `moon host run`" in line, line
+        # a folder that is no competition, on that port: said as such
+        (tmp_path / "empty").mkdir()
+        line = one_line(moon("host", "run", str(tmp_path / "empty"), "--address",
+                             f"127.0.0.1:{port}"))
+        assert "competition.toml" in line and "in use" not in line, line
         # `moon host rerate` needs the host stopped: refused the same way
         line = one_line(moon("host", "rerate", str(folder), database=database))
         assert "already served" in line, line

@@ -48,3 +48,23 @@ def test_the_token_file_follows_xdg_config_home(tmp_path: Path,
     monkeypatch.delenv("XDG_CONFIG_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert config_path() == tmp_path / "home" / ".config" / "moon" / "config.toml"
+
+
+@pytest.mark.parametrize("argv", [
+    ["submit", "BOT", "--server", "127.0.0.1:8000"],
+    ["submit", "BOT", "--server", "127.0.0.1:8000", "--token", "moon_x"],
+    ["host", "status", "127.0.0.1:8000"],
+    ["host", "register", "127.0.0.1:8000", "ann", "--invite", "x"],
+])
+def test_a_server_address_without_its_scheme_is_said_so(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # not "no token for 127.0.0.1:8000, register first" nor "cannot reach": what is wrong
+    monkeypatch.delenv("MOON_TOKEN", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty"))
+    (tmp_path / "bot").mkdir()
+    argv = [str(tmp_path / "bot") if a == "BOT" else a for a in argv]
+    r = CliRunner().invoke(main, argv, terminal_width=400)
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    [line] = [x for x in r.output.splitlines() if x.strip()]
+    assert line == ("Error: '127.0.0.1:8000' is not a host's address: write it as a URL, "
+                    "e.g. http://127.0.0.1:8000")

@@ -640,3 +640,29 @@ def test_wrong_addresses_and_filters_get_a_page_that_says_so(competition: Compet
     assert r.status_code == 404 and "There is no bot named &#39;nosuch&#39;." in r.text
     assert httpx.get(c.url + "/games", params={"bot": "random", "result": "lost"},
                      timeout=30).status_code == 200
+    # a page address whose id cannot be one: no page, said as a page (not a JSON 422)
+    r = httpx.get(c.url + "/versions/abc", timeout=30)
+    assert r.status_code == 404 and "<h1>Not found</h1>" in r.text
+    # the API's own filters: a status no game has is a 422 that lists them
+    r = httpx.get(c.url + "/api/games", params={"status": "bogus"}, timeout=30)
+    assert r.status_code == 422 and r.json()["detail"] == (
+        "status 'bogus': a game is one of queued, running, finished, voided, cancelled")
+    r = httpx.get(c.url + "/api/versions/abc", timeout=30)
+    assert r.status_code == 422 and isinstance(r.json()["detail"], list)
+
+
+def test_a_game_page_names_its_set_and_seating_as_its_id_and_the_api_do(
+        competition: Competition):
+    import re
+
+    import httpx
+
+    c = competition
+    enough_games(c, 1)
+    g = next(g for g in finished_games(c) if g["set"] is not None)
+    page = httpx.get(f"{c.url}/games/{g['id']}", timeout=30).text
+    m = re.search(r"duplicate set (\d+), seating (\d+)", page)
+    assert m is not None, page
+    # the id is s<set>-<seating>[-r<attempt>]: the page's numbers are the id's and the API's
+    assert g["id"].startswith(f"s{m[1]}-{m[2]}")
+    assert (int(m[1]), int(m[2])) == (g["set"], g["seating"])

@@ -36,6 +36,10 @@ def _game(s: Any, game_id: str, caller: Participant | None) -> Game:
     return g
 
 
+GAME_STATUSES = ("queued", "running", "finished", "voided", "cancelled")
+"""Every status a game can have (docs/host.md, "The API")."""
+
+
 @router.get("/games", response_model=GamePage)
 def list_games(caller: Caller, s: SessionDep,
                bot: str | None = Query(None, description="Games of this bot"),
@@ -49,7 +53,17 @@ def list_games(caller: Caller, s: SessionDep,
                limit: int = Query(50, ge=1, le=500),
                offset: int = Query(0, ge=0, le=DB_INT_MAX)
                ) -> GamePage:
-    """Games, newest first, filtered."""
+    """Games, newest first, filtered.
+
+    Raises:
+        HTTPException: 422 for a status or kind that no game can have (said, rather than
+            an empty list that reads as "no such games").
+    """
+    if status is not None and status not in GAME_STATUSES:
+        raise HTTPException(422, f"status {status!r}: a game is one of "
+                            f"{', '.join(GAME_STATUSES)}")
+    if kind not in ("rated", "validation"):
+        raise HTTPException(422, f"kind {kind!r}: a game is rated or validation")
     q = select(Game).where(Game.kind == kind)
     if kind != "rated":
         if caller is None:
