@@ -29,7 +29,8 @@ setup: $(STAMP) engine
 
 # The compiled core of the rules engine (sdk/rust: Rust with PyO3, built by maturin through
 # pip) into the venv, rebuilt when its sources change. Optional: without cargo the SDK runs
-# the pure-Python engine and tests/rules/test_fast.py skips; with cargo a failed build fails.
+# the pure-Python engine and tests/rules/test_fast.py skips; with a cargo that runs (a rustup
+# proxy with no toolchain does not) a failed build fails.
 CARGO ?= cargo
 ENGINE_STAMP := $(VENV)/.engine-installed
 ENGINE_SOURCES := $(wildcard sdk/rust/src/*.rs) sdk/rust/Cargo.toml sdk/rust/Cargo.lock \
@@ -37,9 +38,9 @@ ENGINE_SOURCES := $(wildcard sdk/rust/src/*.rs) sdk/rust/Cargo.toml sdk/rust/Car
 
 .PHONY: engine
 engine: $(STAMP)
-	@if command -v $(CARGO) >/dev/null 2>&1; then $(MAKE) -s --no-print-directory $(ENGINE_STAMP); \
-	else echo "engine: skipped (no cargo: the rules engine runs pure Python;" \
-		"tests/rules/test_fast.py skips)"; fi
+	@if $(CARGO) --version >/dev/null 2>&1; then $(MAKE) -s --no-print-directory $(ENGINE_STAMP); \
+	else echo "engine: skipped (no working cargo: '$(CARGO) --version' failed or is missing;" \
+		"the rules engine runs pure Python; tests/rules/test_fast.py skips)"; fi
 
 $(ENGINE_STAMP): $(STAMP) $(ENGINE_SOURCES)
 	@echo "engine: building the compiled rules engine (sdk/rust; a minute or two the first time)"
