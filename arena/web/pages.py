@@ -100,7 +100,8 @@ def _records(s: Session, version_ids: list[int]) -> dict[int, list[bool]]:
     out: dict[int, list[bool]] = {v: [] for v in version_ids}
     if not version_ids:
         return out
-    rows = s.execute(select(Game.seq, GameSeat.version_id, GameSeat.place).join(Game)
+    rows = s.execute(select(Game.seq, GameSeat.version_id, GameSeat.place)
+                     .select_from(GameSeat).join(Game, GameSeat.game_id == Game.id)
                      .where(Game.status == "finished", Game.kind == "rated",
                             GameSeat.version_id.in_(version_ids))
                      .order_by(Game.seq)).all()
