@@ -212,23 +212,35 @@ def test_a_worker_killed_mid_ladder_voids_its_game_and_every_game_is_recorded_on
     killed: list[str] = []
 
     def killer() -> None:
-        """Kill the worker playing the second game, once it has played a while."""
-        from distributed import Client
+        """Kill a worker whose game has started (its bots play: the executor's started
+        event is set) and is still running a moment later. Seeing the game's task
+        assigned is not enough: on a loaded machine its bots may still be starting (a
+        game killed then is simply run again, not voided), or it may have just ended."""
+        from distributed import Client, Event
+
+        def game_started(c: Client, key: str) -> bool:
+            game_id, session = key[len("moon-game-"):].rsplit("-", 1)
+            return bool(Event(f"moon-started-{session}-{game_id}", client=c).is_set())
+
+        def games_on(c: Client) -> dict[str, set[str]]:
+            names = {a: w["name"] for a, w in
+                     c.scheduler_info(n_workers=-1)["workers"].items()}
+            return {names.get(a): {str(k) for k in keys if str(k).startswith("moon-game-")}
+                    for a, keys in c.processing().items()}
 
         with Client(own_cluster.address, timeout=10, set_as_default=False) as c:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not killed:
-                names = {a: w["name"] for a, w in
-                         c.scheduler_info(n_workers=-1)["workers"].items()}
-                busy = {names.get(a) for a, keys in c.processing().items()
-                        if any(str(k).startswith("moon-game-") for k in keys)}
-                done = len(list(records_dir(results).glob("b*.json")))
-                if done >= 1 and busy & {"k1", "k2"}:
-                    time.sleep(1.0)  # mid-game
-                    victim = sorted(busy & {"k1", "k2"})[0]
-                    own_cluster.kill_worker(victim)
-                    killed.append(victim)
-                time.sleep(0.2)
+                for name, keys in sorted(games_on(c).items()):
+                    playing = {k for k in keys if name in ("k1", "k2") and game_started(c, k)}
+                    if not playing:
+                        continue
+                    time.sleep(0.3)  # into the game
+                    if playing & games_on(c).get(name, set()):  # still running it
+                        own_cluster.kill_worker(name)
+                        killed.append(name)
+                    break
+                time.sleep(0.1)
 
     t = threading.Thread(target=killer)
     t.start()

@@ -30,11 +30,13 @@ def bidder(turn: bpb.Turn) -> pb.Action:
 
 async def stormer(channel: grpc.aio.Channel, token: str, stop: asyncio.Event
                   ) -> tuple[int, list[tuple[grpc.StatusCode, str]], int]:
-    """Join, answer a turn if one comes at once, drop; again, until ``stop``. Returns
-    (joins welcomed, refusals as (code, details), events received again: a sequence
-    number it had seen on an earlier stream)."""
+    """Join, answer a turn if one comes at once, drop; again, until ``stop`` is set and the
+    seat has been refused (or 120 s have passed: on a loaded machine the healthy games can
+    end before a seat has used its rejoins). Returns (joins welcomed, refusals as (code,
+    details), events received again: a sequence number it had seen on an earlier stream)."""
     welcomed, refusals, replayed, seen = 0, [], 0, 0
-    while not stop.is_set():
+    give_up = asyncio.get_running_loop().time() + 120
+    while not (stop.is_set() and refusals) and asyncio.get_running_loop().time() < give_up:
         call = play_call(channel)
         try:
             await call.write(bpb.PlayRequest(join=bpb.Join(
