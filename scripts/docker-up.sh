@@ -28,8 +28,8 @@ else
         [ "$(id -u)" = 0 ] || die "no dockerd and not root: install Docker (docker.io) first"
         say "installing docker.io (apt-get)"
         export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq || die "apt-get update failed"
-        apt-get install -y -qq docker.io >/dev/null || die "apt-get install docker.io failed"
+        apt-get -o DPkg::Lock::Timeout=600 update -qq || die "apt-get update failed"
+        apt-get -o DPkg::Lock::Timeout=600 install -y -qq docker.io >/dev/null || die "apt-get install docker.io failed"
     fi
     command -v docker >/dev/null 2>&1 || die "docker.io installed no docker client"
     [ "$(id -u)" = 0 ] || die "dockerd is not running and only root can start it"
