@@ -14,7 +14,9 @@ run command), builds it (:func:`build_bot`), and plays it through an executor
 2. a dropped stream: the bot must rejoin with its token and answer the turn sent again
    (docs/protocol.md, "Reconnecting"; for a stdio bot the bridge, which owns the stream,
    rejoins and the bot never notices). A bot that does not rejoin fails the check with
-   :data:`NO_REJOIN` (one that died before it joined, with its crash);
+   :data:`NO_REJOIN`; one whose process ended instead, with its crash (exit code or
+   signal: :data:`arena.probes.WITHOUT_REJOINING`) and :data:`NO_REJOIN_FIX`; one that
+   died before it joined, or after it joined again, with its crash as in any other game;
 3. no trumps and doubles as trumps: a scripted seat (:mod:`arena.checkbots`) bids first
    and names them, and the bot must follow suit by that trump; then a hand the bot's own
    bid wins (scripted passers beside it, the bot the dealer forced to bid), so it must
@@ -43,7 +45,7 @@ from . import checkbots
 from .bots import BotSpec
 from .errors import BotError, ConfigError, InfrastructureError
 from .executor import FinishedGame, GameRequest
-from .probes import PLANTED_REJECTION, PROBED_SEAT
+from .probes import PLANTED_REJECTION, PROBED_SEAT, WITHOUT_REJOINING
 from .referee import BEFORE_JOINING
 from .results import Fault, FaultReason
 from .timecontrol import TimeControl
@@ -75,10 +77,13 @@ _FIXES = {
     FaultReason.OUT_OF_MEMORY: "use less memory, or set [limits] memory_mb in bot.toml "
                                "(within the arena's maximum)",
 }
-NO_REJOIN = ("did not rejoin after its stream was dropped: reconnect with Join{token} (the "
-             "same MOON_TOKEN) within reconnect_ms and answer the turn sent again, as "
-             "docs/protocol.md, 'Reconnecting' says (the Python SDK and the example bots do)")
-"""The problem line of a bot that did not come back after the planted drop."""
+NO_REJOIN_FIX = ("reconnect with Join{token} (the same MOON_TOKEN) within reconnect_ms and "
+                 "answer the turn sent again, as docs/protocol.md, 'Reconnecting' says (the "
+                 "Python SDK and the example bots do)")
+"""What to do about a bot that did not come back after the planted drop."""
+NO_REJOIN = f"did not rejoin after its stream was dropped: {NO_REJOIN_FIX}"
+"""The problem line of a bot that did not come back after the planted drop (its process
+still running)."""
 SKIPPED = ("skipped: the bot did not finish a plain hand against itself (above); make that "
            "pass first")
 """The problem line of a check not played because the bot cannot finish a hand."""
@@ -290,7 +295,10 @@ def judge(game: CheckGame, finished: FinishedGame) -> Item:
     """The checklist line of one played game: passed when the bot's seats had no fault
     but the planted refusal (a timeout the bank forgave still counts: a bot that needs
     its bank in a check is not ready), else the first fault as :func:`problem_line`
-    (with the end of that seat's output)."""
+    (with the end of that seat's output). In the dropped-stream game, a bot that stayed
+    away is told to rejoin (:data:`NO_REJOIN`; its process ended instead: its crash, with
+    the exit code or signal, and :data:`NO_REJOIN_FIX`); a crash before the drop or after
+    it joined again is a crash, as anywhere else."""
     def planted(f: Fault) -> bool:
         return f.reason is FaultReason.ILLEGAL_ACTION and f.detail == PLANTED_REJECTION
 
@@ -307,11 +315,18 @@ def judge(game: CheckGame, finished: FinishedGame) -> Item:
         fix = ("a Rejected is followed by a new turn with a new request_id: answer it "
                "(docs/protocol.md, 'Illegal actions and protocol errors')")
     elif game.request.probe == "drop" and not _before_joining(f):
-        if f.reason in (FaultReason.DISCONNECT, FaultReason.CRASH) and f.seat == PROBED_SEAT:
-            return Item(game.item, "warn" if game.warn_only else "fail",
-                        f"seat {f.seat} {NO_REJOIN}", _tail(record, f.seat), record)
-        context = " after the referee dropped its stream"
-        fix = _FIXES[FaultReason.DISCONNECT]
+        status = "warn" if game.warn_only else "fail"
+        if f.seat == PROBED_SEAT and f.reason is FaultReason.DISCONNECT:
+            return Item(game.item, status, f"seat {f.seat} {NO_REJOIN}",
+                        _tail(record, f.seat), record)
+        if f.seat == PROBED_SEAT and WITHOUT_REJOINING in f.detail:  # it died instead
+            return Item(game.item, status, problem_line(f, fix=NO_REJOIN_FIX),
+                        _tail(record, f.seat), record)
+        if f.reason in (FaultReason.TIMEOUT, FaultReason.PROTOCOL_ERROR):
+            context = " after the referee dropped its stream"
+            fix = _FIXES[FaultReason.DISCONNECT]
+        # else its own kind's line: a crash after it joined again (AFTER_REJOINING in its
+        # detail) or before the drop, an illegal action, is not the reconnect's doing
     return Item(game.item, "warn" if game.warn_only else "fail",
                 problem_line(f, context, fix), _tail(record, f.seat), record)
 
@@ -367,9 +382,20 @@ async def play_games(play: Callable[[GameRequest], Awaitable[FinishedGame]],
         finished = await play(g.request)
         item = judge(g, finished)
         items.append(item)
-        if g.plain and item.status == "fail" and not _refused_first(g, finished):
-            blocked = SKIPPED
+        blocked = blocks_the_rest(g, finished, item)
     return items
+
+
+def blocks_the_rest(game: CheckGame, finished: FinishedGame, item: Item) -> str:
+    """Why the games after ``game`` are not to be played, as the problem line of each
+    ("skip" items): :data:`SKIPPED` when ``game`` is a plain hand against itself
+    (:attr:`CheckGame.plain`) that failed through no doing of the planted refusal (the bot
+    cannot finish a hand: they would fail the same way); else "". ``item`` is
+    ``judge(game, finished)``. Both `moon bot check` (:func:`play_games`) and a host's
+    validation gate (:meth:`arena.host.service.Host._gate`) stop there."""
+    if game.plain and item.status == "fail" and not _refused_first(game, finished):
+        return SKIPPED
+    return ""
 
 
 async def check_folder(folder: Path, *, opponents: Sequence[BotSpec],
@@ -378,20 +404,23 @@ async def check_folder(folder: Path, *, opponents: Sequence[BotSpec],
     """`moon bot check`: the whole check of the bot in ``folder`` on this machine, its
     games played by a :class:`~arena.executor.LocalExecutor` whose records and logs go to
     ``work``. A bad bot.toml or a failed build is a failed item (and the games are not
-    played).
+    played); a ``language`` the arena does not know makes the bot.toml item a ``warn``
+    (:func:`arena.bots.language_warning`: informative, not a failure).
 
     Raises:
         InfrastructureError: a game could not be played through no fault of the bot (a
             Docker bot without an engine, say).
     """
-    from .bots import load_bot
+    from .bots import language_warning, load_bot
     from .executor import LocalExecutor
 
     try:
         spec = load_bot(folder)
     except ConfigError as e:
         return Report(str(folder), (Item("bot.toml", "fail", f"{e}"),))
-    items = [Item(f"bot.toml: {spec.name} {spec.version}, run = {spec.run!r}", "pass")]
+    about = f"bot.toml: {spec.name} {spec.version}, run = {spec.run!r}"
+    warning = language_warning(spec)  # informative: warned of, never refused
+    items = [Item(about, "warn", warning) if warning else Item(about, "pass")]
     why = build_bot(spec, work / f"build-{_slug(spec.name)}.log")
     if why:
         return Report(spec.name, (*items, Item("build", "fail", why)))
@@ -407,5 +436,6 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:48]
 
 
-__all__ = ["NO_REJOIN", "SKIPPED", "CheckGame", "Item", "Report", "build_bot", "check_folder",
-           "check_games", "judge", "play_games", "problem_line", "rule_section"]
+__all__ = ["NO_REJOIN", "NO_REJOIN_FIX", "SKIPPED", "CheckGame", "Item", "Report",
+           "blocks_the_rest", "build_bot", "check_folder", "check_games", "judge", "play_games",
+           "problem_line", "rule_section"]

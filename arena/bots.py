@@ -5,6 +5,7 @@ A bot folder holds ``bot.toml``::
     name = "heuristic"          # required: see arena.names (letters, digits, '-', '_', '.')
     version = "1.0"             # optional, default "0"
     language = "python"         # informative, except "stdio": run through the stdio bridge
+                                # (one not in LANGUAGES is warned of: language_warning)
     run = "{python} bot.py"     # required: run from the folder; {python} is our Python
     build = "go build -o bot ." # optional: run once before the first game (through sh)
 
@@ -61,6 +62,12 @@ from .text import clean
 MANIFEST = "bot.toml"
 STDIO = "stdio"
 """The language of a bot that reads JSON turns on stdin and writes JSON actions on stdout."""
+LANGUAGES = ("python", "go", "node", "typescript", "javascript", "java", "kotlin", "cpp", "c",
+             "csharp", "rust", "ruby", "php", STDIO)
+"""The ``language`` values the arena knows: those of the starters (`moon new-bot --lang`),
+of the example bots, and of the gRPC languages docs/protocol.md names. The language is
+informative, except :data:`STDIO`; another value gets a warning
+(:func:`language_warning`), never a refusal."""
 LOG_TAIL_BYTES = 8 * 1024
 """How much of a bot's output a game record keeps (the end of it), bytes."""
 LOG_MAX_BYTES = 1024 * 1024
@@ -244,6 +251,34 @@ def load_bot(path: str | Path) -> BotSpec:
         build=str(data.get("build", "")), runner=str(data.get("runner", "local")),
         extra={k: v for k, v in data.items() if k not in known}, memory_mb=memory_mb,
     )
+
+
+def language_warning(spec: BotSpec) -> str | None:
+    """A one-line warning for a ``language`` the arena does not know (a typo such as
+    "pyton", or "stdi0" for "stdio", which would run the bot without the stdio bridge),
+    naming the known ones (:data:`LANGUAGES`) and that the language is informative only;
+    None for a known language or none at all. `moon bot check` shows it as a ``warn``
+    item, a competition host in the version's build and validation log.
+
+    >>> from pathlib import Path
+    >>> print(language_warning(BotSpec("b", Path("/nowhere"), "./bot", language="pyton"))
+    ...       .split(";")[0])
+    bot.toml: language 'pyton' is unknown (did you mean 'python'?)
+    >>> language_warning(BotSpec("b", Path("/nowhere"), "./bot", language="rust")) is None
+    True
+    """
+    lang = spec.language
+    if not lang or lang in LANGUAGES:
+        return None
+    try:
+        line = toml_key_line((spec.folder / MANIFEST).read_text(), "language")
+    except (OSError, UnicodeDecodeError):
+        line = None
+    close = difflib.get_close_matches(lang, LANGUAGES, n=1)
+    return (f"{MANIFEST}{f':{line}' if line else ''}: language {lang!r} is unknown"
+            + (f" (did you mean {close[0]!r}?)" if close else "")
+            + f"; it is informative only, except {STDIO!r} (run through the stdio bridge), "
+            f"so the bot runs as its 'run' says; known: {', '.join(LANGUAGES)}")
 
 
 def run_problem(run: str) -> str | None:
@@ -649,5 +684,6 @@ class LocalProcess:
         return ("[...]\n" + text) if size > LOG_TAIL_BYTES else text
 
 
-__all__ = ["BUILD_LOG_CHARS", "BotSpec", "BuildOutput", "Limits", "LocalProcess", "build_bot",
-           "kill_marked", "load_bot", "missing_command", "run_problem"]
+__all__ = ["BUILD_LOG_CHARS", "LANGUAGES", "BotSpec", "BuildOutput", "Limits", "LocalProcess",
+           "build_bot", "kill_marked", "language_warning", "load_bot", "missing_command",
+           "run_problem"]

@@ -10,7 +10,9 @@ otherwise referee exactly as a match does.
 - ``drop`` (:class:`DropOnce`): the stream of the seat to act is broken (status
   ``UNAVAILABLE``) instead of sending it its first turn; the seat must reconnect with the
   same token within the reconnect grace, and answers the turn the referee sends it again
-  (docs/protocol.md, "Reconnecting").
+  (docs/protocol.md, "Reconnecting"). A crash of that seat after the drop says whether
+  the bot had joined again (:data:`AFTER_REJOINING`) or not (:data:`WITHOUT_REJOINING`):
+  a bot that rejoined and then crashed is not to be told to reconnect.
 
 A game request asks for one by name (:attr:`arena.executor.GameRequest.probe`).
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from moon_sdk.rules import IllegalActionError
 
-from .referee import Match, Seat, _OpenTurn
+from .referee import DURING_THE_GAME, Match, Seat, _Forfeit, _OpenTurn
 
 PROBED_SEAT = 0
 """The seat a planted situation happens to."""
@@ -28,6 +30,11 @@ PLANTED_REJECTION = ("conformance check: this answer is refused on purpose, to s
 """The reason of the planted refusal (the check leaves the fault with it out)."""
 PLANTED_DROP = "conformance check: the stream is dropped on purpose; reconnect with the token"
 """The status detail of the planted drop."""
+WITHOUT_REJOINING = "after the referee dropped its stream, without joining again"
+"""When the probed seat's process ended, in its crash's detail (:class:`DropOnce`): after
+the planted drop, before any rejoin."""
+AFTER_REJOINING = "during the game, after it joined again following the dropped stream"
+"""When the probed seat's process ended, in its crash's detail: after it rejoined."""
 
 
 class RejectOnce(Match):
@@ -44,15 +51,25 @@ class RejectOnce(Match):
 
 class DropOnce(Match):
     """A match that breaks the stream of seat 0 instead of sending it its first turn
-    (``drop``)."""
+    (``drop``). Its process ending after that is said in the fault's detail as
+    :data:`WITHOUT_REJOINING` or :data:`AFTER_REJOINING` (for "during the game")."""
 
     probed = False
+    rejoins_before = 0
+    """The seat's rejoins when its stream was dropped (:attr:`Seat.rejoins`)."""
 
     def _open_turn(self, seat: Seat) -> _OpenTurn:
         if not self.probed and seat.index == PROBED_SEAT and seat.link is not None:
             self.probed = True
+            self.rejoins_before = seat.rejoins
             seat.link.drop(PLANTED_DROP)  # the turn below is not sent; a rejoin gets it
         return super()._open_turn(seat)
+
+    def _exit_forfeit(self, seat: Seat, when: str) -> _Forfeit:
+        if self.probed and seat.index == PROBED_SEAT and when == DURING_THE_GAME:
+            when = AFTER_REJOINING if seat.rejoins > self.rejoins_before \
+                else WITHOUT_REJOINING
+        return super()._exit_forfeit(seat, when)
 
 
 PROBES: dict[str, type[Match]] = {"reject": RejectOnce, "drop": DropOnce}

@@ -74,6 +74,9 @@ MAX_MESSAGE_BYTES = 64 * 1024
 BEFORE_JOINING = "before joining"
 """How a fault's detail ends (or its ``": "`` follows) when the bot's process ended
 before its first join (:meth:`Match._exit_forfeit`)."""
+DURING_THE_GAME = "during the game"
+"""When a bot's process ended after it joined, in its crash's detail (a planted situation
+may say more: :mod:`arena.probes`)."""
 MAX_REJOINS = 20
 """How many times one seat may join again after a drop, in one game; further joins are
 refused (a fault says so, once), so a reconnect storm cannot slow the other tables."""
@@ -969,7 +972,7 @@ class Match:
         reconnect grace), unless its process has ended too: then it crashed."""
         seat = self.seats[ev.seat]
         if seat.exit is not None and seat.link is None:
-            raise self._exit_forfeit(seat, "during the game")
+            raise self._exit_forfeit(seat, DURING_THE_GAME)
 
     def _on_process_exited(self, ev: ProcessExited) -> None:
         """A bot process ended: before its seat joined, or with its stream gone too, that
@@ -980,7 +983,7 @@ class Match:
         if not seat.joined:
             raise self._exit_forfeit(seat, BEFORE_JOINING)
         if seat.link is None:
-            raise self._exit_forfeit(seat, "during the game")
+            raise self._exit_forfeit(seat, DURING_THE_GAME)
 
     def _on_woken(self, ev: Woken) -> None:
         """A reply handled on arrival ended the game (nothing to do: :meth:`_play` sees it)

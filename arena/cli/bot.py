@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +29,12 @@ def bot() -> None:
                                       "(the whole game is for the first).")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="The first game's deal (each game adds one).")
-@click.option("--records", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("runs/check"), show_default=True,
-              help="Folder for the games' records, logs and the build log.")
+@click.option("--records", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the games' records, logs and the build log in this folder "
+                   "[default: a temporary folder, removed when the check passes, kept and "
+                   "named when it fails].")
 @time_options
-def check(folder: Path, players: str, seed: int, records: Path, **tc: Any) -> None:
+def check(folder: Path, players: str, seed: int, records: Path | None, **tc: Any) -> None:
     """Check the bot in FOLDER the way a competition's validation gate does: read its
     bot.toml, build it, then play it under the real time control — one hand against
     itself with 3 and with 4 players (every phase; the dealer forced to bid; its first
@@ -44,7 +47,10 @@ def check(folder: Path, players: str, seed: int, records: Path, **tc: Any) -> No
     Prints one line per item, and for each problem one line saying what went wrong and
     what to do (the rule's section for an illegal action, the time for a timeout, the end
     of the bot's output for a crash, once). When the bot cannot finish its hand against
-    itself, the checks after it are skipped. Exit code 0 when nothing failed, 1 otherwise.
+    itself, the checks after it are skipped. Nothing is written to the current folder:
+    the records and logs go to a temporary folder, removed when the check passes and kept
+    (its path printed) when it fails, or to --records. Exit code 0 when nothing failed, 1
+    otherwise.
 
     \b
     Example:  moon new-bot mybot && moon bot check ./mybot
@@ -63,8 +69,15 @@ def check(folder: Path, players: str, seed: int, records: Path, **tc: Any) -> No
     examples = resource_dir("example_bots")
     opponents = [load_bot(examples / name) for name in ("random", "heuristic")]
     cleanup_stale_once()
-    report = asyncio.run(check_folder(folder, opponents=opponents, rulesets=rulesets,
-                                      tc=time_control, work=records, seed=seed))
+    work = records if records is not None else Path(tempfile.mkdtemp(prefix="moon-check-"))
+    keep = records is not None
+    try:
+        report = asyncio.run(check_folder(folder, opponents=opponents, rulesets=rulesets,
+                                          tc=time_control, work=work, seed=seed))
+        keep = keep or (not report.passed and any(work.iterdir()))
+    finally:
+        if not keep:  # passed, nothing written, or no verdict (interrupted, no engine)
+            shutil.rmtree(work, ignore_errors=True)
     shown: set[tuple[str, ...]] = set()  # the same output twice is said once
     for item in report.items:
         click.echo(f"{_MARKS[item.status]} {clean_line(item.name)}")
@@ -83,5 +96,9 @@ def check(folder: Path, players: str, seed: int, records: Path, **tc: Any) -> No
     if first is None:
         click.echo(f"{clean_line(report.bot)}: passed")
         return
+    if work.is_dir() and any(work.iterdir()):
+        kept = "" if records is not None else " (a temporary folder, kept because the check " \
+            "failed: remove it when done; --records DIR puts them where you say)"
+        click.echo(f"records and logs: {clean_line(str(work))}{kept}")
     click.echo(f"{clean_line(report.bot)}: FAILED: {clean_line(first.name)}", err=True)
     raise SystemExit(CHECK_FAILED_EXIT)

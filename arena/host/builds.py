@@ -4,16 +4,19 @@ author's machine passes the gate.
 
 1. **Build** in the competition's sandbox (:func:`arena.botcheck.build_bot`: the image of
    a Docker bot, its ``build`` command for a trusted local one) with a time limit; the log
-   is kept for the version's owner.
-2. **Validate** (:meth:`arena.host.service.HostService._gate`): the check's games
+   is kept for the version's owner, with a warning line for a ``language`` the arena
+   does not know (:func:`arena.bots.language_warning`: informative, never a refusal).
+2. **Validate** (:meth:`arena.host.service.Host._gate`): the check's games
    (:func:`arena.botcheck.check_games`) under the competition's rules and time control, the
    reference bots as the opponents: one hand against itself (the dealer forced to bid; an
    answer refused on purpose), a dropped stream (it must rejoin), and one complete game
    against the reference bots, recorded as the version's validation game. Each game is
    judged on the version's seats alone (:func:`arena.botcheck.judge`): any fault fails it
-   (a timeout forgiven by the bank still counts). A fault of a reference bot is the host's
-   problem, not the version's: the game is voided, the version waits, and the host logs
-   an error (a canary).
+   (a timeout forgiven by the bank still counts). As in `moon bot check`, once the bot
+   fails its hand against itself the games after it are skipped
+   (:func:`arena.botcheck.blocks_the_rest`; a ``skip:`` line each in the log). A fault of
+   a reference bot is the host's problem, not the version's: the game is voided, the
+   version waits, and the host logs an error (a canary).
 
 A failing version is rejected with the reason (the failed check and its problem line); the
 version before it stays active.

@@ -36,8 +36,8 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 import arena
 
 from .. import sandbox
-from ..botcheck import CheckGame, Item, Report, check_games, judge
-from ..bots import BotSpec, load_bot
+from ..botcheck import CheckGame, Item, Report, blocks_the_rest, check_games, judge
+from ..bots import BotSpec, language_warning, load_bot
 from ..containment import cleanup_stale_once
 from ..errors import ConfigError
 from ..ladder.ratings import Rating
@@ -364,6 +364,10 @@ class Host:
         log_path = self.build_log(version_id)
         why = await build_version_async(spec, log_path, self.settings.runner.build_timeout_s,
                                         self.docker_limits)  # a stop does not wait for it
+        warning = language_warning(spec)  # informative: said in the log, never refused
+        if warning:
+            with open(log_path, "a") as f:
+                f.write(f"\nwarning: {warning}\n")
         if why:
             await self.write(self._set_status, version_id, "rejected", why)
             return
@@ -378,21 +382,33 @@ class Host:
         # the canary (a reference bot's fault voids it) is judged there before the others
         games.sort(key=lambda cg: not self._is_validation_game(cg))
         items = []
+        blocked = ""  # as `moon bot check`: a bot that cannot finish a plain hand stops here
         for cg in games:
-            item = await self._check_game(version_id, cg)
-            if item is None:  # not played (the host's failure): the version waits
+            if blocked:
+                items.append(Item(cg.item, "skip", blocked))
+                continue
+            played = await self._check_game(version_id, cg)
+            if played is None:  # not played (the host's failure): the version waits
                 return
+            item, blocked = played
             items.append(item)
         report = Report(bot_name, tuple(items))
         failed = report.first_failure
         why = None if failed is None else f"validation: {failed.name}: {failed.problem}"
+        shown: set[tuple[str, ...]] = set()  # the same output twice is said once
         with open(log_path, "a") as f:
             f.write("\n--- validation (the checks of `moon bot check`, against the reference "
                     f"bots): {'passed' if why is None else 'FAILED'}\n")
             for item in items:
                 f.write(f"{item.status}: {item.name}\n"
                         + (f"    {item.problem}\n" if item.problem else ""))
-                if item.status != "pass" and item.tail:
+                if item.status == "pass" or not item.tail:
+                    continue
+                if item.tail in shown:
+                    f.write("    the end of your bot's output in that game: the same as "
+                            "above\n")
+                else:
+                    shown.add(item.tail)
                     f.write("    the end of your bot's output in that game:\n"
                             + "".join(f"    | {line}\n" for line in item.tail))
         await self.write(self._set_status, version_id, "rejected" if why else "active",
@@ -405,12 +421,13 @@ class Host:
         validation game."""
         return cg.whole_game
 
-    async def _check_game(self, version_id: int, cg: CheckGame) -> Item | None:
+    async def _check_game(self, version_id: int, cg: CheckGame) -> tuple[Item, str] | None:
         """Play one game of a version's validation (:func:`arena.botcheck.check_games`)
         and judge it; the whole game against the reference bots is recorded as the
-        version's validation game. Returns None when the game could not be judged (an
-        infrastructure failure, or a reference bot faulted: the host's canary), after
-        putting the version back to pending."""
+        version's validation game. Returns its item and why the games after it are not to
+        be played, or "" (:func:`arena.botcheck.blocks_the_rest`); None when the game could
+        not be judged (an infrastructure failure, or a reference bot faulted: the host's
+        canary), after putting the version back to pending."""
         req = cg.request
         recorded = self._is_validation_game(cg)
         if recorded:
@@ -441,7 +458,8 @@ class Host:
             return None
         if recorded:
             await self.write(self._record, fg)
-        return judge(cg, fg)
+        item = judge(cg, fg)
+        return item, blocks_the_rest(cg, fg, item)
 
     def _add_validation_game(self, game_id: str, version_id: int, seed: int,
                              seats: tuple[BotSpec, ...]) -> None:

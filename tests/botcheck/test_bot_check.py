@@ -121,9 +121,15 @@ def test_a_bot_that_does_not_rejoin_fails_with_its_line(tmp_path):
     out = check(misbehaving(tmp_path, "plain"), tmp_path)
     assert out.returncode == 1, out.stdout
     [fail] = lines(out, "FAIL")
-    assert fail.startswith("FAIL a dropped stream") and "seat 0 did not rejoin after its " \
-        "stream was dropped: reconnect with Join{token}" in fail, fail
+    # its process ended (misbehave.py returns 1 on the broken stream): the line says so,
+    # with the fix, and the end of its output shows the status it got
+    assert fail.startswith("FAIL a dropped stream"), fail
+    assert fail.split(" || ")[1].startswith(
+        "seat 0 crash: the bot process exited (code 1) after the referee dropped its stream, "
+        "without joining again (forfeit); fix: reconnect with Join{token}"), fail
     assert "docs/protocol.md, 'Reconnecting'" in fail
+    assert "     | stream ended: UNAVAILABLE: conformance check: the stream is dropped on " \
+        "purpose" in out.stdout, out.stdout
     # everything else passed: the one failure is the rejoin
     assert len(lines(out, "ok")) == 7 and "plain: FAILED: a dropped stream" in out.stderr
 
@@ -293,3 +299,129 @@ def test_a_crash_before_joining_in_the_dropped_stream_game_is_a_crash_not_a_rejo
     assert item.problem.startswith("seat 0 crash: ") and "before joining" in item.problem
     assert "rejoin" not in item.problem, item.problem
     assert any("RuntimeError: brittle" in line for line in item.tail), item.tail
+
+
+def bot_that_dies_in_its_turn(where: Path, how: str) -> Path:
+    """A Python SDK bot (which rejoins after a dropped stream by itself) whose ``act``
+    runs ``how``: it dies at its first turn, after it joined (and, in the dropped-stream
+    game, after it joined again)."""
+    folder = bot_folder(where, 'name = "fragile"\nversion = "1"\nlanguage = "python"\n'
+                               'run = "{python} bot.py"\n')
+    (folder / "bot.py").write_text(
+        "import os, signal, sys\nfrom moon_sdk import Bot, run\n\n\n"
+        "class Fragile(Bot):\n    name = 'fragile'\n    version = '1'\n\n"
+        f"    def act(self, obs):\n        {how}\n\n\nrun(Fragile())\n")
+    return folder
+
+
+def dropped_stream_item(spec, tmp_path: Path):
+    """The dropped-stream game of ``spec``'s check, played alone (as a host's gate may
+    play it) and judged."""
+    import asyncio
+
+    from moon_sdk.rules import Ruleset
+
+    from arena.botcheck import check_games, judge
+    from arena.bots import load_bot
+    from arena.executor import LocalExecutor
+    from arena.timecontrol import TimeControl
+
+    [game] = [g for g in check_games(spec, [load_bot(ROOT / "example_bots" / "random")],
+                                     [("moon3", Ruleset.preset("moon3"))], TimeControl())
+              if g.request.probe == "drop"]
+
+    async def play():
+        async with LocalExecutor(tmp_path / "records") as ex:
+            return await ex.play(game.request)
+
+    return judge(game, asyncio.run(play()))
+
+
+@pytest.mark.parametrize("how, exit_said", [
+    # an uncaught exception: Python exits with code 1 (docs/protocol.md, "The bot process")
+    ("raise RuntimeError('fragile: no idea what to play')", "exited (code 1)"),
+    # killed by a signal: the code is minus the signal's number, and the signal is named
+    ("os.kill(os.getpid(), signal.SIGKILL)", "exited (code -9)"),
+])
+def test_a_crash_after_rejoining_in_the_dropped_stream_game_is_a_crash_not_a_rejoin(
+        tmp_path, how, exit_said):
+    # the SDK rejoins after the planted drop and gets the turn sent again, then the bot
+    # dies in it: the line says the crash (its exit), not "did not rejoin"
+    from arena.bots import load_bot
+
+    item = dropped_stream_item(load_bot(bot_that_dies_in_its_turn(tmp_path, how)), tmp_path)
+    assert item.status == "fail"
+    assert item.problem.startswith(f"seat 0 crash: the bot process {exit_said} during the "
+                                   "game, after it joined again"), item.problem
+    assert "rejoin" not in item.problem and "Reconnecting" not in item.problem, item.problem
+    if "SIGKILL" in how:
+        assert ": killed by SIGKILL" in item.problem, item.problem
+    else:
+        assert any("RuntimeError: fragile: no idea" in line for line in item.tail), item.tail
+
+
+def test_an_unknown_language_is_a_warning_and_the_check_writes_nothing_here(tmp_path):
+    # a good bot (the random example's program) whose bot.toml misspells its language:
+    # the check passes, with one warning line naming the known languages; run without
+    # --records from an empty folder, it leaves nothing there, and nothing in the temp
+    # folder once it passed
+    import shutil
+
+    folder = tmp_path / "typo"
+    shutil.copytree(ROOT / "example_bots" / "random", folder,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (folder / "bot.toml").read_text()
+    (folder / "bot.toml").write_text(toml.replace('language = "python"', 'language = "pyton"'))
+    here, tmp = tmp_path / "here", tmp_path / "tmp"
+    here.mkdir()
+    tmp.mkdir()
+    out = subprocess.run([*MOON, "bot", "check", str(folder), "--players", "3"], cwd=here,
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "COLUMNS": "200", "TMPDIR": str(tmp)})
+    assert out.returncode == 0, out.stdout + out.stderr
+    [warn] = lines(out, "warn")
+    assert warn.startswith("warn bot.toml: random 1.0"), warn
+    problem = warn.split(" || ")[1]
+    line = 1 + toml.splitlines().index('language = "python"')
+    assert problem.startswith(f"bot.toml:{line}: language 'pyton' is unknown (did you mean "
+                              "'python'?); it is informative only, except 'stdio'"), problem
+    for lang in ("python", "go", "node", "typescript", "java", "cpp", "stdio"):
+        assert f" {lang}," in problem or problem.endswith(f" {lang}"), (lang, problem)
+    assert out.stdout.rstrip().endswith("random: passed")
+    assert list(here.iterdir()) == [] and list(tmp.glob("moon-check-*")) == []
+
+
+def test_a_failed_check_keeps_its_records_in_a_temp_folder_and_says_where(tmp_path):
+    here, tmp = tmp_path / "here", tmp_path / "tmp"
+    here.mkdir()
+    tmp.mkdir()
+    out = subprocess.run([*MOON, "bot", "check", str(crashing_at_start(tmp_path)),
+                          "--players", "3"], cwd=here, capture_output=True, text=True,
+                         timeout=300,
+                         env={**os.environ, "COLUMNS": "200", "TMPDIR": str(tmp)})
+    assert out.returncode == 1, out.stdout
+    assert list(here.iterdir()) == []
+    [kept] = tmp.glob("moon-check-*")
+    said = [x for x in out.stdout.splitlines() if x.startswith("records and logs: ")]
+    assert said == [f"records and logs: {kept} (a temporary folder, kept because the check "
+                    "failed: remove it when done; --records DIR puts them where you say)"]
+    # the failed hand's record (with the bot's output) and the build log are there
+    from arena.records import read_record
+
+    record = read_record(kept / "records" / "check-0-self.json")
+    assert "RuntimeError: brittle" in "".join(record.logs.values())
+    assert [p.name for p in kept.glob("build-*.log")] == ["build-brittle.log"]
+
+
+def test_every_starter_and_example_language_is_known():
+    # no warning for what `moon new-bot --lang` makes or an example bot says
+    from arena.bots import LANGUAGES, language_warning, load_bot
+    from arena.scaffold import LANGUAGES as STARTERS
+
+    for folder in sorted((ROOT / "example_bots").iterdir()):
+        if (folder / "bot.toml").is_file():
+            assert language_warning(load_bot(folder)) is None, folder
+    for lang in STARTERS:
+        toml = (ROOT / "arena" / "templates" / lang / "bot.toml").read_text()
+        [said] = [x for x in toml.splitlines() if x.startswith("language = ")]
+        assert lang in LANGUAGES and said.split('"')[1] in LANGUAGES, (lang, said)

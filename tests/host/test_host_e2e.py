@@ -151,3 +151,53 @@ def test_a_competition(host: HostProcess) -> None:
     status = host.ok("GET", "/api/status")
     assert status["workers"] == 2 and status["finished"] >= 30
     assert host.ok("GET", "/openapi.json")["paths"]["/api/submissions"]
+
+
+def test_validation_stops_after_a_failed_hand_and_warns_of_an_unknown_language(
+        host: HostProcess) -> None:
+    """A bot whose bot.toml misspells its language and whose program dies in its first
+    turn: the log warns of the language once (informative: not why it is rejected); the
+    validation plays the whole game (it fails), then the hand against itself (it fails
+    too), and skips the rest as `moon bot check` does, each skip said in the log."""
+    dave = host.register("dave")
+    files = {"bot.toml": b'name = "fragile"\nversion = "1"\nlanguage = "pyton"\n'
+                         b'run = "{python} bot.py"\n',
+             "bot.py": b"from moon_sdk import Bot, run\n\n\nclass Fragile(Bot):\n"
+                       b"    def act(self, obs):\n"
+                       b"        raise RuntimeError('fragile: no idea what to play')\n\n\n"
+                       b"run(Fragile())\n"}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for fname, data in files.items():
+            info = tarfile.TarInfo(fname)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    r = host.submit(dave, buf.getvalue())
+    assert r.status_code == 201, r.text
+    v = host.wait_version(dave, r.json()["id"])
+    assert v["status"] == "rejected", v
+    assert v["reason"].startswith("validation: a whole game against reference-random: "
+                                  "seat 0 crash"), v["reason"]
+    log = host.call("GET", f"/api/versions/{v['id']}/log", dave).text
+    [warning] = [x for x in log.splitlines() if x.startswith("warning: ")]
+    assert warning.startswith("warning: bot.toml:3: language 'pyton' is unknown (did you mean "
+                              "'python'?); it is informative only"), warning
+    checks = log.split("--- validation")[1].splitlines()
+    played = [x for x in checks if x.startswith(("pass: ", "fail: ", "skip: "))]
+    # the competition's rules (moon3): the whole game first (the recorded validation game),
+    # the hand against itself, then no trumps, doubles as trumps, its own bid, the dropped
+    # stream: the last four not played
+    assert [x.split(":")[0] for x in played] == ["fail"] * 2 + ["skip"] * 4, log
+    assert played[1].startswith("fail: 3 players: one hand against itself"), played
+    assert [x.split(":")[1].strip() for x in played[2:]] == [
+        "no trumps", "doubles as trumps", "its own bid", "a dropped stream"], played
+    skipped = [checks[checks.index(x) + 1] for x in played[2:]]
+    assert skipped == ["    skipped: the bot did not finish a plain hand against itself "
+                       "(above); make that pass first"] * 4, log
+    # its output once (the second failure says it is the same); the drop never happened,
+    # so nothing blames a reconnect
+    assert log.count("RuntimeError: fragile: no idea what to play") == 1, log
+    assert "rejoin" not in log and "Reconnecting" not in log, log
+    # two games were played for it, no more
+    records = (host.folder / "records").glob(f"v{v['id']}-*.json")
+    assert sorted(p.name.rsplit("-", 1)[1] for p in records) == ["game.json", "self.json"]
