@@ -21,6 +21,7 @@ import functools
 import logging
 import random
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -126,6 +127,10 @@ class Host:
         self.capacity = settings.matchmaking.concurrency
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
+        self.submissions = threading.Lock()
+        """Held by a submission from its quota check to its new version's commit
+        (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
+        first's version (its quota, its number, its sources)."""
         self.rng = random.Random()
         self._executor_factory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)

@@ -60,10 +60,15 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
     limits = UploadLimits(int(lim.max_archive_mb * 1024 * 1024),
                           int(lim.max_unpacked_mb * 1024 * 1024), lim.max_files)
     found: list[Version] = []
+    held: list[bool] = []
 
     def accept(spec: BotSpec, version: str) -> None:
         """Every check that needs no write, before the upload is stored: a refused
-        upload leaves nothing on the host's disk."""
+        upload leaves nothing on the host's disk. From here to the new version's commit
+        the host's submission lock is held, so that submissions at once cannot all pass
+        the quota (nor take one version number, nor race to make one bot)."""
+        host.submissions.acquire()
+        held.append(True)
         name = spec.name
         allowed, image = host.settings.runner.images, spec.extra.get("image")
         if image is not None and allowed is not None and image not in allowed:
@@ -91,46 +96,50 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
             return
         _quota(s, user, lim.max_waiting, lim.max_versions_per_day)
 
-    with tempfile.SpooledTemporaryFile(max_size=1 << 20) as buf:
-        total = 0
-        while chunk := archive.file.read(1 << 16):
-            total += len(chunk)
-            if total > limits.max_archive:
-                raise HTTPException(413, f"the archive is over the limit of "
-                                    f"{lim.max_archive_mb:g} MB: leave build outputs and "
-                                    "dependencies out")
-            buf.write(chunk)
-        try:
-            up = take_upload(buf, host.store, limits, accept)  # type: ignore[arg-type]
-        except ConfigError as e:
-            raise HTTPException(400, str(e)) from None
-    if found:
-        response.status_code = 200
-        return VersionOut.of(found[0], private=True, open_ratings=open_ratings(s))
-    name = up.spec.name
-    bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
-    if bot is None:
-        bot = Bot(owner_id=user.id, name=up.spec.name)
-        s.add(bot)
-        try:
-            s.flush()
-        except IntegrityError:
-            s.rollback()
-            raise HTTPException(409, f"a bot named {up.spec.name!r} was just made: "
-                                "submit again") from None
-    elif bot.owner_id != user.id:  # taken since the check above
-        raise HTTPException(409, f"the bot name {name!r} belongs to another participant: "
-                            "rename your bot (name in bot.toml)")
-    same = s.scalar(select(Version).where(Version.bot_id == bot.id, Version.hash == up.version))
-    if same is not None:
-        response.status_code = 200
-        return VersionOut.of(same, private=True, open_ratings=open_ratings(s))
-    number = (s.scalar(select(func.max(Version.number)).where(Version.bot_id == bot.id))
-              or 0) + 1
-    v = Version(bot_id=bot.id, number=number, hash=up.version,
-                archive_sha256=up.archive_sha256, status="pending")
-    s.add(v)
-    s.commit()
-    s.refresh(v)
-    host.wake()
-    return VersionOut.of(v, private=True, open_ratings=())  # new: not rated yet
+    try:
+        with tempfile.SpooledTemporaryFile(max_size=1 << 20) as buf:
+            total = 0
+            while chunk := archive.file.read(1 << 16):
+                total += len(chunk)
+                if total > limits.max_archive:
+                    raise HTTPException(413, f"the archive is over the limit of "
+                                        f"{lim.max_archive_mb:g} MB: leave build outputs and "
+                                        "dependencies out")
+                buf.write(chunk)
+            try:
+                up = take_upload(buf, host.store, limits, accept)  # type: ignore[arg-type]
+            except ConfigError as e:
+                raise HTTPException(400, str(e)) from None
+        if found:
+            response.status_code = 200
+            return VersionOut.of(found[0], private=True, open_ratings=open_ratings(s))
+        name = up.spec.name
+        bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
+        if bot is None:
+            bot = Bot(owner_id=user.id, name=up.spec.name)
+            s.add(bot)
+            try:
+                s.flush()
+            except IntegrityError:
+                s.rollback()
+                raise HTTPException(409, f"a bot named {up.spec.name!r} was just made: "
+                                    "submit again") from None
+        elif bot.owner_id != user.id:  # taken since the check above
+            raise HTTPException(409, f"the bot name {name!r} belongs to another participant: "
+                                "rename your bot (name in bot.toml)")
+        same = s.scalar(select(Version).where(Version.bot_id == bot.id, Version.hash == up.version))
+        if same is not None:
+            response.status_code = 200
+            return VersionOut.of(same, private=True, open_ratings=open_ratings(s))
+        number = (s.scalar(select(func.max(Version.number)).where(Version.bot_id == bot.id))
+                  or 0) + 1
+        v = Version(bot_id=bot.id, number=number, hash=up.version,
+                    archive_sha256=up.archive_sha256, status="pending")
+        s.add(v)
+        s.commit()
+        s.refresh(v)
+        host.wake()
+        return VersionOut.of(v, private=True, open_ratings=())  # new: not rated yet
+    finally:
+        if held:
+            host.submissions.release()
