@@ -629,7 +629,7 @@ def signin(request: Request, host: HostDep, s: SessionDep,
                     error="That token is not known here: paste the token you got when "
                     "you registered (moon host register prints it).")
     response = RedirectResponse("/submit", status_code=303)
-    auth.set_session(response, done[1])
+    auth.set_session(request, response, done[1])
     return response
 
 
@@ -640,7 +640,7 @@ def signout(request: Request, host: HostDep, s: SessionDep,
     if not auth.csrf_ok(request, csrf):
         return _refuse_csrf(request, s, host)
     response = RedirectResponse("/", status_code=303)
-    auth.set_session(response, None)
+    auth.set_session(request, response, None)
     return response
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tarfile
 from pathlib import Path
 
@@ -103,6 +104,27 @@ def test_forged_cookies_and_csrf_values(host: HostProcess) -> None:
         r = httpx.post(host.url + "/signin", data={"csrf": field, "token": "moon_x"},
                        headers=[(b"cookie", b"moon_csrf=" + cookie.encode("latin-1"))])
         assert r.status_code == status, (cookie, field, r.status_code, r.text[:200])
+
+
+def test_cookies_are_secure_over_https(host: HostProcess) -> None:
+    """Behind a TLS proxy on the same machine (X-Forwarded-Proto: https) the session and
+    CSRF cookies are Secure, so a browser never sends them over plain HTTP; over plain
+    HTTP itself they cannot be (the browser would drop them)."""
+    token = host.register("carol-secure")
+    for proto, secure in (("https", True), ("http", False)):
+        r = httpx.get(host.url + "/signin", headers={"X-Forwarded-Proto": proto})
+        csrf = [v for k, v in r.headers.multi_items()
+                if k == "set-cookie" and v.startswith("moon_csrf=")]
+        assert len(csrf) == 1 and ("; secure" in csrf[0].lower()) == secure, csrf
+        field = re.search(r'name="csrf" value="([^"]+)"', r.text)
+        assert field is not None
+        r = httpx.post(host.url + "/signin", data={"csrf": field.group(1), "token": token},
+                       headers={"X-Forwarded-Proto": proto,
+                                "Cookie": f"moon_csrf={field.group(1)}"})
+        assert r.status_code == 303, r.text[:300]
+        session = [v for k, v in r.headers.multi_items()
+                   if k == "set-cookie" and v.startswith("moon_session=")]
+        assert len(session) == 1 and ("; secure" in session[0].lower()) == secure, session
 
 
 def test_reason_and_log_never_show_where_the_competition_lives(host: HostProcess) -> None:
