@@ -106,6 +106,16 @@ def test_forged_cookies_and_csrf_values(host: HostProcess) -> None:
         assert r.status_code == status, (cookie, field, r.status_code, r.text[:200])
 
 
+def test_an_invite_code_that_is_no_text_is_refused(host: HostProcess) -> None:
+    """JSON may carry a lone surrogate, which has no UTF-8: the code is simply not valid
+    (it was a 500)."""
+    for invite in ("\\ud800", "a\\udfffb"):
+        r = httpx.post(host.url + "/api/register", content=f'{{"name": "sur", "invite": '
+                       f'"{invite}"}}', headers={"Content-Type": "application/json"})
+        assert r.status_code == 403, (invite, r.status_code, r.text)
+        assert "not valid" in r.json()["detail"]
+
+
 def test_cookies_are_secure_over_https(host: HostProcess) -> None:
     """Behind a TLS proxy on the same machine (X-Forwarded-Proto: https) the session and
     CSRF cookies are Secure, so a browser never sends them over plain HTTP; over plain
