@@ -49,7 +49,9 @@ class Runner(_Table):
     build_timeout_s: float = Field(600.0, gt=0)
     """Time limit of one build, seconds."""
     memory_mb: int = Field(1024, gt=0)
-    """Memory of each bot process or container, MiB."""
+    """RAM of each bot's container (``kind = "docker"``), MiB. A ``local`` bot is not held
+    to it: it has the address-space limit of docs/sandbox.md (2048 MiB, or what its
+    ``bot.toml`` asks, up to 16384)."""
     images: list[str] | None = None
     """Images a submission may name with ``image = "..."`` in its ``bot.toml``, exactly as
     written there (``"python:3.12-slim"``); the host's Docker engine pulls a listed image
