@@ -75,6 +75,34 @@ def test_reference_bot_names_are_reserved(host: HostProcess) -> None:
     assert "reference-random" not in {b["name"].lower() for b in host.ok("GET", "/api/bots")}
 
 
+def test_names_that_read_alike_are_one_name(host: HostProcess) -> None:
+    """I (capital i), l and 1 read alike in most fonts, so do O and 0, rn and m: a
+    participant or bot name that reads as another's is taken, as one in another case is."""
+    assert register(host, "millie").status_code == 201
+    for name, like in (("mi1lie", "millie"), ("miIlie", "millie"), ("rniIlie", "millie"),
+                       ("adrnin", "admin"), ("ADM1N", "admin")):
+        r = register(host, name)
+        assert r.status_code == 409, (name, r.text)
+        assert f"looks like {like!r}" in r.json()["detail"], r.text
+    assert register(host, "mollie").status_code == 201  # o is no l: another name
+    millie = host.register("millie-2")
+    rival = host.register("rival")
+    r = host.submit(millie, tar_folder(EXAMPLES / "random", rename="sharpbot"))
+    assert r.status_code == 201, r.text
+    for name in ("sharpb0t", "SHARPB0T", "sharpbot"):
+        r = host.submit(rival, tar_folder(EXAMPLES / "random", rename=name))
+        assert r.status_code == 409, (name, r.text)
+        assert "another participant" in r.json()["detail"], r.text
+    r = host.submit(rival, tar_folder(EXAMPLES / "random", rename="reference-randorn"))
+    assert r.status_code == 409 and "reference bot" in r.json()["detail"], r.text
+    # her own bots may read alike: nobody else's name is taken by them
+    r = host.submit(millie, tar_folder(EXAMPLES / "random", rename="sharpb0t", edit="own"))
+    assert r.status_code == 201, r.text
+    bots = {b["name"]: b["owner"] for b in host.ok("GET", "/api/bots")}
+    assert {n: o for n, o in bots.items() if n.lower().startswith("sharp")} == {
+        "sharpbot": "millie-2", "sharpb0t": "millie-2"}
+
+
 @pytest.mark.parametrize("path", [
     f"/api/versions/{TOO_BIG}", f"/api/versions/{HUGE}", f"/api/versions/{TOO_BIG}/log",
     f"/api/games?version={TOO_BIG}", f"/api/games?offset={TOO_BIG}",

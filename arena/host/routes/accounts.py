@@ -6,6 +6,7 @@ from fastapi import APIRouter, HTTPException
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
+from ...names import LOOKALIKE_RULE, lookalike
 from ..deps import Admin, HostDep, SessionDep, User
 from ..models import Bot, Invite, Participant
 from ..schemas import InviteOut, Me, RegisterIn, RegisterOut
@@ -32,6 +33,13 @@ def register(body: RegisterIn, host: HostDep, s: SessionDep) -> RegisterOut:
                             + (f" (as {taken!r}: names that differ only in case are one "
                                "name)" if taken and taken != body.name else "")
                             + ": choose another")
+    # nor an "aIice" (capital i) next to "alice": on a page the two read alike
+    look = lookalike(body.name)
+    twin = "admin" if look == lookalike("admin") else next(
+        (n for n in s.scalars(select(Participant.name)) if lookalike(n) == look), None)
+    if twin is not None:
+        raise HTTPException(409, f"the name {body.name!r} looks like {twin!r}, which is "
+                            f"taken ({LOOKALIKE_RULE}): choose another")
     token = new_token()
     p = Participant(name=body.name, token_hash=digest(token))
     s.add(p)

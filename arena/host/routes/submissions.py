@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from ...bots import BotSpec
 from ...errors import ConfigError
+from ...names import LOOKALIKE_RULE, lookalike
 from ..deps import HostDep, SessionDep, User
 from ..models import Bot, Participant, Version, utcnow
 from ..ratings import open_ratings
@@ -75,9 +76,11 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
             raise HTTPException(400, f"bot.toml: image = {image!r} is not one this "
                                 f"competition allows ({', '.join(allowed) or 'none'}): name "
                                 "one of them, or ask the organiser to add yours")
-        if name.lower() in {r.name.lower() for r in host.references}:
-            raise HTTPException(409, f"the bot name {name!r} is the host's reference bot's: "
-                                "rename your bot (name in bot.toml)")
+        look = lookalike(name)
+        if name.lower() in {r.name.lower() for r in host.references} or \
+                look in {lookalike(r.name) for r in host.references}:
+            raise HTTPException(409, f"the bot name {name!r} is the host's reference bot's"
+                                " (or reads as it): rename your bot (name in bot.toml)")
         # names differing only in case are one name (no "Heuristic" next to "heuristic")
         bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
         if bot is not None and bot.owner_id != user.id:
@@ -85,6 +88,13 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
                                 + (f" (as {bot.name!r}: names that differ only in case are "
                                    "one name)" if bot.name != name else "")
                                 + ": rename your bot (name in bot.toml)")
+        if bot is None:  # nor "BestBot" next to another's "BestB0t": they read alike
+            twin = next((b for b, owner in s.execute(select(Bot.name, Bot.owner_id))
+                         if owner != user.id and lookalike(b) == look), None)
+            if twin is not None:
+                raise HTTPException(409, f"the bot name {name!r} looks like {twin!r}, "
+                                    f"another participant's bot ({LOOKALIKE_RULE}): rename "
+                                    "your bot (name in bot.toml)")
         if bot is not None and bot.name != name:
             raise HTTPException(409, f"you have a bot named {bot.name!r}: names that differ "
                                 f"only in case are one name, so write name = {bot.name!r} "
