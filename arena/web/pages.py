@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import array
 import asyncio
+import ipaddress
 import itertools
 import json
 import math
@@ -556,6 +557,26 @@ def stream_slots(host: Host) -> StreamSlots:
         return slots
 
 
+def stream_client(address: str) -> str:
+    """Who holds a stream, for :data:`STREAMS_PER_CLIENT`: an IPv4 address, or an IPv6
+    address's /64 (one machine commonly has a whole /64 to pick addresses from).
+
+    >>> stream_client("2001:db8::1"), stream_client("2001:db8::ffff:2")
+    ('2001:db8::/64', '2001:db8::/64')
+    >>> stream_client("10.0.0.1"), stream_client("::ffff:10.0.0.1")
+    ('10.0.0.1', '10.0.0.1')
+    """
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 class _EventStream(StreamingResponse):
     """A stream that gives its slot back when it ends, however it ends (the end of the
     game, or the reader gone). A game's public events are a few tens of kB, which the
@@ -595,7 +616,7 @@ async def game_events(game_id: str, request: Request, host: HostDep) -> Response
     the host :data:`STREAMS_MAX` (more: 503); the database is read in a thread, never on
     the event loop that keeps the games' clocks."""
     slots = stream_slots(host)
-    client = request.client.host if request.client is not None else ""
+    client = stream_client(request.client.host if request.client is not None else "")
     refused = slots.take(client)
     if refused is not None:
         raise HTTPException(refused[0], refused[1], headers={"Retry-After": "20"})

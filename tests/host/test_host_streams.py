@@ -1,7 +1,7 @@
 """Spectators' live event streams (``/games/ID/events``) against a real `moon host run`:
-one client address may hold only a few at once. Before, one client could hold any number,
-and each read the database on the event loop that keeps the games' clocks (400 streams on
-a queued game: every page and API answer took 1-5 s)."""
+one client address may hold only a few at once, and the host only so many. Before, one
+client could hold any number, and each read the database on the event loop that keeps the
+games' clocks (400 streams on a queued game: every page and API answer took 1-5 s)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
-from arena.web.pages import STREAMS_PER_CLIENT
+from arena.web.pages import STREAMS_MAX, STREAMS_PER_CLIENT
 
-SLEEP_S = 30
+SLEEP_S = 45
 """How long the sleepy bot sleeps before it connects, once told to: each of its games runs
 at least this long, time for the test's streams."""
 
@@ -66,7 +66,7 @@ def open_stream(host: HostProcess, game: str, client: str | None = None
     return sock, code, head
 
 
-def test_one_client_holds_a_few_streams(host: HostProcess, tmp_path: Path) -> None:
+def test_a_client_and_the_host_hold_a_few_streams(host: HostProcess, tmp_path: Path) -> None:
     flag = tmp_path / "sleep"
     alice = host.register("alice")
     for name in ("sleepy", "drowsy"):
@@ -105,6 +105,16 @@ def test_one_client_holds_a_few_streams(host: HostProcess, tmp_path: Path) -> No
             return code == 200
 
         wait_for(again, 20, "a stream's place to be given back")
+        # the host's own limit: other clients fill it, STREAMS_PER_CLIENT each
+        for i in range(STREAMS_MAX - STREAMS_PER_CLIENT):
+            sock, code, head = open_stream(host, game,
+                                           client=f"10.9.{i // STREAMS_PER_CLIENT}.1")
+            held.append(sock)
+            assert code == 200, (i, head)
+        sock, code, head = open_stream(host, game, client="10.8.0.1")
+        sock.close()
+        assert code == 503, head
+        assert f"the host has {STREAMS_MAX} live game streams open".encode() in head, head
     finally:
         for s in held:
             s.close()
