@@ -127,6 +127,9 @@ class Host:
         self.capacity = settings.matchmaking.concurrency
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
+        self.registrations = threading.Lock()
+        """Held by a registration from its check of the name to its commit: of two names
+        that read alike sent at once, the second sees the first."""
         self.submissions = threading.Lock()
         """Held by a submission from its quota check to its new version's commit
         (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the

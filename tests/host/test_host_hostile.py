@@ -5,6 +5,7 @@ database, forged session cookies and CSRF values that are not ASCII. Each must g
 
 from __future__ import annotations
 
+import concurrent.futures
 import io
 import os
 import re
@@ -132,6 +133,21 @@ def test_forged_cookies_and_csrf_values(host: HostProcess) -> None:
         r = httpx.post(host.url + "/signin", data={"csrf": field, "token": "moon_x"},
                        headers=[(b"cookie", b"moon_csrf=" + cookie.encode("latin-1"))])
         assert r.status_code == status, (cookie, field, r.status_code, r.text[:200])
+
+
+@pytest.mark.parametrize("vowel", "aeou")
+def test_names_that_read_alike_sent_at_once_make_one_participant(host: HostProcess,
+                                                                 vowel: str) -> None:
+    # 27 spellings of one name, each another name to the database (no two alike in lower
+    # case): l, i or 1 in its first, third and fifth letters
+    names = [f"{a}{vowel}{b}{vowel}{c}" for a in "li1" for b in "li1" for c in "li1"]
+    invites = [host.ok("POST", "/api/invites", host.admin)["code"] for _ in names]
+    with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
+        answers = list(pool.map(lambda ni: host.call("POST", "/api/register", json={
+            "name": ni[0], "invite": ni[1]}), zip(names, invites, strict=True)))
+    codes = sorted(r.status_code for r in answers)
+    assert codes == [201] + [409] * (len(names) - 1), [(r.status_code, r.text[:120])
+                                                       for r in answers]
 
 
 def test_an_invite_code_that_is_no_text_is_refused(host: HostProcess) -> None:
