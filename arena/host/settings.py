@@ -138,6 +138,10 @@ class Retention(_Table):
     record_days: float = Field(0.0, ge=0)
     """Delete the records and logs of games older than this (days) whose versions are all
     retired (replaced or disabled); their results stay. 0 keeps everything."""
+    full_logs: int = Field(20, ge=1)
+    """Each version keeps the whole seat logs (its stderr in a game, up to 1 MiB) of its
+    last this many finished games; each older one is cut to its last 8 KiB, so a bot that
+    writes without end does not fill the host's disk at 1 MiB a game."""
 
 
 class Reference(_Table):
@@ -274,6 +278,7 @@ max_versions_per_day = 50   # new versions a participant may submit in 24 hours
 
 [retention]
 record_days = 0             # delete records of retired versions' games older than this; 0: never
+full_logs = 20              # a version's last games whose stderr logs are kept whole; older: 8 KiB
 
 # The host's own bots: each new version must finish a game against them without a fault.
 [[reference]]
