@@ -36,6 +36,32 @@ def name_problem(value: object) -> str | None:
     return None
 
 
+LOOKALIKE_RULE = "in any case, i, l and 1 read alike, so do o and 0, rn and m, vv and w"
+"""What :func:`lookalike` takes as one letter, as error messages state it."""
+_LOOKALIKE = str.maketrans({"i": "l", "1": "l", "0": "o"})
+_LOOKALIKE_PAIRS = (("rn", "m"), ("vv", "w"))
+
+
+def lookalike(name: str) -> str:
+    """What a name looks like in most fonts, to tell names that would pass for one
+    another: case does not count, and ``I`` (capital i), ``l`` and ``1`` are one letter
+    (so, with case, ``i`` is one with them too), ``0`` is ``o``, ``rn`` reads as ``m`` and
+    ``vv`` as ``w``. Two names with the same lookalike would be one name to a reader of the
+    leaderboard. On the safe side: ``alice`` and ``aiice`` are one name too.
+
+    >>> lookalike("aIice") == lookalike("alice") == lookalike("a1ice") == lookalike("ALICE")
+    True
+    >>> lookalike("Bot0") == lookalike("boto"), lookalike("adrnin"), lookalike("vvolf")
+    (True, 'admln', 'wolf')
+    >>> lookalike("alice") == lookalike("alicia")
+    False
+    """
+    text = name.lower().translate(_LOOKALIKE)
+    for pair, letter in _LOOKALIKE_PAIRS:
+        text = text.replace(pair, letter)
+    return text
+
+
 def check_name(value: object, where: str, what: str = "name") -> str:
     """``value`` if it is a good bot name.
 

@@ -77,6 +77,10 @@ before its first join (:meth:`Match._exit_forfeit`)."""
 DURING_THE_GAME = "during the game"
 """When a bot's process ended after it joined, in its crash's detail (a planted situation
 may say more: :mod:`arena.probes`)."""
+REPORTED_MAX = 64
+"""Characters kept of the name and of the version a bot reports in its ``Join`` (the rest
+is cut, ending in ``…``): they go into every record of its games and onto the public replay
+page, and a message may be 64 KiB."""
 MAX_REJOINS = 20
 """How many times one seat may join again after a drop, in one game; further joins are
 refused (a fault says so, once), so a reconnect storm cannot slow the other tables."""
@@ -545,7 +549,7 @@ class Match:
             s.rejoins += 1
         link = SeatLink(quiet=join.quiet)
         s.link, s.joined, s.away_since = link, True, None
-        s.joined_as = (join.bot_name, join.bot_version)
+        s.joined_as = (_reported(join.bot_name), _reported(join.bot_version))
         self._listening = self._listening or not link.quiet
         link.send(bpb.PlayResponse(welcome=bpb.Welcome(
             match_id=self.match_id, seat=seat, ruleset=ruleset_to_pb(self.ruleset, self.preset),
@@ -1056,6 +1060,11 @@ class Match:
         finally:
             if q in self.watchers:
                 self.watchers.remove(q)
+
+
+def _reported(text: str) -> str:
+    """A name or version a bot reported, cut to :data:`REPORTED_MAX` characters."""
+    return text if len(text) <= REPORTED_MAX else text[:REPORTED_MAX - 1] + "…"
 
 
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -59,7 +59,17 @@ def create_app(host: Host) -> FastAPI:
         """Refuse an oversize upload by its Content-Length, before it is read at all; any
         other request with a body (a sign-in, a registration) is small: over
         :data:`MAX_BODY` it is refused too (a huge JSON body would be read into memory and
-        parsed on the event loop that keeps the games' clocks)."""
+        parsed on the event loop that keeps the games' clocks).
+
+        An address with a NUL character (``%00``) in its path or query has nothing: no
+        name, id or filter holds one, and PostgreSQL refuses a text that does (every such
+        address was a 500 there). It gets the pages' Not found, or the API's 422."""
+        if "\x00" in request.scope.get("path", "") or \
+                b"%00" in request.scope.get("query_string", b""):
+            if for_the_api(request.url.path):
+                return JSONResponse({"detail": "the address holds a NUL character (%00): "
+                                     "no name, id or filter has one"}, status_code=422)
+            return await not_found_page(request, StarletteHTTPException(404))
         upload = request.method == "POST" and request.url.path in ("/api/submissions",
                                                                    "/submit")
         length = request.headers.get("content-length")

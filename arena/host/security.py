@@ -20,5 +20,7 @@ def new_invite() -> str:
 
 def digest(secret: str) -> str:
     """The sha256 (hex) under which a token or invite code is stored. The secrets are
-    long and random, so a plain hash is enough: there is nothing to guess."""
-    return hashlib.sha256(secret.encode()).hexdigest()
+    long and random, so a plain hash is enough: there is nothing to guess. Any text has one:
+    a lone surrogate (``"\\ud800"``, which JSON may carry) is hashed as it is, so it is only
+    an unknown secret (it was a 500)."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()

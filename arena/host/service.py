@@ -19,8 +19,10 @@ import dataclasses
 import datetime as dt
 import functools
 import logging
+import os
 import random
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +39,7 @@ import arena
 
 from .. import sandbox
 from ..botcheck import CheckGame, Item, Report, blocks_the_rest, check_games, judge
-from ..bots import BotSpec, language_warning, load_bot
+from ..bots import LOG_TAIL_BYTES, BotSpec, language_warning, load_bot
 from ..containment import cleanup_stale_once
 from ..errors import ConfigError
 from ..ladder.ratings import Rating
@@ -104,6 +106,26 @@ class Counters:
             self.finished.popleft()
 
 
+
+def cut_log(path: Path, tail: int, kept: int) -> bool:
+    """Cut a seat's log to its last ``tail`` bytes, after a line saying how much was cut
+    (written aside, then moved over it); False if it is that short already, or cannot be
+    read or written (then it stays as it was)."""
+    try:
+        size = path.stat().st_size
+        if size <= tail + 256:
+            return False
+        with open(path, "rb") as f:
+            f.seek(size - tail)
+            end = f.read()
+        aside = path.with_name(path.name + ".cut")
+        aside.write_bytes(f"[... {size - tail} bytes cut by the host: a version's logs are "
+                          f"kept whole for its last {kept} games ...]\n".encode() + end)
+        os.replace(aside, path)
+    except OSError:
+        return False
+    return True
+
 class Host:
     """One competition: its folder, settings, database and loops.
 
@@ -126,6 +148,17 @@ class Host:
         self.capacity = settings.matchmaking.concurrency
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
+        self.registrations = threading.Lock()
+        """Held by a registration from its check of the name to its commit: of two names
+        that read alike sent at once, the second sees the first."""
+        self._kept_logs: dict[int, collections.deque[tuple[str, list[int]]]] = {}
+        """Per version, its last finished games (and its seats in each) whose logs are
+        kept whole (:meth:`cut_logs`)."""
+        self._logs_lock = threading.Lock()
+        self.submissions = threading.Lock()
+        """Held by a submission from its quota check to its new version's commit
+        (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
+        first's version (its quota, its number, its sources)."""
         self.rng = random.Random()
         self._executor_factory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
@@ -568,6 +601,10 @@ class Host:
             slot = False
             await self.write(self._record, fg)
             self.counters.game_finished()
+            try:
+                await asyncio.to_thread(self.cut_logs, game_id)
+            except Exception:  # the game is recorded: only its bots' older logs stay whole
+                log.exception("game %s: its bots' older logs were not cut", game_id)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -740,6 +777,44 @@ class Host:
             self._writer.submit(mark).result()
             pruned = len(old)
         return pruned
+
+    def cut_logs(self, game_id: str) -> int:
+        """After game ``game_id``: for each version in it, cut the seat logs of its game
+        just past its last ``[retention] full_logs`` finished ones to their last
+        :data:`arena.bots.LOG_TAIL_BYTES`, after a line saying how much was cut. A bot's log
+        of a game is up to 1 MiB, and an active version's are never pruned: before, one
+        that wrote without end filled the host's disk at 1 MiB a game (115 GB a day at 90
+        games a minute). Each version's last games are kept in memory (a version first
+        seen since the start reads its last ones from the database once), so the cost of a
+        game does not grow with the games. Returns how many logs were cut; a log that
+        cannot be read or written is left as it is."""
+        keep = self.settings.retention.full_logs
+        with self.Session() as s:
+            seats: dict[int, list[int]] = {}
+            for vid, seat in s.execute(select(GameSeat.version_id, GameSeat.seat).where(
+                    GameSeat.game_id == game_id, GameSeat.version_id.is_not(None))):
+                if vid is not None:
+                    seats.setdefault(vid, []).append(seat)
+            old: list[tuple[str, list[int]]] = []
+            with self._logs_lock:
+                for vid, its in seats.items():
+                    kept = self._kept_logs.get(vid)
+                    if kept is None:  # its games before this start, newest first
+                        kept = self._kept_logs[vid] = collections.deque()
+                        earlier: dict[str, list[int]] = {}
+                        for gid, seat in s.execute(
+                                select(GameSeat.game_id, GameSeat.seat).join(Game).where(
+                                    GameSeat.version_id == vid, Game.status == "finished",
+                                    Game.seq.is_not(None), Game.id != game_id)
+                                .order_by(Game.seq.desc()).limit(2 * (keep + 50))):
+                            earlier.setdefault(gid, []).append(seat)
+                        for gid, gseats in reversed(list(earlier.items())):
+                            kept.append((gid, gseats))
+                    kept.append((game_id, its))
+                    while len(kept) > keep:
+                        old.append(kept.popleft())
+        return sum(cut_log(self.seat_log(gid, seat), LOG_TAIL_BYTES, keep)
+                   for gid, its in old for seat in its)
 
     def _seat_log(self, game_id: str, seat: int) -> Path:
         return self.record_dir / "logs" / f"{game_id}.seat{seat}.log"

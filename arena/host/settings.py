@@ -49,7 +49,9 @@ class Runner(_Table):
     build_timeout_s: float = Field(600.0, gt=0)
     """Time limit of one build, seconds."""
     memory_mb: int = Field(1024, gt=0)
-    """Memory of each bot process or container, MiB."""
+    """RAM of each bot's container (``kind = "docker"``), MiB. A ``local`` bot is not held
+    to it: it has the address-space limit of docs/sandbox.md (2048 MiB, or what its
+    ``bot.toml`` asks, up to 16384)."""
     images: list[str] | None = None
     """Images a submission may name with ``image = "..."`` in its ``bot.toml``, exactly as
     written there (``"python:3.12-slim"``); the host's Docker engine pulls a listed image
@@ -136,6 +138,10 @@ class Retention(_Table):
     record_days: float = Field(0.0, ge=0)
     """Delete the records and logs of games older than this (days) whose versions are all
     retired (replaced or disabled); their results stay. 0 keeps everything."""
+    full_logs: int = Field(20, ge=1)
+    """Each version keeps the whole seat logs (its stderr in a game, up to 1 MiB) of its
+    last this many finished games; each older one is cut to its last 8 KiB, so a bot that
+    writes without end does not fill the host's disk at 1 MiB a game."""
 
 
 class Reference(_Table):
@@ -272,6 +278,7 @@ max_versions_per_day = 50   # new versions a participant may submit in 24 hours
 
 [retention]
 record_days = 0             # delete records of retired versions' games older than this; 0: never
+full_logs = 20              # a version's last games whose stderr logs are kept whole; older: 8 KiB
 
 # The host's own bots: each new version must finish a game against them without a fault.
 [[reference]]

@@ -9,6 +9,9 @@
   ``SameSite=Strict``) if it has none, and every form carries the same value in a hidden
   field; a POST whose field does not match its cookie is refused (403). With SameSite on
   top, another site can neither read the value nor send the cookie.
+- Both cookies are ``Secure`` when the request came over HTTPS (as the host saw it, or as
+  a reverse proxy on the same machine says in ``X-Forwarded-Proto``): a browser then never
+  sends them over plain HTTP, where anyone on the way could read the session.
 """
 
 from __future__ import annotations
@@ -79,13 +82,19 @@ def signed_in(request: Request, s: Session) -> Participant | None:
     return p if hmac.compare_digest(good.encode(), parts[2].encode()) else None
 
 
-def set_session(response: Response, value: str | None) -> None:
-    """Set (or with None, clear) the session cookie."""
+def _secure(request: Request) -> bool:
+    """Whether the request came over HTTPS (then the cookies are ``Secure``)."""
+    return request.url.scheme == "https"
+
+
+def set_session(request: Request, response: Response, value: str | None) -> None:
+    """Set (or with None, clear) the session cookie (``Secure`` over HTTPS)."""
     if value is None:
-        response.delete_cookie(SESSION, path="/", httponly=True, samesite="lax")
+        response.delete_cookie(SESSION, path="/", httponly=True, samesite="lax",
+                               secure=_secure(request))
     else:
         response.set_cookie(SESSION, value, max_age=SESSION_DAYS * 86400, path="/",
-                            httponly=True, samesite="lax")
+                            httponly=True, samesite="lax", secure=_secure(request))
 
 
 def csrf_token(request: Request) -> str:
@@ -101,7 +110,8 @@ def keep_csrf(request: Request, response: Response) -> None:
     """Set the CSRF cookie if this request made a new value."""
     value = getattr(request.state, "new_csrf", "")
     if value:
-        response.set_cookie(CSRF, value, path="/", httponly=True, samesite="strict")
+        response.set_cookie(CSRF, value, path="/", httponly=True, samesite="strict",
+                            secure=_secure(request))
 
 
 def csrf_ok(request: Request, field: str | None) -> bool:

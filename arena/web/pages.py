@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import array
 import asyncio
+import ipaddress
 import itertools
 import json
 import math
 import threading
 import weakref
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
@@ -96,7 +98,9 @@ def _not_found(request: Request, s: Session, host: Host, what: str) -> HTMLRespo
 def _records(s: Session, version_ids: list[int]) -> dict[int, list[bool]]:
     """Per version, its finished rated games in result order, one entry a game: True where
     it won (a seat of its placed first). A version in two seats of a game (a competition
-    with fewer bots than seats) counts that game once, as :attr:`Version.games` does."""
+    with fewer bots than seats) counts that game once, as :attr:`Version.games` does.
+    Reads every game: the leaderboard counts the same with :class:`WinTally`, which reads
+    each game once."""
     out: dict[int, list[bool]] = {v: [] for v in version_ids}
     if not version_ids:
         return out
@@ -112,6 +116,67 @@ def _records(s: Session, version_ids: list[int]) -> dict[int, list[bool]]:
     for (_, vid), won in games.items():
         out[vid].append(won)
     return out
+
+
+class WinTally:
+    """Per version, its finished rated games summed up for the leaderboard: how many it
+    played, how many it won (a game counted once, won when a seat of its placed first, as
+    :func:`_records` counts) and its last :data:`TREND_GAMES` results, kept up to date by
+    :meth:`advance`, which reads only the games finished since its last call. Before, the
+    leaderboard read every seat of every finished rated game of its versions at each view
+    (~2 µs of CPU a seat: at 100,000 games of three, some 0.6 s a view, which anyone could
+    ask for again and again next to the games' clocks). Memory: a few numbers a version.
+    Thread-safe (pages run in a thread pool)."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+        """The last result (``Game.seq``) counted."""
+        self.rows_read = 0
+        """Seat rows read from the database so far (what :meth:`advance` costs)."""
+        self._played: Counter[int] = Counter()
+        self._won: Counter[int] = Counter()
+        self._recent: dict[int, deque[bool]] = {}
+        self._lock = threading.Lock()
+
+    def advance(self, s: Session) -> None:
+        """Count the rated games finished since the last call (streamed, 1,000 rows at a
+        time)."""
+        with self._lock:
+            rows = s.execute(select(Game.seq, GameSeat.version_id, GameSeat.place)
+                             .select_from(GameSeat).join(Game, GameSeat.game_id == Game.id)
+                             .where(Game.status == "finished", Game.kind == "rated",
+                                    Game.seq > self.seq)
+                             .order_by(Game.seq).execution_options(yield_per=1000))
+            for seq, seated in itertools.groupby(rows, key=lambda r: r[0]):
+                won: dict[int, bool] = {}  # a version in two seats: one game
+                for _, vid, place in seated:
+                    self.rows_read += 1
+                    if vid is not None:
+                        won[vid] = won.get(vid, False) or place == 1
+                for vid, w in won.items():
+                    self._played[vid] += 1
+                    self._won[vid] += w
+                    self._recent.setdefault(vid, deque(maxlen=TREND_GAMES)).append(w)
+                self.seq = int(seq)
+
+    def of(self, version_id: int) -> tuple[int, int, list[bool]]:
+        """A version's ``(games played, games won, its last TREND_GAMES results)`` as
+        counted so far, the results oldest first (True: won)."""
+        with self._lock:
+            return (self._played[version_id], self._won[version_id],
+                    list(self._recent.get(version_id, ())))
+
+
+_TALLIES: weakref.WeakKeyDictionary[Host, WinTally] = weakref.WeakKeyDictionary()
+
+
+def host_tally(host: Host) -> WinTally:
+    """The host's :class:`WinTally` (made at the first leaderboard view)."""
+    with _REPLAYS_LOCK:
+        tally = _TALLIES.get(host)
+        if tally is None:
+            tally = _TALLIES[host] = WinTally()
+        return tally
 
 
 def rules_text(host: Host) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -143,16 +208,16 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
     bar), games, win %, trend; sortable by any column (``?sort=rating&desc=1``). While
     some version is not fitted yet, a line under the table says why it ranks last."""
     rows = api_leaderboard(s)
-    results = _records(s, [r.version_id for r in rows])
+    tally = host_tally(host)
+    tally.advance(s)
     table = []
     for r in rows:
-        wins = results[r.version_id]
-        win = 100.0 * sum(wins) / len(wins) if wins else None
-        recent = wins[-TREND_GAMES:]
+        played, won, recent = tally.of(r.version_id)
+        win = 100.0 * won / played if played else None
         recent_win = 100.0 * sum(recent) / len(recent) if recent else None
         trend = (recent_win - win) if win is not None and recent_win is not None and \
-            len(wins) > len(recent) else None
-        table.append({"row": r, "played": len(wins), "win": win, "trend": trend,
+            played > len(recent) else None
+        table.append({"row": r, "played": played, "win": win, "trend": trend,
                       "recent": recent_win})
     key = SORTS.get(sort, "rank")
     if key != "rank":
@@ -440,31 +505,150 @@ def _watch(host: Host, game_id: str) -> AsyncIterator[Any] | None:
     return watch(game_id) if watch is not None else None
 
 
+STREAMS_PER_CLIENT = 8
+"""Live event streams (``/games/ID/events``) one client address may hold open at once; one
+more is refused (429). A spectator's tabs need a few; one client holding hundreds slowed
+every page and the API to seconds (400 streams: 1-5 s an answer)."""
+STREAMS_MAX = 256
+"""Live event streams open at once from every client together; one more is refused (503)."""
+class StreamSlots:
+    """The live event streams open now, counted per client address (thread-safe)."""
+
+    def __init__(self, per_client: int = STREAMS_PER_CLIENT, total: int = STREAMS_MAX
+                 ) -> None:
+        self.per_client = per_client
+        self.total = total
+        self.open: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, client: str) -> tuple[int, str] | None:
+        """Take a slot for ``client``: None if taken, else the refusal to answer with
+        (``(status, detail)``: 429 for a client at its own limit, 503 for the host at
+        its)."""
+        with self._lock:
+            if self.open[client] >= self.per_client:
+                return 429, (f"you have {self.open[client]} live game streams open (at "
+                             f"most {self.per_client} at once): close some live pages "
+                             "first")
+            if sum(self.open.values()) >= self.total:
+                return 503, (f"the host has {self.total} live game streams open, its "
+                             "most: watch the replay once the game is over, or try "
+                             "again later")
+            self.open[client] += 1
+            return None
+
+    def give_back(self, client: str) -> None:
+        """Give back a slot of ``client`` taken by :meth:`take`."""
+        with self._lock:
+            self.open[client] -= 1
+            if self.open[client] <= 0:
+                del self.open[client]
+
+
+_SLOTS: weakref.WeakKeyDictionary[Host, StreamSlots] = weakref.WeakKeyDictionary()
+
+
+def stream_slots(host: Host) -> StreamSlots:
+    """The host's :class:`StreamSlots` (made at the first stream)."""
+    with _REPLAYS_LOCK:
+        slots = _SLOTS.get(host)
+        if slots is None:
+            slots = _SLOTS[host] = StreamSlots()
+        return slots
+
+
+def stream_client(address: str) -> str:
+    """Who holds a stream, for :data:`STREAMS_PER_CLIENT`: an IPv4 address, or an IPv6
+    address's /64 (one machine commonly has a whole /64 to pick addresses from).
+
+    >>> stream_client("2001:db8::1"), stream_client("2001:db8::ffff:2")
+    ('2001:db8::/64', '2001:db8::/64')
+    >>> stream_client("10.0.0.1"), stream_client("::ffff:10.0.0.1")
+    ('10.0.0.1', '10.0.0.1')
+    """
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+class _EventStream(StreamingResponse):
+    """A stream that gives its slot back when it ends, however it ends (the end of the
+    game, or the reader gone). A game's public events are a few tens of kB, which the
+    sockets' buffers hold: a reader that never reads does not hold its stream past the
+    game's end."""
+
+    def __init__(self, content: AsyncIterator[bytes], release: Any, **kw: Any) -> None:
+        super().__init__(content, **kw)
+        self._release = release
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+def _game_status(host: Host, game_id: str) -> str | None:
+    with host.Session() as s:
+        return s.scalar(select(Game.status).where(Game.id == game_id))
+
+
+def _visible_status(host: Host, request: Request, game_id: str) -> str | None:
+    with host.Session() as s:
+        g = _visible_game(s, game_id, auth.signed_in(request, s))
+        return g.status if g is not None else None
+
+
 @router.get("/games/{game_id}/events")
 async def game_events(game_id: str, request: Request, host: HostDep) -> Response:
     """The game's public events as server-sent events (``event: moon``, data a JSON object
     of :func:`arena.convert.event_to_dict`), from the referee's watch stream: from the
     start, then live, then ``event: end``. Only the referee's public events go out: no
-    tile is sent before it is played, and the widow and the discard never are."""
-    with host.Session() as s:
-        g = _visible_game(s, game_id, auth.signed_in(request, s))
-        status = g.status if g is not None else None
+    tile is sent before it is played, and the widow and the discard never are.
+
+    A client address holds at most :data:`STREAMS_PER_CLIENT` streams at once (more: 429),
+    the host :data:`STREAMS_MAX` (more: 503); the database is read in a thread, never on
+    the event loop that keeps the games' clocks."""
+    slots = stream_slots(host)
+    client = stream_client(request.client.host if request.client is not None else "")
+    refused = slots.take(client)
+    if refused is not None:
+        raise HTTPException(refused[0], refused[1], headers={"Retry-After": "20"})
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            slots.give_back(client)
+
+    try:
+        status = await run_in_threadpool(_visible_status, host, request, game_id)
+    except BaseException:
+        release()
+        raise
     if status is None:
+        release()
         raise HTTPException(404, f"no game {game_id!r}")
 
     async def stream() -> AsyncIterator[bytes]:
         yield b"retry: 3000\n\n"
         events = None
-        for _ in range(100):  # queued: wait for it to start here (up to ~20 s)
+        now: str | None = status
+        for i in range(100):  # queued: wait for it to start here (up to ~20 s)
             events = _watch(host, game_id)
-            if events is not None:
-                break
-            with host.Session() as s2:
-                now = s2.scalar(select(Game.status).where(Game.id == game_id))
-            if now not in ("queued", "running"):
+            if events is not None or now not in ("queued", "running"):
                 break
             yield b": waiting\n\n"
             await asyncio.sleep(0.2)
+            if i % 5 == 4:  # once a second: has it ended (cancelled, voided) meanwhile?
+                now = await run_in_threadpool(_game_status, host, game_id)
         if events is not None:
             async for ev in events:
                 if await request.is_disconnected():
@@ -473,9 +657,8 @@ async def game_events(game_id: str, request: Request, host: HostDep) -> Response
                 yield f"id: {d['seq']}\nevent: moon\ndata: {json.dumps(d)}\n\n".encode()
         yield b"event: end\ndata: {}\n\n"
 
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store",
-                                      "X-Accel-Buffering": "no"})
+    return _EventStream(stream(), release, media_type="text/event-stream",
+                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
 # -- the API's own page -------------------------------------------------------------------------
@@ -530,7 +713,7 @@ def signin(request: Request, host: HostDep, s: SessionDep,
                     error="That token is not known here: paste the token you got when "
                     "you registered (moon host register prints it).")
     response = RedirectResponse("/submit", status_code=303)
-    auth.set_session(response, done[1])
+    auth.set_session(request, response, done[1])
     return response
 
 
@@ -541,7 +724,7 @@ def signout(request: Request, host: HostDep, s: SessionDep,
     if not auth.csrf_ok(request, csrf):
         return _refuse_csrf(request, s, host)
     response = RedirectResponse("/", status_code=303)
-    auth.set_session(response, None)
+    auth.set_session(request, response, None)
     return response
 
 

@@ -5,8 +5,10 @@ database, forged session cookies and CSRF values that are not ASCII. Each must g
 
 from __future__ import annotations
 
+import concurrent.futures
 import io
 import os
+import re
 import tarfile
 from pathlib import Path
 
@@ -74,6 +76,34 @@ def test_reference_bot_names_are_reserved(host: HostProcess) -> None:
     assert "reference-random" not in {b["name"].lower() for b in host.ok("GET", "/api/bots")}
 
 
+def test_names_that_read_alike_are_one_name(host: HostProcess) -> None:
+    """I (capital i), l and 1 read alike in most fonts, so do O and 0, rn and m: a
+    participant or bot name that reads as another's is taken, as one in another case is."""
+    assert register(host, "millie").status_code == 201
+    for name, like in (("mi1lie", "millie"), ("miIlie", "millie"), ("rniIlie", "millie"),
+                       ("adrnin", "admin"), ("ADM1N", "admin")):
+        r = register(host, name)
+        assert r.status_code == 409, (name, r.text)
+        assert f"looks like {like!r}" in r.json()["detail"], r.text
+    assert register(host, "mollie").status_code == 201  # o is no l: another name
+    millie = host.register("millie-2")
+    rival = host.register("rival")
+    r = host.submit(millie, tar_folder(EXAMPLES / "random", rename="sharpbot"))
+    assert r.status_code == 201, r.text
+    for name in ("sharpb0t", "SHARPB0T", "sharpbot"):
+        r = host.submit(rival, tar_folder(EXAMPLES / "random", rename=name))
+        assert r.status_code == 409, (name, r.text)
+        assert "another participant" in r.json()["detail"], r.text
+    r = host.submit(rival, tar_folder(EXAMPLES / "random", rename="reference-randorn"))
+    assert r.status_code == 409 and "reference bot" in r.json()["detail"], r.text
+    # her own bots may read alike: nobody else's name is taken by them
+    r = host.submit(millie, tar_folder(EXAMPLES / "random", rename="sharpb0t", edit="own"))
+    assert r.status_code == 201, r.text
+    bots = {b["name"]: b["owner"] for b in host.ok("GET", "/api/bots")}
+    assert {n: o for n, o in bots.items() if n.lower().startswith("sharp")} == {
+        "sharpbot": "millie-2", "sharpb0t": "millie-2"}
+
+
 @pytest.mark.parametrize("path", [
     f"/api/versions/{TOO_BIG}", f"/api/versions/{HUGE}", f"/api/versions/{TOO_BIG}/log",
     f"/api/games?version={TOO_BIG}", f"/api/games?offset={TOO_BIG}",
@@ -103,6 +133,52 @@ def test_forged_cookies_and_csrf_values(host: HostProcess) -> None:
         r = httpx.post(host.url + "/signin", data={"csrf": field, "token": "moon_x"},
                        headers=[(b"cookie", b"moon_csrf=" + cookie.encode("latin-1"))])
         assert r.status_code == status, (cookie, field, r.status_code, r.text[:200])
+
+
+@pytest.mark.parametrize("vowel", "aeou")
+def test_names_that_read_alike_sent_at_once_make_one_participant(host: HostProcess,
+                                                                 vowel: str) -> None:
+    # 27 spellings of one name, each another name to the database (no two alike in lower
+    # case): l, i or 1 in its first, third and fifth letters
+    names = [f"{a}{vowel}{b}{vowel}{c}" for a in "li1" for b in "li1" for c in "li1"]
+    invites = [host.ok("POST", "/api/invites", host.admin)["code"] for _ in names]
+    with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
+        answers = list(pool.map(lambda ni: host.call("POST", "/api/register", json={
+            "name": ni[0], "invite": ni[1]}), zip(names, invites, strict=True)))
+    codes = sorted(r.status_code for r in answers)
+    assert codes == [201] + [409] * (len(names) - 1), [(r.status_code, r.text[:120])
+                                                       for r in answers]
+
+
+def test_an_invite_code_that_is_no_text_is_refused(host: HostProcess) -> None:
+    """JSON may carry a lone surrogate, which has no UTF-8: the code is simply not valid
+    (it was a 500)."""
+    for invite in ("\\ud800", "a\\udfffb"):
+        r = httpx.post(host.url + "/api/register", content=f'{{"name": "sur", "invite": '
+                       f'"{invite}"}}', headers={"Content-Type": "application/json"})
+        assert r.status_code == 403, (invite, r.status_code, r.text)
+        assert "not valid" in r.json()["detail"]
+
+
+def test_cookies_are_secure_over_https(host: HostProcess) -> None:
+    """Behind a TLS proxy on the same machine (X-Forwarded-Proto: https) the session and
+    CSRF cookies are Secure, so a browser never sends them over plain HTTP; over plain
+    HTTP itself they cannot be (the browser would drop them)."""
+    token = host.register("carol-secure")
+    for proto, secure in (("https", True), ("http", False)):
+        r = httpx.get(host.url + "/signin", headers={"X-Forwarded-Proto": proto})
+        csrf = [v for k, v in r.headers.multi_items()
+                if k == "set-cookie" and v.startswith("moon_csrf=")]
+        assert len(csrf) == 1 and ("; secure" in csrf[0].lower()) == secure, csrf
+        field = re.search(r'name="csrf" value="([^"]+)"', r.text)
+        assert field is not None
+        r = httpx.post(host.url + "/signin", data={"csrf": field.group(1), "token": token},
+                       headers={"X-Forwarded-Proto": proto,
+                                "Cookie": f"moon_csrf={field.group(1)}"})
+        assert r.status_code == 303, r.text[:300]
+        session = [v for k, v in r.headers.multi_items()
+                   if k == "set-cookie" and v.startswith("moon_session=")]
+        assert len(session) == 1 and ("; secure" in session[0].lower()) == secure, session
 
 
 def test_reason_and_log_never_show_where_the_competition_lives(host: HostProcess) -> None:

@@ -1,6 +1,7 @@
 """The leaderboard's win % and trend count games, not seats: a version that sits in two
 seats of a game (a competition with fewer bots than seats) won that game when either of its
-seats placed first, and the game counts once — as its "games" column does."""
+seats placed first, and the game counts once — as its "games" column does. The leaderboard's
+tally reads each game once, not every game at every view."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from web_support import make_competition
 from arena.host.models import Bot, Game, GameSeat, Participant, Version
 from arena.host.run import open_host
 from arena.host.security import digest
-from arena.web.pages import _records
+from arena.web.pages import TREND_GAMES, WinTally, _records
 
 # three 3-player games of versions a and b, places by seat, in the order they finished
 GAMES = [
@@ -43,5 +44,26 @@ def test_win_rate_counts_each_game_once(tmp_path: Path) -> None:
         with host.Session() as s:
             got = _records(s, [ids["a"], ids["b"]])
         assert got == {ids[n]: won for n, won in WON.items()}
+        tally = WinTally()
+        with host.Session() as s:
+            tally.advance(s)
+        assert tally.rows_read == 9  # three games of three seats
+        assert tally.of(ids["a"]) == (3, 2, [True, False, True])
+        assert tally.of(ids["b"]) == (3, 1, [False, True, False])
+        # 11 more games, a first in each (seats a, b, b): only their seats are read, and
+        # the trend keeps the last TREND_GAMES results
+        with host.Session.begin() as s:
+            for seq in range(4, 15):
+                s.add(Game(id=f"g{seq}", kind="rated", seed=seq, status="finished", seq=seq,
+                           places=[1, 2, 3], seats=[
+                               GameSeat(seat=i, version_id=ids[n], side=i, place=i + 1)
+                               for i, n in enumerate("abb")]))
+        with host.Session() as s:
+            tally.advance(s)
+            tally.advance(s)  # nothing new: nothing read
+        assert tally.rows_read == 9 + 11 * 3
+        assert TREND_GAMES == 10
+        assert tally.of(ids["a"]) == (14, 13, [True] * 10)
+        assert tally.of(ids["b"]) == (14, 1, [False] * 10)
     finally:
         host.close()

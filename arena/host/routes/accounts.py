@@ -6,6 +6,7 @@ from fastapi import APIRouter, HTTPException
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
+from ...names import LOOKALIKE_RULE, lookalike
 from ..deps import Admin, HostDep, SessionDep, User
 from ..models import Bot, Invite, Participant
 from ..schemas import InviteOut, Me, RegisterIn, RegisterOut
@@ -24,30 +25,38 @@ def register(body: RegisterIn, host: HostDep, s: SessionDep) -> RegisterOut:
         invite = s.scalar(select(Invite).where(Invite.code_hash == digest(body.invite)))
         if invite is None or invite.used_by is not None:
             raise HTTPException(403, "this invite code is not valid (or was used already)")
-    # names differing only in case are one name (no "Alice" next to "alice")
-    taken = s.scalar(select(Participant.name).where(
-        func.lower(Participant.name) == body.name.lower()))
-    if body.name.lower() == "admin" or taken is not None:
-        raise HTTPException(409, f"the name {body.name!r} is taken"
-                            + (f" (as {taken!r}: names that differ only in case are one "
-                               "name)" if taken and taken != body.name else "")
-                            + ": choose another")
-    token = new_token()
-    p = Participant(name=body.name, token_hash=digest(token))
-    s.add(p)
-    try:
-        s.flush()
-    except IntegrityError:
-        s.rollback()
-        raise HTTPException(409, f"the name {body.name!r} is taken: choose another") from None
-    if invite is not None:  # claimed only if still free: of two at once, one gets it
-        claimed = s.execute(update(Invite).where(Invite.id == invite.id,
-                                                 Invite.used_by.is_(None))
-                            .values(used_by=p.id).execution_options(synchronize_session=False))
-        if claimed.rowcount != 1:  # type: ignore[attr-defined]
+    with host.registrations:  # two names that read alike at once: one gets in
+        # names differing only in case are one name (no "Alice" next to "alice")
+        taken = s.scalar(select(Participant.name).where(
+            func.lower(Participant.name) == body.name.lower()))
+        if body.name.lower() == "admin" or taken is not None:
+            raise HTTPException(409, f"the name {body.name!r} is taken"
+                                + (f" (as {taken!r}: names that differ only in case are one "
+                                   "name)" if taken and taken != body.name else "")
+                                + ": choose another")
+        # nor an "aIice" (capital i) next to "alice": on a page the two read alike
+        look = lookalike(body.name)
+        twin = "admin" if look == lookalike("admin") else next(
+            (n for n in s.scalars(select(Participant.name)) if lookalike(n) == look), None)
+        if twin is not None:
+            raise HTTPException(409, f"the name {body.name!r} looks like {twin!r}, which is "
+                                f"taken ({LOOKALIKE_RULE}): choose another")
+        token = new_token()
+        p = Participant(name=body.name, token_hash=digest(token))
+        s.add(p)
+        try:
+            s.flush()
+        except IntegrityError:
             s.rollback()
-            raise HTTPException(403, "this invite code is not valid (or was used already)")
-    s.commit()
+            raise HTTPException(409, f"the name {body.name!r} is taken: choose another") from None
+        if invite is not None:  # claimed only if still free: of two at once, one gets it
+            claimed = s.execute(update(Invite).where(Invite.id == invite.id,
+                                                     Invite.used_by.is_(None))
+                                .values(used_by=p.id).execution_options(synchronize_session=False))
+            if claimed.rowcount != 1:  # type: ignore[attr-defined]
+                s.rollback()
+                raise HTTPException(403, "this invite code is not valid (or was used already)")
+        s.commit()
     return RegisterOut(name=p.name, token=token)
 
 

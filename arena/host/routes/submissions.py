@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from ...bots import BotSpec
 from ...errors import ConfigError
+from ...names import LOOKALIKE_RULE, lookalike
 from ..deps import HostDep, SessionDep, User
 from ..models import Bot, Participant, Version, utcnow
 from ..ratings import open_ratings
@@ -60,19 +61,26 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
     limits = UploadLimits(int(lim.max_archive_mb * 1024 * 1024),
                           int(lim.max_unpacked_mb * 1024 * 1024), lim.max_files)
     found: list[Version] = []
+    held: list[bool] = []
 
     def accept(spec: BotSpec, version: str) -> None:
         """Every check that needs no write, before the upload is stored: a refused
-        upload leaves nothing on the host's disk."""
+        upload leaves nothing on the host's disk. From here to the new version's commit
+        the host's submission lock is held, so that submissions at once cannot all pass
+        the quota (nor take one version number, nor race to make one bot)."""
+        host.submissions.acquire()
+        held.append(True)
         name = spec.name
         allowed, image = host.settings.runner.images, spec.extra.get("image")
         if image is not None and allowed is not None and image not in allowed:
             raise HTTPException(400, f"bot.toml: image = {image!r} is not one this "
                                 f"competition allows ({', '.join(allowed) or 'none'}): name "
                                 "one of them, or ask the organiser to add yours")
-        if name.lower() in {r.name.lower() for r in host.references}:
-            raise HTTPException(409, f"the bot name {name!r} is the host's reference bot's: "
-                                "rename your bot (name in bot.toml)")
+        look = lookalike(name)
+        if name.lower() in {r.name.lower() for r in host.references} or \
+                look in {lookalike(r.name) for r in host.references}:
+            raise HTTPException(409, f"the bot name {name!r} is the host's reference bot's"
+                                " (or reads as it): rename your bot (name in bot.toml)")
         # names differing only in case are one name (no "Heuristic" next to "heuristic")
         bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
         if bot is not None and bot.owner_id != user.id:
@@ -80,6 +88,13 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
                                 + (f" (as {bot.name!r}: names that differ only in case are "
                                    "one name)" if bot.name != name else "")
                                 + ": rename your bot (name in bot.toml)")
+        if bot is None:  # nor "BestBot" next to another's "BestB0t": they read alike
+            twin = next((b for b, owner in s.execute(select(Bot.name, Bot.owner_id))
+                         if owner != user.id and lookalike(b) == look), None)
+            if twin is not None:
+                raise HTTPException(409, f"the bot name {name!r} looks like {twin!r}, "
+                                    f"another participant's bot ({LOOKALIKE_RULE}): rename "
+                                    "your bot (name in bot.toml)")
         if bot is not None and bot.name != name:
             raise HTTPException(409, f"you have a bot named {bot.name!r}: names that differ "
                                 f"only in case are one name, so write name = {bot.name!r} "
@@ -91,46 +106,50 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
             return
         _quota(s, user, lim.max_waiting, lim.max_versions_per_day)
 
-    with tempfile.SpooledTemporaryFile(max_size=1 << 20) as buf:
-        total = 0
-        while chunk := archive.file.read(1 << 16):
-            total += len(chunk)
-            if total > limits.max_archive:
-                raise HTTPException(413, f"the archive is over the limit of "
-                                    f"{lim.max_archive_mb:g} MB: leave build outputs and "
-                                    "dependencies out")
-            buf.write(chunk)
-        try:
-            up = take_upload(buf, host.store, limits, accept)  # type: ignore[arg-type]
-        except ConfigError as e:
-            raise HTTPException(400, str(e)) from None
-    if found:
-        response.status_code = 200
-        return VersionOut.of(found[0], private=True, open_ratings=open_ratings(s))
-    name = up.spec.name
-    bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
-    if bot is None:
-        bot = Bot(owner_id=user.id, name=up.spec.name)
-        s.add(bot)
-        try:
-            s.flush()
-        except IntegrityError:
-            s.rollback()
-            raise HTTPException(409, f"a bot named {up.spec.name!r} was just made: "
-                                "submit again") from None
-    elif bot.owner_id != user.id:  # taken since the check above
-        raise HTTPException(409, f"the bot name {name!r} belongs to another participant: "
-                            "rename your bot (name in bot.toml)")
-    same = s.scalar(select(Version).where(Version.bot_id == bot.id, Version.hash == up.version))
-    if same is not None:
-        response.status_code = 200
-        return VersionOut.of(same, private=True, open_ratings=open_ratings(s))
-    number = (s.scalar(select(func.max(Version.number)).where(Version.bot_id == bot.id))
-              or 0) + 1
-    v = Version(bot_id=bot.id, number=number, hash=up.version,
-                archive_sha256=up.archive_sha256, status="pending")
-    s.add(v)
-    s.commit()
-    s.refresh(v)
-    host.wake()
-    return VersionOut.of(v, private=True, open_ratings=())  # new: not rated yet
+    try:
+        with tempfile.SpooledTemporaryFile(max_size=1 << 20) as buf:
+            total = 0
+            while chunk := archive.file.read(1 << 16):
+                total += len(chunk)
+                if total > limits.max_archive:
+                    raise HTTPException(413, f"the archive is over the limit of "
+                                        f"{lim.max_archive_mb:g} MB: leave build outputs and "
+                                        "dependencies out")
+                buf.write(chunk)
+            try:
+                up = take_upload(buf, host.store, limits, accept)  # type: ignore[arg-type]
+            except ConfigError as e:
+                raise HTTPException(400, str(e)) from None
+        if found:
+            response.status_code = 200
+            return VersionOut.of(found[0], private=True, open_ratings=open_ratings(s))
+        name = up.spec.name
+        bot = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
+        if bot is None:
+            bot = Bot(owner_id=user.id, name=up.spec.name)
+            s.add(bot)
+            try:
+                s.flush()
+            except IntegrityError:
+                s.rollback()
+                raise HTTPException(409, f"a bot named {up.spec.name!r} was just made: "
+                                    "submit again") from None
+        elif bot.owner_id != user.id:  # taken since the check above
+            raise HTTPException(409, f"the bot name {name!r} belongs to another participant: "
+                                "rename your bot (name in bot.toml)")
+        same = s.scalar(select(Version).where(Version.bot_id == bot.id, Version.hash == up.version))
+        if same is not None:
+            response.status_code = 200
+            return VersionOut.of(same, private=True, open_ratings=open_ratings(s))
+        number = (s.scalar(select(func.max(Version.number)).where(Version.bot_id == bot.id))
+                  or 0) + 1
+        v = Version(bot_id=bot.id, number=number, hash=up.version,
+                    archive_sha256=up.archive_sha256, status="pending")
+        s.add(v)
+        s.commit()
+        s.refresh(v)
+        host.wake()
+        return VersionOut.of(v, private=True, open_ratings=())  # new: not rated yet
+    finally:
+        if held:
+            host.submissions.release()

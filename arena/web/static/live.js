@@ -107,5 +107,10 @@
     root.setAttribute("data-ended", "1");
     window.setTimeout(function () { window.location.reload(); }, 1500);
   });
-  source.addEventListener("error", function () { setText(status, "Reconnecting…"); });
+  source.addEventListener("error", function () {
+    if (source.readyState !== EventSource.CLOSED) { setText(status, "Reconnecting…"); return; }
+    // refused (too many live views open from here, or on the host): try again later
+    setText(status, "The live view is full just now: this page reloads in 20 s.");
+    window.setTimeout(function () { window.location.reload(); }, 20000);
+  });
 })();
