@@ -11,7 +11,7 @@ from web_support import make_competition
 from arena.host.models import Bot, Game, GameSeat, Participant, Version
 from arena.host.run import open_host
 from arena.host.security import digest
-from arena.web.pages import _records
+from arena.web.pages import Record, ResultTally, win_figures
 
 # three 3-player games of versions a and b, places by seat, in the order they finished
 GAMES = [
@@ -20,6 +20,7 @@ GAMES = [
     ("g3", ["b", "a", "a"], [3, 2, 1]),  # a first (its second seat): a won, b lost
 ]
 WON = {"a": [True, False, True], "b": [False, True, False]}  # by hand from GAMES
+RECORDS = {"a": Record(3, 2, (True, False, True)), "b": Record(3, 1, (False, True, False))}
 
 
 def test_win_rate_counts_each_game_once(tmp_path: Path) -> None:
@@ -40,8 +41,14 @@ def test_win_rate_counts_each_game_once(tmp_path: Path) -> None:
                            places=places, seats=[
                                GameSeat(seat=i, version_id=ids[n], side=i, place=p)
                                for i, (n, p) in enumerate(zip(seats, places, strict=True))]))
+        tally = ResultTally()
         with host.Session() as s:
-            got = _records(s, [ids["a"], ids["b"]])
-        assert got == {ids[n]: won for n, won in WON.items()}
+            tally.advance(s)
+        got = tally.records([ids["a"], ids["b"]])
+        assert got == {ids[n]: RECORDS[n] for n in WON}
+        assert all(RECORDS[n] == Record(len(w), sum(w), tuple(w)) for n, w in WON.items())
+        # a: 2 of 3 = 66.7%; every game is among its last 10, so no trend yet
+        assert win_figures(got[ids["a"]]) == {"played": 3, "win": 200 / 3, "trend": None,
+                                              "recent": 200 / 3}
     finally:
         host.close()
