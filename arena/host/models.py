@@ -142,8 +142,11 @@ class Game(Base):
                       # the games finished since a page's last view (the leaderboard's
                       # tally, a bot page's rating replay) are a range of it (0004)
                       Index("ix_games_status_kind_seq", "status", "kind", "seq"),
-                      # the games lists, newest first, read from its end (0004)
-                      Index("ix_games_kind_created", "kind", "created_at", "id"))
+                      # the games lists, newest first, read from its end (0004); of
+                      # one termination (a forfeit, say: rare), from this one's
+                      Index("ix_games_kind_created", "kind", "created_at", "id"),
+                      Index("ix_games_kind_termination", "kind", "termination",
+                            "created_at", "id", "status"))
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     kind: Mapped[str] = mapped_column(String(16), default="rated")
     """``rated`` or ``validation``."""

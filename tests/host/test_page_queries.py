@@ -143,6 +143,13 @@ def test_a_view_reads_a_range_of_an_index(tmp_path: Path) -> None:
                 Game.created_at.desc(), Game.id.desc()).limit(50).offset(50)
             plan = _plan(s, newest)
             assert "ix_games_kind_created (kind=?)" in plan and "TEMP B-TREE" not in plan, plan
+            # the newest forfeits: read from the end of those of the index
+            forfeits = select(Game.id).where(
+                Game.kind == "rated", Game.termination == "forfeit", Game.status == "finished"
+            ).order_by(Game.created_at.desc(), Game.id.desc()).limit(50)
+            plan = _plan(s, forfeits)
+            assert "ix_games_kind_termination (kind=? AND termination=?)" in plan, plan
+            assert "TEMP B-TREE" not in plan, plan
             # a bot's faults: its versions' own
             plan = _plan(s, select(FaultRow.reason).where(FaultRow.version_id.in_((1, 2))))
             assert "ix_faults_version_id (version_id=?)" in plan, plan
