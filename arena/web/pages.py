@@ -333,8 +333,8 @@ class RatingReplay:
 
     def series(self, version_ids: set[int], most: int = CHART_POINTS) -> Series:
         """What a bot page draws of :meth:`history`: its number of games, its lowest and
-        highest rating, and at most ``most`` of its points, evenly spaced from its first
-        game to its last. Kept per bot (the last :data:`SERIES_KEPT` asked for) and
+        highest rating, and at most ``most`` (2 or more) of its points, evenly spaced from
+        its first game to its last. Kept per bot (the last :data:`SERIES_KEPT` asked for) and
         extended by the games replayed since, so a view costs ``most`` points and the new
         games, however many games the bot has played (a bot page drew every one: some
         0.3 s and 400 kB a view at 33,000 games)."""
