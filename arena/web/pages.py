@@ -122,6 +122,8 @@ class ResultTally:
         """The last result (``Game.seq``) counted."""
         self.rows_read = 0
         """Seat rows read from the database so far (what :meth:`advance` costs)."""
+        self.games = 0
+        """Finished rated games counted."""
         self._played: dict[int, int] = {}
         self._won: dict[int, int] = {}
         self._recent: dict[int, deque[bool]] = {}
@@ -149,6 +151,7 @@ class ResultTally:
                     if recent is None:
                         recent = self._recent[vid] = deque(maxlen=TREND_GAMES)
                     recent.append(w)
+                self.games += 1
                 self.seq = seq
 
     def records(self, version_ids: list[int]) -> dict[int, Record]:
@@ -240,7 +243,7 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
         t["bar"] = charts.interval_bar(r.rating_low, mid, r.rating_high, lo, hi)
     rules, clock = rules_text(host)
     return page(request, s, host, "leaderboard", table=table, sort=key, desc=bool(desc),
-                rules=rules, clock=clock, host_status=host.status(s),
+                rules=rules, clock=clock, host_status=host.status(s, tally.games),
                 trend_games=TREND_GAMES, unfitted=any(r.rating is None for r in rows))
 
 

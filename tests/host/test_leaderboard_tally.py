@@ -96,6 +96,9 @@ def test_tally_agrees_with_counting_every_game(tmp_path: Path, database: str | N
             with host.Session() as s:
                 tally.advance(s)
                 want = model(s, everyone)
+                finished = s.scalar(select(func.count()).select_from(Game).where(
+                    Game.status == "finished", Game.kind == "rated"))
+            assert tally.games == finished  # the leaderboard's "N rated games"
             got = tally.records(everyone)
             assert got == {v: Record(len(w), sum(w), tuple(w[-TREND_GAMES:]))
                            for v, w in want.items()}
