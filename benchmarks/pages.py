@@ -116,6 +116,12 @@ class OldTally:
     def advance(self, s: Session) -> None:
         self.s = s
 
+    @property
+    def games(self) -> int:
+        """The status's count of finished rated games, as the old page had it made."""
+        return self.s.scalar(select(func.count()).select_from(Game).where(
+            Game.status == "finished", Game.kind == "rated")) or 0
+
     def records(self, version_ids: list[int]) -> dict[int, Record]:
         got = old_records(self.s, version_ids)
         return {v: Record(len(w), sum(w), tuple(w[-TREND_GAMES:])) for v, w in got.items()}
