@@ -25,6 +25,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "local.py": ["--boards", "1", "--games", "12"],
     "rating_coverage.py": ["--ladders", "4", "--bootstrap", "20",
                            "--only", "3p 3 bots  4 boards luck 0"],
+    "pages.py": ["--games", "300,600", "--views", "1", "--between", "1", "--others"],
     "referee.py": ["--quick"],
     "search.py": ["--samples", "10", "--points", "3", "--runs", "1"],
     "soak.py": ["--games", "4", "--window", "2", "--parallel", "2", "--max-hands", "1"],

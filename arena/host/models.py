@@ -138,8 +138,15 @@ class Game(Base):
     __tablename__ = "games"
     __table_args__ = (Index("ix_games_status_created", "status", "created_at"),
                       # the status's and the batch loop's count of finished rated games
-                      # reads this index alone, not every game's row (migration 0003)
-                      Index("ix_games_status_kind", "status", "kind"))
+                      # reads this index alone, not every game's row (migration 0003);
+                      # the games finished since a page's last view (the leaderboard's
+                      # tally, a bot page's rating replay) are a range of it (0004)
+                      Index("ix_games_status_kind_seq", "status", "kind", "seq"),
+                      # the games lists, newest first, read from its end (0004); of
+                      # one termination (a forfeit, say: rare), from this one's
+                      Index("ix_games_kind_created", "kind", "created_at", "id"),
+                      Index("ix_games_kind_termination", "kind", "termination",
+                            "created_at", "id", "status"))
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     kind: Mapped[str] = mapped_column(String(16), default="rated")
     """``rated`` or ``validation``."""
@@ -198,7 +205,8 @@ class FaultRow(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     game_id: Mapped[str] = mapped_column(ForeignKey("games.id"), index=True)
     seat: Mapped[int] = mapped_column(Integer)
-    version_id: Mapped[int | None] = mapped_column(ForeignKey("versions.id"), nullable=True)
+    version_id: Mapped[int | None] = mapped_column(ForeignKey("versions.id"), nullable=True,
+                                                   index=True)  # a bot's faults (0004)
     reason: Mapped[str] = mapped_column(String(32))
     detail: Mapped[str] = mapped_column(Text, default="")
     forfeit: Mapped[bool] = mapped_column(Boolean, default=False)

@@ -826,8 +826,10 @@ class Host:
         return self._seat_log(game_id, seat)
 
     # -- status ---------------------------------------------------------------------------
-    def status(self, s: Session) -> dict[str, Any]:
-        """The host's status: queue, running games, games/min, workers, versions."""
+    def status(self, s: Session, finished: int | None = None) -> dict[str, Any]:
+        """The host's status: queue, running games, games/min, workers, versions.
+        ``finished``: the number of finished rated games when the caller knows it (the
+        leaderboard's tally does: its count reads every finished game's index entry)."""
         def count(*where: Any) -> int:
             return int(s.scalar(select(func.count()).select_from(Game).where(*where)) or 0)
 
@@ -840,7 +842,8 @@ class Host:
             "name": self.settings.competition.name,
             "queued": count(Game.status == "queued"),
             "running": count(Game.status == "running"),
-            "finished": count(Game.status == "finished", Game.kind == "rated"),
+            "finished": count(Game.status == "finished", Game.kind == "rated")
+            if finished is None else finished,
             "voided": count(Game.status == "voided"),
             "games_per_min": round(recent * 60.0 / window, 2),
             "workers": self.capacity,

@@ -13,18 +13,25 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
-def rating_chart(points: Sequence[tuple[int, float]], width: int = 640, height: int = 200
-                 ) -> Markup:
+def rating_chart(points: Sequence[tuple[int, float]], width: int = 640, height: int = 200,
+                 *, games: int | None = None, low: float | None = None,
+                 high: float | None = None) -> Markup:
     """A line chart of ``(game number, rating)`` points (the game number counts the bot's
     rated games from 1), with the lowest and highest rating and the last game labelled.
-    An empty chart says so. Returns SVG markup with a ``viewBox`` (it scales to its box)."""
+    ``points`` may be some of the games only, the first and the last among them (a bot
+    page draws at most a point a unit or so: :meth:`arena.web.pages.RatingReplay.series`);
+    then ``games`` is how many there are, and ``low`` and ``high`` the lowest and highest
+    rating of all of them (the axis's labels). An empty chart says so. Returns SVG markup
+    with a ``viewBox`` (it scales to its box)."""
     if not points:
         return Markup('<p class="muted chart-empty">No rated games yet.</p>')
     pad_l, pad_r, pad_t, pad_b = 44, 12, 12, 26
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
     x0, x1 = min(xs), max(xs)
-    y0, y1 = min(ys), max(ys)
+    y0 = min(ys) if low is None else low
+    y1 = max(ys) if high is None else high
+    games = len(points) if games is None else games
     if y1 - y0 < 1e-9:
         y0, y1 = y0 - 1, y1 + 1
     if x1 == x0:
@@ -41,7 +48,7 @@ def rating_chart(points: Sequence[tuple[int, float]], width: int = 640, height: 
     last_x, last_y = points[-1]
     parts = [
         f'<svg class="chart rating-chart" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="rating over {len(points)} games" data-points="{len(points)}">',
+        f'aria-label="rating over {games} games" data-points="{games}">',
         f'<line class="axis" x1="{pad_l}" y1="{height - pad_b}" x2="{width - pad_r}" '
         f'y2="{height - pad_b}" stroke="#b9b1a2"/>',
         f'<line class="axis" x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{height - pad_b}" '

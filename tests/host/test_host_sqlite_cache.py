@@ -89,7 +89,8 @@ def test_counting_every_finished_game_takes_no_more_memory_than_the_small_cache(
 
 def test_the_count_of_finished_rated_games_reads_an_index_alone(tmp_path):
     # migration 0003: the count the status and the batch loop make is answered from the
-    # index on games(status, kind), without reading the table's rows
+    # index on games(status, kind) (since 0004 games(status, kind, seq)), without reading
+    # the table's rows
     engine = make_engine(f"sqlite:///{tmp_path / 'host.sqlite'}")
     migrate(engine)
     with Session(engine) as s:
@@ -98,5 +99,5 @@ def test_the_count_of_finished_rated_games_reads_an_index_alone(tmp_path):
         sql = str(stmt.compile(engine, compile_kwargs={"literal_binds": True}))
         plan = " ".join(row[-1] for row in s.connection().exec_driver_sql(
             "EXPLAIN QUERY PLAN " + sql))
-    assert "USING COVERING INDEX ix_games_status_kind" in plan, plan
+    assert "USING COVERING INDEX ix_games_status_kind_seq" in plan, plan
     engine.dispose()

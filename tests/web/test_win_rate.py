@@ -12,7 +12,7 @@ from web_support import make_competition
 from arena.host.models import Bot, Game, GameSeat, Participant, Version
 from arena.host.run import open_host
 from arena.host.security import digest
-from arena.web.pages import TREND_GAMES, WinTally, _records
+from arena.web.pages import TREND_GAMES, Record, ResultTally, win_figures
 
 # three 3-player games of versions a and b, places by seat, in the order they finished
 GAMES = [
@@ -21,6 +21,7 @@ GAMES = [
     ("g3", ["b", "a", "a"], [3, 2, 1]),  # a first (its second seat): a won, b lost
 ]
 WON = {"a": [True, False, True], "b": [False, True, False]}  # by hand from GAMES
+RECORDS = {"a": Record(3, 2, (True, False, True)), "b": Record(3, 1, (False, True, False))}
 
 
 def test_win_rate_counts_each_game_once(tmp_path: Path) -> None:
@@ -41,15 +42,16 @@ def test_win_rate_counts_each_game_once(tmp_path: Path) -> None:
                            places=places, seats=[
                                GameSeat(seat=i, version_id=ids[n], side=i, place=p)
                                for i, (n, p) in enumerate(zip(seats, places, strict=True))]))
-        with host.Session() as s:
-            got = _records(s, [ids["a"], ids["b"]])
-        assert got == {ids[n]: won for n, won in WON.items()}
-        tally = WinTally()
+        tally = ResultTally()
         with host.Session() as s:
             tally.advance(s)
+        got = tally.records([ids["a"], ids["b"]])
+        assert got == {ids[n]: RECORDS[n] for n in WON}
+        assert all(RECORDS[n] == Record(len(w), sum(w), tuple(w)) for n, w in WON.items())
+        # a: 2 of 3 = 66.7%; every game is among its last 10, so no trend yet
+        assert win_figures(got[ids["a"]]) == {"played": 3, "win": 200 / 3, "trend": None,
+                                              "recent": 200 / 3}
         assert tally.rows_read == 9  # three games of three seats
-        assert tally.of(ids["a"]) == (3, 2, [True, False, True])
-        assert tally.of(ids["b"]) == (3, 1, [False, True, False])
         # 11 more games, a first in each (seats a, b, b): only their seats are read, and
         # the trend keeps the last TREND_GAMES results
         with host.Session.begin() as s:
@@ -63,7 +65,8 @@ def test_win_rate_counts_each_game_once(tmp_path: Path) -> None:
             tally.advance(s)  # nothing new: nothing read
         assert tally.rows_read == 9 + 11 * 3
         assert TREND_GAMES == 10
-        assert tally.of(ids["a"]) == (14, 13, [True] * 10)
-        assert tally.of(ids["b"]) == (14, 1, [False] * 10)
+        got = tally.records([ids["a"], ids["b"]])
+        assert got[ids["a"]] == Record(14, 13, (True,) * 10)
+        assert got[ids["b"]] == Record(14, 1, (False,) * 10)
     finally:
         host.close()

@@ -8,8 +8,8 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import PlainTextResponse
-from sqlalchemy import func, select
-from sqlalchemy.orm import selectinload
+from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy.orm import Session, selectinload
 
 from ..deps import DB_INT_MAX, Caller, HostDep, SessionDep, can_see
 from ..models import Bot, Game, GameSeat, Participant, Version
@@ -34,6 +34,29 @@ def _game(s: Any, game_id: str, caller: Participant | None) -> Game:
     if g is None or not _visible(g, caller):
         raise HTTPException(404, f"no game {game_id!r}")
     return g
+
+
+def with_seat(s: Session, version_ids: Select[Any], *where: Any
+              ) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+    """The games with a seat of a version among ``version_ids`` (a query of
+    ``Version.id``), that meets ``where`` too (e.g. ``GameSeat.place == 1``), as two
+    equal conditions on :class:`Game`: one to count them, one to list them newest first
+    (``ORDER BY created_at DESC, id DESC LIMIT``).
+
+    Counting reads those versions' own seats (index ``ix_game_seats_version_id``). The
+    list, while one of them is active (still plays), walks the newest games backwards
+    (index ``ix_games_kind_created``, migration 0004) until it has its page, a seat
+    looked up for each: their games are among the newest, so it reads about a page's
+    worth, however many games there are; where none is active, it reads their own
+    games and sorts them, as the count does (a number that no longer grows), rather
+    than walk back through every game played since."""
+    seats = select(GameSeat.game_id).where(GameSeat.version_id.in_(version_ids), *where)
+    counted = Game.id.in_(seats)
+    active = s.scalar(select(Version.id).where(Version.id.in_(version_ids),
+                                               Version.status == "active").limit(1))
+    if active is None:
+        return counted, counted
+    return counted, seats.where(GameSeat.game_id == Game.id).exists()
 
 
 GAME_STATUSES = ("queued", "running", "finished", "voided", "cancelled")
@@ -72,17 +95,18 @@ def list_games(caller: Caller, s: SessionDep,
             mine = select(GameSeat.game_id).join(Version).join(Bot).where(
                 Bot.owner_id == caller.id)
             q = q.where(Game.id.in_(mine))
-    if version is not None:
-        q = q.where(Game.id.in_(select(GameSeat.game_id).where(GameSeat.version_id == version)))
-    if bot is not None:
-        q = q.where(Game.id.in_(select(GameSeat.game_id).join(Version).join(Bot)
-                                .where(Bot.name == bot)))
     if status is not None:
         q = q.where(Game.status == status)
     if termination is not None:
         q = q.where(Game.termination == termination)
-    total = s.scalar(select(func.count()).select_from(q.subquery())) or 0
-    rows = s.scalars(q.order_by(Game.created_at.desc(), Game.id.desc())
+    counted = listed = q
+    for vids in ([select(Version.id).where(Version.id == version)] if version is not None
+                 else []) + ([select(Version.id).join(Bot).where(Bot.name == bot)]
+                             if bot is not None else []):
+        count_it, list_it = with_seat(s, vids)
+        counted, listed = counted.where(count_it), listed.where(list_it)
+    total = s.scalar(select(func.count()).select_from(counted.subquery())) or 0
+    rows = s.scalars(listed.order_by(Game.created_at.desc(), Game.id.desc())
                      .limit(limit).offset(offset).options(*_LOAD)).all()
     return GamePage(total=total, games=[GameOut.of(g) for g in rows])
 
