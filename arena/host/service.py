@@ -65,6 +65,7 @@ from .models import (
     utcnow,
 )
 from .ratings import batch_from_database, live_update
+from .registrations import RegistrationWindow
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
 
@@ -126,6 +127,8 @@ class Host:
         self.capacity = settings.matchmaking.concurrency
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
+        self.registrations = RegistrationWindow(settings.competition.registrations_per_hour)
+        """Open registrations per client address in the last hour (docs/host.md)."""
         self.rng = random.Random()
         self._executor_factory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
