@@ -55,6 +55,7 @@ from .executor import (
 )
 from .lock import HostLock
 from .models import (
+    Bot,
     DuplicateSet,
     FaultRow,
     Game,
@@ -307,12 +308,27 @@ class Host:
         return self.store / "logs" / f"version-{version_id}.log"
 
     def _next_pending(self) -> tuple[int, str] | None:
+        """Take the next version to build and validate (``building`` now, its
+        ``build_started_at`` set) and return its id and bot's name; None when none waits.
+
+        A fair share, not arrival order: the oldest pending version of the participant
+        whose latest build started longest ago — one who never had a build first, ties in
+        order of their oldest pending version. So participants take turns (round-robin):
+        one who submits several versions puts one build at most before each other
+        participant's next (docs/host.md, "From upload to rated games")."""
         with self.Session.begin() as s:
-            v = s.scalar(select(Version).where(Version.status == "pending")
-                         .order_by(Version.id).limit(1))
+            latest = (select(Bot.owner_id.label("owner"),
+                             func.max(Version.build_started_at).label("at"))
+                      .join(Version, Version.bot_id == Bot.id)
+                      .group_by(Bot.owner_id).subquery())
+            v = s.scalar(select(Version).join(Bot, Version.bot_id == Bot.id)
+                         .outerjoin(latest, latest.c.owner == Bot.owner_id)
+                         .where(Version.status == "pending")
+                         .order_by(latest.c.at.asc().nulls_first(), Version.id).limit(1))
             if v is None:
                 return None
             v.status = "building"
+            v.build_started_at = utcnow()
             return v.id, v.bot.name
 
     def _set_status(self, version_id: int, status: str, reason: str = "") -> None:

@@ -1,15 +1,20 @@
 """Fairness between participants, against a real `moon host run` over HTTP, on SQLite and
 PostgreSQL: open registration is limited (per client address and hour, and a cap on
 participants), so one person cannot make account after account, each with its own
-submission limits."""
+submission limits; and the build queue takes participants in turn, so one who submits
+several versions does not hold everyone else's behind them."""
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import os
+import shutil
+import signal
 from pathlib import Path
 
 import pytest
-from host_support import HostProcess, make_competition
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
 
 from arena.host.registrations import WINDOW_S
 
@@ -104,6 +109,59 @@ def test_invite_registration_is_unchanged(tmp_path: Path, database: str | None) 
             h.register(f"invited{i}")
     finally:
         h.stop()
+
+
+def gated_bot(tmp: Path, marker: Path) -> Path:
+    """The random bot whose build waits until ``marker`` exists: the build queue fills up
+    behind it meanwhile, whatever the machine's speed."""
+    folder = tmp / "gated"
+    shutil.copytree(EXAMPLES / "random", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = folder / "bot.toml"
+    toml.write_text(toml.read_text().replace('name = "random"', 'name = "many"')
+                    + f'build = "while [ ! -e {marker} ]; do sleep 0.1; done"\n')
+    return folder
+
+
+def test_the_build_queue_takes_participants_in_turn(tmp_path: Path,
+                                                    database: str | None) -> None:
+    """Ann submits three versions, then Bob one and Cat one: the queue takes Ann's first,
+    then Bob's and Cat's, then Ann's other two (in arrival order it took all of Ann's
+    first, so Bob and Cat waited for three builds and validations)."""
+    marker = tmp_path / "release-the-build"
+    folder = make_competition(tmp_path / "comp", concurrency=1)
+    h = HostProcess(folder, database).start()
+    try:
+        ann, bob, cat = h.register("ann"), h.register("bob"), h.register("cat")
+        bot = gated_bot(tmp_path, marker)
+        order: list[tuple[str, int]] = []
+        for i in range(3):
+            r = h.submit(ann, tar_folder(bot, edit=f"ann {i}"))
+            assert r.status_code == 201, r.text
+            order.append((ann, r.json()["id"]))
+        for token, name, example in ((bob, "bobbot", "random"), (cat, "catbot", "weak")):
+            r = h.submit(token, tar_folder(EXAMPLES / example, rename=name))
+            assert r.status_code == 201, r.text
+            order.append((token, r.json()["id"]))
+        a1, a2, a3, b1, c1 = (v for _, v in order)
+        # Ann's first is being built (its build waits for the marker); the rest wait
+        status = {v: h.ok("GET", f"/api/versions/{v}", t)["status"] for t, v in order}
+        assert status[a2] == status[a3] == status[b1] == status[c1] == "pending", status
+        marker.touch()
+        done = {v: h.wait_version(t, v, timeout=600) for t, v in order}
+        assert all(d["status"] in ("active", "retired") for d in done.values()), done
+        started = {v: d["build_started_at"] for v, d in done.items()}
+        by_start = sorted(started, key=lambda v: started[v])
+        names = {a1: "ann 1", a2: "ann 2", a3: "ann 3", b1: "bob 1", c1: "cat 1"}
+        assert [names[v] for v in by_start] == ["ann 1", "bob 1", "cat 1", "ann 2", "ann 3"], \
+            started
+    finally:
+        marker.touch()
+        h.stop()
+        for pid in Path("/proc").iterdir():  # a build still waiting, if the test failed
+            with contextlib.suppress(OSError):
+                if pid.name.isdigit() and str(marker).encode() in \
+                        (pid / "cmdline").read_bytes():
+                    os.kill(int(pid.name), signal.SIGKILL)
 
 
 @pytest.mark.parametrize("address,key", [
