@@ -108,6 +108,10 @@ class Version(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     activated_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True),
                                                              nullable=True)
+    build_started_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True),
+                                                                 nullable=True)
+    """When its latest build started (None while it never has): the build queue takes
+    first the participant whose latest build started longest ago (migration 0004)."""
     games: Mapped[int] = mapped_column(Integer, default=0)
     """Rated games played."""
     forfeits_in_row: Mapped[int] = mapped_column(Integer, default=0)

@@ -13,13 +13,14 @@ from ..versions import version_label
 from .models import Game, Version
 
 
-def iso(t: dt.datetime | None) -> str | None:
-    """A time as ISO 8601 in UTC (SQLite hands back naive UTC times)."""
+def iso(t: dt.datetime | None, timespec: str = "seconds") -> str | None:
+    """A time as ISO 8601 in UTC (SQLite hands back naive UTC times), to the second
+    (``timespec``: ``microseconds`` where the order of close times matters)."""
     if t is None:
         return None
     if t.tzinfo is None:
         t = t.replace(tzinfo=dt.UTC)
-    return t.astimezone(dt.UTC).isoformat(timespec="seconds")
+    return t.astimezone(dt.UTC).isoformat(timespec=timespec)
 
 
 class Message(BaseModel):
@@ -76,6 +77,9 @@ class VersionOut(BaseModel):
     status: str = Field(description="pending, building, validating, active, rejected, "
                         "retired or disabled")
     created_at: str | None
+    build_started_at: str | None = Field(None, description="When its latest build started "
+                                         "(to the microsecond: the order in which the "
+                                         "build queue took versions); null before")
     games: int
     mu: float
     sigma: float
@@ -92,6 +96,7 @@ class VersionOut(BaseModel):
         the versions whose rating is open (:func:`arena.host.ratings.open_ratings`)."""
         return cls(id=v.id, bot=v.bot.name, label=version_label(v.bot.name, v.hash),
                    number=v.number, hash=v.hash, status=v.status, created_at=iso(v.created_at),
+                   build_started_at=iso(v.build_started_at, "microseconds"),
                    games=v.games, mu=round(v.mu, 3), sigma=round(v.sigma, 3),
                    rating=_r(v.rating), rating_low=_r(v.rating_low),
                    rating_high=_r(v.rating_high),

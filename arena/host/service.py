@@ -57,6 +57,7 @@ from .executor import (
 )
 from .lock import HostLock
 from .models import (
+    Bot,
     DuplicateSet,
     FaultRow,
     Game,
@@ -67,6 +68,7 @@ from .models import (
     utcnow,
 )
 from .ratings import batch_from_database, live_update
+from .registrations import RegistrationWindow
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
 
@@ -148,9 +150,11 @@ class Host:
         self.capacity = settings.matchmaking.concurrency
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
-        self.registrations = threading.Lock()
-        """Held by a registration from its check of the name to its commit: of two names
-        that read alike sent at once, the second sees the first."""
+        self.registrations = RegistrationWindow(settings.competition.registrations_per_hour)
+        """Open registrations per client address in the last hour (docs/host.md); its
+        ``lock`` is held by every registration from its checks (the name, and for an open
+        one its limits) to its commit: of two names that read alike sent at once, the
+        second sees the first."""
         self._kept_logs: dict[int, collections.deque[tuple[str, list[int]]]] = {}
         """Per version, its last finished games (and its seats in each) whose logs are
         kept whole (:meth:`cut_logs`)."""
@@ -337,12 +341,27 @@ class Host:
         return self.store / "logs" / f"version-{version_id}.log"
 
     def _next_pending(self) -> tuple[int, str] | None:
+        """Take the next version to build and validate (``building`` now, its
+        ``build_started_at`` set) and return its id and bot's name; None when none waits.
+
+        A fair share, not arrival order: the oldest pending version of the participant
+        whose latest build started longest ago — one who never had a build first, ties in
+        order of their oldest pending version. So participants take turns (round-robin):
+        one who submits several versions puts one build at most before each other
+        participant's next (docs/host.md, "From upload to rated games")."""
         with self.Session.begin() as s:
-            v = s.scalar(select(Version).where(Version.status == "pending")
-                         .order_by(Version.id).limit(1))
+            latest = (select(Bot.owner_id.label("owner"),
+                             func.max(Version.build_started_at).label("at"))
+                      .join(Version, Version.bot_id == Bot.id)
+                      .group_by(Bot.owner_id).subquery())
+            v = s.scalar(select(Version).join(Bot, Version.bot_id == Bot.id)
+                         .outerjoin(latest, latest.c.owner == Bot.owner_id)
+                         .where(Version.status == "pending")
+                         .order_by(latest.c.at.asc().nulls_first(), Version.id).limit(1))
             if v is None:
                 return None
             v.status = "building"
+            v.build_started_at = utcnow()
             return v.id, v.bot.name
 
     def _set_status(self, version_id: int, status: str, reason: str = "") -> None:

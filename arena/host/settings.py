@@ -37,6 +37,14 @@ class Competition(_Table):
     registration: Literal["invite", "open"] = "invite"
     """``invite``: a participant needs an invite code from the organiser; ``open``:
     anyone who reaches the host may register."""
+    max_participants: int = Field(0, ge=0)
+    """The most participants open registration takes (the organiser not counted); one more
+    is refused (403). 0: no cap. A registration with an invite code, or made with the
+    organiser's token, is never refused for it (an invite is the organiser's say-so)."""
+    registrations_per_hour: int = Field(5, ge=0)
+    """Open registrations one client address may make in any hour (an IPv6 address counts
+    by its /64 network); one more is refused (429) saying when to try again. 0: no limit.
+    Registrations with an invite code, or with the organiser's token, are not counted."""
 
 
 class Runner(_Table):
@@ -238,6 +246,9 @@ TEMPLATE = '''\
 name = "{name}"
 preset = "moon3"            # rules preset (docs/rules.md); [rules] overrides its options
 registration = "{registration}"      # "invite": participants need an invite code; "open": anyone
+# Open registration only (an invite code, or the organiser's token, is never limited):
+max_participants = 0        # the most participants it takes; 0: no cap
+registrations_per_hour = 5  # from one client address (an IPv6 /64) in any hour; 0: no limit
 
 [rules]                     # ruleset options over the preset, e.g. target_score = 21
 

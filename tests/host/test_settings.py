@@ -25,6 +25,8 @@ def test_init_writes_a_safe_default(tmp_path: Path) -> None:
     s = load_settings(folder)
     assert s.runner.kind == "docker" and not s.runner.trust_local
     assert s.competition.registration == "invite"
+    # open registration's limits, written out: 5 an hour from one address, no cap
+    assert (s.competition.registrations_per_hour, s.competition.max_participants) == (5, 0)
     assert s.ruleset().players == 3 and s.tc().decision_ms == 2000
     token = (folder / "admin.token").read_text().strip()
     assert token.startswith("moon_") and len(token) > 30
@@ -50,6 +52,9 @@ def test_the_fork_server_is_on_unless_the_runner_says_false(tmp_path: Path) -> N
     (("\n[limits]", "\n[limits]\nmax_size = 3"), "limits.max_size"),
     (('preset = "moon3"', 'preset = "moon9"'), "moon9"),
     (('registration = "invite"', 'registration = "maybe"'), "registration"),
+    (("max_participants = 0", "max_participants = -1"), "competition.max_participants"),
+    (("registrations_per_hour = 5", "registrations_per_hour = 1.5"),
+     "competition.registrations_per_hour"),
     (("# fork_server = false", 'fork_server = "maybe"'), "runner.fork_server"),
 ])
 def test_bad_settings_are_named(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
