@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import moon_sdk
 from sqlalchemy import Engine, func, select, update
-from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.orm import Session, aliased, selectinload, sessionmaker
 
 import arena
 
@@ -274,7 +274,8 @@ class Host:
         try:
             async with self._executor_factory(self.record_dir, self.capacity) as ex:
                 self._executor = ex
-                tasks = [asyncio.create_task(self._builder(), name="host-builder"),
+                tasks = [*(asyncio.create_task(self._builder(), name=f"host-builder-{i}")
+                           for i in range(self.settings.runner.builders)),
                          asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
                          asyncio.create_task(self._batch_loop(), name="host-batch")]
                 try:
@@ -348,15 +349,22 @@ class Host:
         whose latest build started longest ago — one who never had a build first, ties in
         order of their oldest pending version. So participants take turns (round-robin):
         one who submits several versions puts one build at most before each other
-        participant's next (docs/host.md, "From upload to rated games")."""
+        participant's next (docs/host.md, "From upload to rated games"). A version whose
+        bot has another one building or validating waits for it (with several builders,
+        ``[runner] builders``): a bot's versions are judged one after another, in order, so
+        an older one never replaces a newer one as its bot's active version."""
         with self.Session.begin() as s:
             latest = (select(Bot.owner_id.label("owner"),
                              func.max(Version.build_started_at).label("at"))
                       .join(Version, Version.bot_id == Bot.id)
                       .group_by(Bot.owner_id).subquery())
+            sibling = aliased(Version)
+            busy = (select(sibling.id).where(sibling.bot_id == Version.bot_id,
+                                             sibling.status.in_(("building", "validating")))
+                    .exists())
             v = s.scalar(select(Version).join(Bot, Version.bot_id == Bot.id)
                          .outerjoin(latest, latest.c.owner == Bot.owner_id)
-                         .where(Version.status == "pending")
+                         .where(Version.status == "pending", ~busy)
                          .order_by(latest.c.at.asc().nulls_first(), Version.id).limit(1))
             if v is None:
                 return None

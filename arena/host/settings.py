@@ -56,6 +56,12 @@ class Runner(_Table):
     trust_local: bool = False
     build_timeout_s: float = Field(600.0, gt=0)
     """Time limit of one build, seconds."""
+    builders: int = Field(2, ge=1, le=32)
+    """Versions built and validated at once (each of a different bot; the versions of one
+    bot go one after another, in order). A version's validation games take the games'
+    slots (``[matchmaking] concurrency``) like rated games. With 1, a bot whose
+    validation is slow (one that thinks for most of its time per decision) holds every
+    other participant's new version back until it is done."""
     memory_mb: int = Field(1024, gt=0)
     """RAM of each bot's container (``kind = "docker"``), MiB. A ``local`` bot is not held
     to it: it has the address-space limit of docs/sandbox.md (2048 MiB, or what its
@@ -265,6 +271,7 @@ max_hands = 200
 kind = "{runner}"
 trust_local = {trust_local}
 build_timeout_s = 600
+builders = 2                # versions built and validated at once (one bot's one by one)
 memory_mb = 1024
 # The host never pulls an image from a registry on its own: a submission's image = "..."
 # must already be on this machine's Docker engine (`docker pull` it yourself). To let

@@ -122,6 +122,52 @@ def gated_bot(tmp: Path, marker: Path) -> Path:
     return folder
 
 
+def one_builder(folder: Path) -> None:
+    """``[runner] builders = 1``: one version built and validated at a time."""
+    path = folder / "competition.toml"
+    text = path.read_text()
+    assert "builders = 2" in text  # what `moon host init` writes
+    path.write_text(text.replace("builders = 2", "builders = 1"))
+
+
+def kill_gated_builds(marker: Path) -> None:
+    """Kill a build still waiting for ``marker`` (a test that failed leaves one)."""
+    for pid in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if pid.name.isdigit() and str(marker).encode() in (pid / "cmdline").read_bytes():
+                os.kill(int(pid.name), signal.SIGKILL)
+
+
+def test_a_slow_build_holds_back_no_other_bot_and_a_bots_versions_go_in_order(
+        tmp_path: Path, database: str | None) -> None:
+    """With the default two builders, Ann's version whose build waits for a marker holds
+    back neither Bob's bot, which is built, validated and playing meanwhile, nor the
+    order of Ann's own versions: her second waits for her first (with one builder, Bob
+    waited for Ann's build, however long it took)."""
+    marker = tmp_path / "release-the-build"
+    folder = make_competition(tmp_path / "comp", concurrency=1)
+    h = HostProcess(folder, database).start()
+    try:
+        ann, bob = h.register("ann"), h.register("bob")
+        bot = gated_bot(tmp_path, marker)
+        a1 = h.submit(ann, tar_folder(bot, edit="ann 1")).json()["id"]
+        a2 = h.submit(ann, tar_folder(bot, edit="ann 2")).json()["id"]
+        b1 = h.submit(bob, tar_folder(EXAMPLES / "weak", rename="bobbot")).json()["id"]
+        assert h.wait_version(bob, b1, timeout=600)["status"] == "active"
+        status = {v: h.ok("GET", f"/api/versions/{v}", ann)["status"] for v in (a1, a2)}
+        assert status == {a1: "building", a2: "pending"}, status
+        marker.touch()
+        h.wait_version(ann, a2, timeout=600)
+        done = {v: h.ok("GET", f"/api/versions/{v}", ann) for v in (a1, a2)}
+        # the second went after the first (its build started later) and replaced it
+        assert done[a1]["build_started_at"] < done[a2]["build_started_at"], done
+        assert (done[a1]["status"], done[a2]["status"]) == ("retired", "active"), done
+    finally:
+        marker.touch()
+        h.stop()
+        kill_gated_builds(marker)
+
+
 def test_the_build_queue_takes_participants_in_turn(tmp_path: Path,
                                                     database: str | None) -> None:
     """Ann submits three versions, then Bob one and Cat one: the queue takes Ann's first,
@@ -129,6 +175,7 @@ def test_the_build_queue_takes_participants_in_turn(tmp_path: Path,
     first, so Bob and Cat waited for three builds and validations)."""
     marker = tmp_path / "release-the-build"
     folder = make_competition(tmp_path / "comp", concurrency=1)
+    one_builder(folder)
     h = HostProcess(folder, database).start()
     try:
         ann, bob, cat = h.register("ann"), h.register("bob"), h.register("cat")
@@ -157,11 +204,7 @@ def test_the_build_queue_takes_participants_in_turn(tmp_path: Path,
     finally:
         marker.touch()
         h.stop()
-        for pid in Path("/proc").iterdir():  # a build still waiting, if the test failed
-            with contextlib.suppress(OSError):
-                if pid.name.isdigit() and str(marker).encode() in \
-                        (pid / "cmdline").read_bytes():
-                    os.kill(int(pid.name), signal.SIGKILL)
+        kill_gated_builds(marker)
 
 
 @pytest.mark.parametrize("address,key", [
