@@ -10,7 +10,15 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..text import clean_line
-from .client import ClientError, api, find_token, save_token
+from .client import (
+    ClientError,
+    api,
+    default_name,
+    find_token,
+    save_token,
+    saved_names,
+    unnamed_token,
+)
 from .console import make_console
 
 
@@ -199,9 +207,10 @@ def register(url: str, name: str, invite: str | None, save: bool) -> None:
     """Register NAME at the host URL and print your API token.
 
     The token is kept (unless --no-save) in $XDG_CONFIG_HOME/moon/config.toml, by default
-    ~/.config/moon/config.toml (mode 0600, one entry per server); `moon submit` reads it
-    from there. Set XDG_CONFIG_HOME to keep it elsewhere. --invite is needed unless the
-    host's registration is open.
+    ~/.config/moon/config.toml (mode 0600, one entry per server, a token per participant);
+    `moon submit` reads it from there: the last registered participant's by default, another
+    one's with --as NAME. Set XDG_CONFIG_HOME to keep it elsewhere. --invite is needed
+    unless the host's registration is open.
 
     \b
     Example:  moon host register http://127.0.0.1:8000 alice --invite CODE
@@ -211,29 +220,45 @@ def register(url: str, name: str, invite: str | None, save: bool) -> None:
     except ClientError as e:
         raise click.ClickException(str(e)) from None
     token = out["token"]
-    where = save_token(url, token) if save else None
+    name = out.get("name", name)
+    before = saved_names(url) if save else []
+    unnamed = save and unnamed_token(url)
+    where = save_token(url, token, name) if save else None
     click.echo(token)
     if where:
-        click.echo(f"(saved in {where}; `moon submit FOLDER --server {url}` uses it)",
-                   err=True)
-
-
+        others = [n for n in before if n != name]
+        said = (f"(saved in {where} as {name}'s token for {url.rstrip('/')}, its default now: "
+                f"`moon submit FOLDER --server {url}` uses it")
+        if name in before:
+            said += f"; it replaces {name}'s token saved before"
+        if unnamed:
+            said += "; it replaces the token saved before for this server"
+        if others:
+            said += (f"; {', '.join(others)}'s kept: `moon submit ... --as "
+                     f"{others[0]}`")
+        click.echo(said + ")", err=True)
 
 
 @host.command("new-token")
 @click.argument("url")
 @click.option("--token", default=None,
               help="Your API token now (default: env MOON_TOKEN, else the moon config file).")
+@click.option("--as", "as_", default=None, metavar="NAME",
+              help="Use NAME's token from the moon config file (default: the last "
+              "registered participant's).")
 @click.option("--save/--no-save", default=True, show_default=True,
               help="Keep the new token in your moon config file for this server.")
-def new_token(url: str, token: str | None, save: bool) -> None:
+def new_token(url: str, token: str | None, as_: str | None, save: bool) -> None:
     """Replace your API token at the host URL (one that may have leaked) and print the new
     one: the old token and every web session signed in with it stop working at once.
 
     \b
-    Example:  moon host new-token http://127.0.0.1:8000
+    Example:  moon host new-token http://127.0.0.1:8000 --as alice
     """
-    tok = find_token(url, token)
+    try:
+        tok = find_token(url, token, as_)
+    except ClientError as e:
+        raise click.ClickException(str(e)) from None
     if not tok:
         raise click.ClickException(f"no token for {url}: pass --token, set MOON_TOKEN, or "
                                    "register first (moon host register)")
@@ -241,7 +266,10 @@ def new_token(url: str, token: str | None, save: bool) -> None:
         out = api("POST", url, "/api/token", tok)
     except ClientError as e:
         raise click.ClickException(str(e)) from None
-    where = save_token(url, out["token"]) if save else None
+    name = out.get("name")
+    where = (save_token(url, out["token"], name,
+                        default=default_name(url) in (None, name)) if save else None)
     click.echo(out["token"])
     if where:
-        click.echo(f"(saved in {where})", err=True)
+        click.echo(f"(saved in {where}" + (f" as {name}'s token" if name else "") + ")",
+                   err=True)
