@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -98,8 +100,9 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
         problem = engine_problem()
         if problem:
             console.print(f"[yellow]warning:[/] {escape(problem)}: submissions wait (pending) "
-                          "until an engine answers; [runner] kind = \"local\" (with "
-                          "trust_local = true) runs bots you trust without one", soft_wrap=True)
+                          + escape("until an engine answers; [runner] kind = \"local\" (with "
+                                   "trust_local = true) runs bots you trust without one"),
+                          soft_wrap=True)
     if recovered["voided"] or recovered["rebuilt"]:
         console.print(f"recovered: {recovered['voided']} game(s) in flight voided (replayed), "
                       f"{recovered['rebuilt']} version(s) to build again")
@@ -113,14 +116,46 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
                       soft_wrap=True)  # one line, the terminal wraps it: URLs stay whole
         print(f"serving {url}", flush=True)
 
+    def interrupt(_sig: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+    # SIGTERM as Ctrl-C: the server stops gracefully on either, then re-raises it; its
+    # default action would end the process before it can say so
+    signal.signal(signal.SIGTERM, interrupt)
+    served = False
     try:
         serve(host_, sock, ready)
+        served = True
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
     except KeyboardInterrupt:
-        pass
+        served = True
     finally:
-        host_.close()
+        try:
+            if served:
+                console.print(stopped_line(host_), soft_wrap=True, markup=False)
+        finally:
+            host_.close()
+
+
+def stopped_line(host_: Any) -> str:
+    """The line ``moon host run`` ends with: what a stop left, from the database (games
+    left ``running`` are voided and replayed at the next start; versions caught in a build
+    or validation start it again)."""
+    from sqlalchemy import func, select
+
+    from ..host.models import Game, Version
+
+    with host_.Session() as s:
+        games = s.scalar(select(func.count()).select_from(Game)
+                         .where(Game.status == "running")) or 0
+        builds = s.scalar(select(func.count()).select_from(Version)
+                          .where(Version.status.in_(("building", "validating")))) or 0
+    line = ("stopped: no game was in flight" if not games else
+            f"stopped: {games} game(s) in flight aborted: voided and replayed at the next "
+            "start, never rated")
+    if builds:
+        line += f"; {builds} version(s) being built or validated start again at the next start"
+    return line + "; every finished game and submission is kept"
 
 
 @host.command()
@@ -169,6 +204,8 @@ def status(url: str) -> None:
         f"{k} {v}" for k, v in sorted(st["versions"].items())) or "none")))
     if st.get("waiting"):
         t.add_row("waiting", escape(clean_line(st["waiting"])))
+    if st.get("builds_waiting"):
+        t.add_row("builds wait", escape(clean_line(st["builds_waiting"])))
     make_console().print(t)
 
 
