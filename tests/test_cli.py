@@ -113,3 +113,18 @@ def test_every_time_control_flag_has_its_own_help():
             text = opts[name].help or ""
             assert text.startswith(TIME_HELP[name]) and len(text.split()) > 8, (command, name)
             assert "--" + name.replace("_", "-") in opts[name].opts
+
+
+def test_a_new_bots_readme_names_only_files_that_exist(tmp_path, monkeypatch) -> None:
+    """The README of `moon new-bot` points at files the user has (the example bot that came
+    with moon, by its full path), not at a checkout's docs/ or example_bots/."""
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["new-bot", "readbot"])
+    assert r.exit_code == 0, r.output
+    readme = (tmp_path / "readbot" / "README.md").read_text()
+    paths = [p for p in re.findall(r"`([^`\s]+)`", readme)
+             if "/" in p and re.search(r"\.\w+$", p)]
+    assert paths and all(Path(p).is_absolute() and Path(p).is_file() for p in paths), paths
+    assert "docs/" not in readme
