@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .bots import BotSpec, build_bot, load_bot
 from .errors import ArenaError
+from .versions import declared_outputs, is_output
 
 STAMP = ".build-stamp"
 LOCK = ".build-lock"
@@ -73,10 +74,15 @@ def missing_tool(spec: BotSpec) -> str | None:
 
 
 def _inputs(folder: Path) -> Iterator[Path]:
+    """The files of ``folder`` a build reads: not its outputs (:data:`SKIP_DIRS`, the
+    ``outputs`` its bot.toml declares), stamp or lock."""
+    outputs = declared_outputs(folder)
     for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        here = Path(root).relative_to(folder)
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS
+                   and not is_output((here / d).as_posix(), outputs)]
         for name in files:
-            if name not in (STAMP, LOCK):
+            if name not in (STAMP, LOCK) and not is_output((here / name).as_posix(), outputs):
                 yield Path(root) / name
 
 

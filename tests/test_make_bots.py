@@ -41,3 +41,25 @@ def test_a_bot_whose_toolchain_does_not_run_is_skipped(tmp_path: Path, kind: str
            "cargo to run")
     assert done.stdout == f"rust-stdio: skipped ({why})\n"
     assert not (bot / ".build-stamp").exists()
+
+
+def test_a_declared_output_written_after_the_build_does_not_make_it_stale(
+        tmp_path: Path) -> None:
+    """A file the build writes (listed in ``outputs``) that is newer than the stamp is not a
+    changed source; a source newer than the stamp is."""
+    from arena.botbuild import STAMP, ensure_built, is_stale
+    from arena.bots import load_bot
+
+    bot = tmp_path / "b"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "b"\nbuild = "cp main.txt prog && mkdir -p obj && '
+                                  'touch obj/x.o"\nrun = "./prog"\noutputs = ["prog", "obj/"]\n')
+    (bot / "main.txt").write_text("source\n")
+    spec = load_bot(bot)
+    assert ensure_built(spec) and not is_stale(spec)
+    later = (bot / STAMP).stat().st_mtime + 100
+    for out in ("prog", "obj/x.o"):  # rewritten after the stamp (a second build by hand)
+        os.utime(bot / out, (later, later))
+    assert not is_stale(spec)
+    os.utime(bot / "main.txt", (later, later))
+    assert is_stale(spec)
