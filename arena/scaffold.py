@@ -4,7 +4,8 @@ and play, with a README that says what to change.
 The templates are in ``arena/templates/<language>/``; ``__NAME__``, ``__GO_MODULE__``,
 ``__PACKAGE__`` (the name as a package name), ``__DIR__``, ``__EXAMPLES__`` and
 ``__PROTO__`` (the folders of the example bots and of the protocol that came with moon: a
-checkout's, or an installed wheel's copies) in them are replaced, and a file named ``gitignore`` becomes ``.gitignore``.
+checkout's, or an installed wheel's copies) in them are replaced, and a file named
+``gitignore`` becomes ``.gitignore``.
 Go and Node.js bots are made self-contained from the repository's single sources: the
 ``.proto`` files (``proto/``) for Node.js; the generated code (``gen/moonv1``, kept fresh by
 ``make gen-go``), ``go.mod`` and ``go.sum`` of ``example_bots/go-heuristic`` for Go; the
