@@ -130,7 +130,8 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache sdk/rust/target
 
 # Bots and tools in other languages. Their toolchains (go, node/npm, cargo) are on CI; where
-# one is missing, its bots and tests are skipped with the reason instead of failing.
+# one is missing, or is there but does not run (`cargo --version` fails: a rustup with no
+# default toolchain), its bots and tests are skipped with the reason instead of failing.
 GO ?= go
 GRPCURL_VERSION := v1.9.4
 GRPCURL_STAMP := tools/bin/.grpcurl-$(GRPCURL_VERSION)

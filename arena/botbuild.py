@@ -9,7 +9,8 @@ file of the folder is newer than the stamp (dependency and output folders such a
 ``node_modules`` and ``target`` aside), when the build command changed, or when the
 built program is gone. A lock file keeps two builds of one folder from running at once
 (several `make test` runs may share a checkout). A bot whose build tool is not installed
-(no ``go`` on PATH, say) is skipped with the reason, not failed.
+(no ``go`` on PATH, say), or is installed but does not run (a rustup ``cargo`` with no
+default toolchain, as a changed HOME leaves it), is skipped with the reason, not failed.
 """
 
 from __future__ import annotations
@@ -19,35 +20,69 @@ import fcntl
 import os
 import shlex
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from .bots import BotSpec, build_bot, load_bot
 from .errors import ArenaError
+from .versions import declared_outputs, is_output
 
 STAMP = ".build-stamp"
 LOCK = ".build-lock"
 SKIP_DIRS = {"node_modules", "target", ".git", "__pycache__", ".venv"}
 
 
+VERSION_ARGS = {"cargo": ["--version"], "rustc": ["--version"], "go": ["version"],
+                "node": ["--version"], "npm": ["--version"], "npx": ["--version"],
+                "cmake": ["--version"], "make": ["--version"], "mvn": ["--version"],
+                "gradle": ["--version"], "java": ["-version"], "javac": ["-version"],
+                "dotnet": ["--version"], "g++": ["--version"], "gcc": ["--version"],
+                "clang++": ["--version"]}
+"""How to ask a known toolchain program whether it runs (its version); an unknown program
+is only looked for on PATH."""
+VERSION_TIMEOUT_S = 60.0
+"""How long a toolchain program may take to say its version, seconds (a rustup proxy that
+installs a toolchain on first use would take longer, and is then taken as not running)."""
+
+
 def missing_tool(spec: BotSpec) -> str | None:
-    """Why the bot cannot be built or run here (its build or run program is not on PATH),
-    or None."""
+    """Why the bot cannot be built or run here, in one line, or None: its build or run
+    program is not on PATH, or is a known toolchain program (:data:`VERSION_ARGS`) that
+    does not run (``cargo --version`` fails: a rustup proxy with no default toolchain)."""
     for command in (spec.build, spec.run):
         words = shlex.split(command) if command else []
         if not words or words[0] == "{python}" or "/" in words[0]:
             continue
         if shutil.which(words[0]) is None:
             return f"{words[0]!r} is not on PATH"
+        if words[0] in VERSION_ARGS:
+            probe = [words[0], *VERSION_ARGS[words[0]]]
+            try:
+                done = subprocess.run(probe, cwd=spec.folder, capture_output=True,
+                                      text=True, errors="replace", stdin=subprocess.DEVNULL,
+                                      timeout=VERSION_TIMEOUT_S)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return f"{' '.join(probe)!r} does not run: {e}"
+            if done.returncode != 0:
+                said = next((line.strip() for line in (done.stderr + done.stdout).splitlines()
+                             if line.strip()), "")
+                return (f"{' '.join(probe)!r} failed (exit {done.returncode})"
+                        + (f": {said[:160]}" if said else ""))
     return None
 
 
 def _inputs(folder: Path) -> Iterator[Path]:
+    """The files of ``folder`` a build reads: not its outputs (:data:`SKIP_DIRS`, the
+    ``outputs`` its bot.toml declares), stamp or lock."""
+    outputs = declared_outputs(folder)
     for root, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        here = Path(root).relative_to(folder)
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS
+                   and not is_output((here / d).as_posix(), outputs)]
         for name in files:
-            if name not in (STAMP, LOCK):
+            if name not in (STAMP, LOCK) and not is_output((here / name).as_posix(), outputs):
                 yield Path(root) / name
 
 

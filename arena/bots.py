@@ -8,6 +8,8 @@ A bot folder holds ``bot.toml``::
                                 # (one not in LANGUAGES is warned of: language_warning)
     run = "{python} bot.py"     # required: run from the folder; {python} is our Python
     build = "go build -o bot ." # optional: run once before the first game (through sh)
+    outputs = ["bot"]           # with build: what it writes (files or folders), never
+                                # part of the version, never uploaded or sent to workers
 
     [limits]                    # optional
     memory_mb = 4096            # address space, MiB (default 2048, at most MAX_MEMORY_MB)
@@ -146,7 +148,7 @@ INSTANCE_VAR = "MOON_BOT_INSTANCE"
 """The environment variable that marks every process of one local bot run (a random hex
 value per :class:`LocalProcess`): :meth:`LocalProcess.kill` kills whatever still has it."""
 
-_RUN_KEYS = ("name", "version", "language", "run", "build", "runner", "limits")
+_RUN_KEYS = ("name", "version", "language", "run", "build", "outputs", "runner", "limits")
 _DOCKER_KEYS = ("image", "dockerfile", "host_runtime")
 MANIFEST_KEYS = frozenset(_RUN_KEYS + _DOCKER_KEYS)
 LIMIT_KEYS = ("memory_mb",)
@@ -168,6 +170,9 @@ class BotSpec:
     version: str = "0"
     language: str = ""
     build: str = ""
+    outputs: tuple[str, ...] = ()
+    """What ``build`` writes, relative to the folder (files, or folders with all in them):
+    never part of the version (:func:`arena.versions.version_files`)."""
     runner: str = "local"
     """``local`` (a process) or ``docker`` (a container)."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -243,12 +248,14 @@ def load_bot(path: str | Path) -> BotSpec:
     if problem:
         raise ConfigError(f"{at('run')}: {problem}")
     memory_mb = _limits(data.get("limits", {}), at)
+    outputs = _outputs(data, at)
     known = set(_RUN_KEYS)
     return BotSpec(
         name=name, folder=manifest.parent.resolve(), run=data["run"],
         version=str(data.get("version", "0")),
         language=str(data.get("language", "")).strip().lower(),
-        build=str(data.get("build", "")), runner=str(data.get("runner", "local")),
+        build=str(data.get("build", "")), outputs=outputs,
+        runner=str(data.get("runner", "local")),
         extra={k: v for k, v in data.items() if k not in known}, memory_mb=memory_mb,
     )
 
@@ -301,6 +308,39 @@ def run_problem(run: str) -> str | None:
     if any(w.startswith("$") for w in words):
         return f"run = {run!r} uses a shell variable: {fix}"
     return None
+
+
+def _outputs(data: dict[str, Any], at: Any) -> tuple[str, ...]:
+    """The ``outputs`` of a bot.toml: the paths its ``build`` writes, relative to the
+    folder, without a trailing ``/``.
+
+    Raises:
+        ConfigError: not a list of relative paths in the folder, one names ``bot.toml``,
+            or there is no ``build``.
+    """
+    if "outputs" not in data:
+        return ()
+    value = data["outputs"]
+    example = 'e.g. outputs = ["bot"] or outputs = ["build/"]'
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{at('outputs')}: outputs must be a list of paths in quotes, "
+                          f"{example}, not {value!r}"[:300])
+    if not data.get("build"):
+        raise ConfigError(f"{at('outputs')}: outputs lists what the 'build' command writes, "
+                          "and this bot.toml has no build: remove outputs, or add the build")
+    out: list[str] = []
+    for v in value:
+        rel = v.strip().strip("/")
+        parts = rel.split("/")
+        if (not rel or v.strip().startswith("/") or ".." in parts or "." in parts
+                or "" in parts):
+            raise ConfigError(f"{at('outputs')}: outputs entry {v!r} must be a path inside "
+                              f"the bot's folder, relative to it ({example})")
+        if rel == MANIFEST:
+            raise ConfigError(f"{at('outputs')}: outputs cannot hold {MANIFEST} (the build "
+                              "must not write the manifest)")
+        out.append(rel)
+    return tuple(out)
 
 
 def _limits(table: object, at: Any) -> int | None:

@@ -2,8 +2,10 @@
 and play, with a README that says what to change.
 
 The templates are in ``arena/templates/<language>/``; ``__NAME__``, ``__GO_MODULE__``,
-``__PACKAGE__`` (the name as a package name) and ``__DIR__`` in them are replaced, and a
-file named ``gitignore`` becomes ``.gitignore``.
+``__PACKAGE__`` (the name as a package name), ``__DIR__``, ``__EXAMPLES__`` and
+``__PROTO__`` (the folders of the example bots and of the protocol that came with moon: a
+checkout's, or an installed wheel's copies) in them are replaced, and a file named
+``gitignore`` becomes ``.gitignore``.
 Go and Node.js bots are made self-contained from the repository's single sources: the
 ``.proto`` files (``proto/``) for Node.js; the generated code (``gen/moonv1``, kept fresh by
 ``make gen-go``), ``go.mod`` and ``go.sum`` of ``example_bots/go-heuristic`` for Go; the
@@ -146,7 +148,8 @@ def scaffold(name: str, lang: str, parent: Path) -> Path:
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ConfigError(f"{target} exists already: pick another name or --dir")
     subst = {"__NAME__": name, "__GO_MODULE__": _package_name(name),
-             "__PACKAGE__": _package_name(name), "__DIR__": shown(target)}
+             "__PACKAGE__": _package_name(name), "__DIR__": shown(target),
+             "__EXAMPLES__": str(resource_dir("example_bots")), "__PROTO__": str(PROTO_DIR)}
     target.mkdir(parents=True, exist_ok=True)
     try:
         _copy_template(lang, target, subst)

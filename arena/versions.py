@@ -2,8 +2,10 @@
 
 The hash covers what makes the bot (its sources and its ``bot.toml``), not what a build
 makes or leaves behind: build outputs (``node_modules``, ``target``, ``__pycache__``,
-virtualenvs), the build stamp and lock files, and version-control folders are skipped, so
-the same sources always give the same version on every machine, built or not. Results,
+virtualenvs, and whatever the bot's ``bot.toml`` lists in ``outputs``, such as a Go
+build's ``bot`` or a CMake ``build/`` folder), the build stamp and lock files, and
+version-control folders are skipped, so the same sources always give the same version on
+every machine, built or not. Results,
 ratings and pages are keyed by version; people see it as ``name@abc123`` (the first
 :data:`SHORT` hex digits).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tomllib
 from pathlib import Path
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "target", "__pycache__",
@@ -25,18 +28,46 @@ SHORT = 12
 """Hex digits of the hash shown in ``name@hash``."""
 
 
+def declared_outputs(folder: Path) -> tuple[str, ...]:
+    """What the ``bot.toml`` in ``folder`` lists in ``outputs`` (the paths its ``build``
+    writes, relative to the folder, ``/``-separated, without a trailing ``/``); empty when
+    it lists none or cannot be read (:func:`arena.bots.load_bot` reports a bad one)."""
+    try:
+        data = tomllib.loads((folder / "bot.toml").read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ()
+    outputs = data.get("outputs", ())
+    if not isinstance(outputs, list):
+        return ()
+    return tuple(o.strip().strip("/") for o in outputs
+                 if isinstance(o, str) and o.strip().strip("/"))
+
+
+def is_output(rel: str, outputs: tuple[str, ...]) -> bool:
+    """True if the ``/``-separated relative path ``rel`` is one of ``outputs`` or lies in
+    one of them (an output names a file or a whole folder)."""
+    return any(rel == o or rel.startswith(o + "/") for o in outputs)
+
+
 def version_files(folder: Path) -> list[Path]:
-    """The files that make a bot version, as paths relative to ``folder``, sorted.
+    """The files that make a bot version, as paths relative to ``folder``, sorted: every
+    file but those of :data:`SKIP_DIRS`, :data:`SKIP_FILES` and :data:`SKIP_SUFFIXES`, and
+    the ``outputs`` its ``bot.toml`` declares (:func:`declared_outputs`).
 
     Symbolic links are included as links (their target text), never followed.
     """
+    outputs = declared_outputs(folder)
     out: list[Path] = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        here = Path(root).relative_to(folder)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
+                         and not is_output((here / d).as_posix(), outputs))
         for name in files:
             if name in SKIP_FILES or name.endswith(SKIP_SUFFIXES):
                 continue
-            out.append((Path(root) / name).relative_to(folder))
+            rel = here / name
+            if not is_output(rel.as_posix(), outputs):
+                out.append(rel)
     return sorted(out, key=lambda p: p.as_posix())
 
 

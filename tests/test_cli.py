@@ -113,3 +113,34 @@ def test_every_time_control_flag_has_its_own_help():
             text = opts[name].help or ""
             assert text.startswith(TIME_HELP[name]) and len(text.split()) > 8, (command, name)
             assert "--" + name.replace("_", "-") in opts[name].opts
+
+
+@pytest.mark.parametrize("lang", ["python", "node", "go", "java", "typescript", "cpp",
+                                  "stdio"])
+def test_a_new_bots_readme_names_only_files_that_exist(tmp_path, monkeypatch, lang) -> None:
+    """The README of `moon new-bot` points at files the user has (the example bots and the
+    protocol that came with moon, by their full paths; the bot's own files), not at a
+    checkout's docs/ or example_bots/."""
+    import re
+
+    from arena.scaffold import LANGUAGES
+
+    assert lang in LANGUAGES
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["new-bot", "readbot", "--lang", lang])
+    assert r.exit_code == 0, r.output
+    readme = (tmp_path / "readbot" / "README.md").read_text()
+    paths = [p for p in re.findall(r"`([^`\s]+)`", readme)
+             if "/" in p and re.search(r"\.\w+$", p) and not p.startswith(("./", "~"))]
+    assert paths or lang == "java", readme
+    for p in paths:
+        assert (tmp_path / "readbot" / p).is_file() or Path(p).is_absolute() and \
+            Path(p).is_file(), p
+    assert "`docs/" not in readme and "example_bots/" not in readme.replace(
+        str(Path(arena_examples())), "")
+
+
+def arena_examples() -> str:
+    from arena.resources import resource_dir
+
+    return str(resource_dir("example_bots"))

@@ -4,11 +4,17 @@ status|register`), and where a participant's token comes from: ``--token``, the
 (``$XDG_CONFIG_HOME/moon/config.toml``, else ``~/.config/moon/config.toml``)::
 
     [servers."http://127.0.0.1:8000"]
-    token = "moon_..."
+    default = "bob"             # whose token is used without --as: the last registered
+    token = "moon_..."          # the default's token (what older versions of moon read)
+
+    [servers."http://127.0.0.1:8000".tokens]
+    alice = "moon_..."          # one token per participant registered from here
+    bob = "moon_..."
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -41,44 +47,113 @@ def _key(url: str) -> str:
     return url.rstrip("/")
 
 
-def find_token(url: str, given: str | None = None) -> str | None:
-    """The token for the server at ``url``: ``given``, else MOON_TOKEN, else the config
-    file's entry for that server; None if none.
+def _read_config() -> dict[str, Any]:
+    try:
+        return tomllib.loads(config_path().read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _entry(data: dict[str, Any], url: str) -> dict[str, Any]:
+    servers = data.get("servers", {})
+    entry = servers.get(_key(url), {}) if isinstance(servers, dict) else {}
+    return entry if isinstance(entry, dict) else {}
+
+
+def _tokens(entry: dict[str, Any]) -> dict[str, str]:
+    """A server entry's tokens by participant name (a file of an older moon has only the
+    entry's ``token``, under no name)."""
+    tokens = entry.get("tokens", {})
+    if not isinstance(tokens, dict):
+        return {}
+    return {k: v for k, v in tokens.items() if isinstance(v, str)}
+
+
+def saved_names(url: str) -> list[str]:
+    """The participants whose tokens the config file keeps for the server at ``url``,
+    sorted."""
+    return sorted(_tokens(_entry(_read_config(), url)))
+
+
+def find_token(url: str, given: str | None = None, as_: str | None = None) -> str | None:
+    """The token for the server at ``url``: ``given``; else, with ``as_``, that
+    participant's token in the config file; else MOON_TOKEN; else the config file's default
+    for that server (the participant registered last); None if none.
 
     Raises:
-        ClientError: ``url`` is not an http(s) URL.
+        ClientError: ``url`` is not an http(s) URL, or the config file keeps no token of
+            ``as_`` for that server (the message names those it keeps).
     """
     _key(url)  # an address that is no URL is said first, whatever the token
     if given:
         return given
+    if as_:
+        tokens = _tokens(_entry(_read_config(), url))
+        if as_ not in tokens:
+            have = ", ".join(sorted(tokens)) or "none"
+            raise ClientError(f"no token of {as_!r} for {_key(url)} in {config_path()} "
+                              f"(saved there: {have}): register {as_} with `moon host "
+                              f"register {_key(url)} {as_}`, or pass --token")
+        return tokens[as_]
     if os.environ.get("MOON_TOKEN"):
         return os.environ["MOON_TOKEN"]
-    path = config_path()
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-    entry = data.get("servers", {}).get(_key(url), {})
-    token = entry.get("token") if isinstance(entry, dict) else None
+    token = _entry(_read_config(), url).get("token")
     return token if isinstance(token, str) else None
 
 
-def save_token(url: str, token: str) -> Path:
-    """Keep ``token`` for ``url`` in the config file (mode 0600); returns its path."""
+def _quote(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def save_token(url: str, token: str, name: str | None = None, default: bool = True) -> Path:
+    """Keep ``token`` for ``url`` in the config file (mode 0600), as participant ``name``'s
+    (other participants' tokens for that server are kept) and, with ``default``, as the
+    server's default (used without ``--as``); returns the file's path. Without ``name``
+    only the default is replaced."""
     path = config_path()
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        data = {}
-    data.setdefault("servers", {})[_key(url)] = {"token": token}
+    data = _read_config()
+    servers = data.get("servers", {})
+    if not isinstance(servers, dict):
+        servers = {}
+    entry = _entry(data, url)
+    tokens = _tokens(entry)
+    if name:
+        tokens[name] = token
+    if default or not name:
+        servers[_key(url)] = {"default": name or "", "token": token, "tokens": tokens}
+    else:
+        servers[_key(url)] = {**entry, "tokens": tokens}
     lines = []
-    for server, entry in sorted(data["servers"].items()):
-        lines += [f'[servers."{server}"]', f'token = "{entry.get("token", "")}"', ""]
+    for server, e in sorted(servers.items()):
+        if not isinstance(e, dict):
+            continue
+        lines.append(f"[servers.{_quote(server)}]")
+        if e.get("default"):
+            lines.append(f"default = {_quote(str(e['default']))}")
+        lines += [f"token = {_quote(str(e.get('token', '')))}", ""]
+        named = _tokens(e)
+        if named:
+            lines.append(f"[servers.{_quote(server)}.tokens]")
+            lines += [f"{_quote(k)} = {_quote(v)}" for k, v in sorted(named.items())] + [""]
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write("\n".join(lines))
     return path
+
+
+def unnamed_token(url: str) -> bool:
+    """True if the config file keeps a token for ``url`` under no participant's name (a
+    file written by an older moon)."""
+    entry = _entry(_read_config(), url)
+    return isinstance(entry.get("token"), str) and not _tokens(entry)
+
+
+def default_name(url: str) -> str | None:
+    """Whose token the config file uses for ``url`` without ``--as``, or None."""
+    name = _entry(_read_config(), url).get("default")
+    return name if isinstance(name, str) and name else None
 
 
 def api(method: str, url: str, path: str, token: str | None = None, *,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -10,7 +12,15 @@ from rich.table import Table
 
 from ..errors import ConfigError
 from ..text import clean_line
-from .client import ClientError, api, find_token, save_token
+from .client import (
+    ClientError,
+    api,
+    default_name,
+    find_token,
+    save_token,
+    saved_names,
+    unnamed_token,
+)
 from .console import make_console
 
 
@@ -90,8 +100,9 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
         problem = engine_problem()
         if problem:
             console.print(f"[yellow]warning:[/] {escape(problem)}: submissions wait (pending) "
-                          "until an engine answers; [runner] kind = \"local\" (with "
-                          "trust_local = true) runs bots you trust without one", soft_wrap=True)
+                          + escape("until an engine answers; [runner] kind = \"local\" (with "
+                                   "trust_local = true) runs bots you trust without one"),
+                          soft_wrap=True)
     if recovered["voided"] or recovered["rebuilt"]:
         console.print(f"recovered: {recovered['voided']} game(s) in flight voided (replayed), "
                       f"{recovered['rebuilt']} version(s) to build again")
@@ -105,14 +116,46 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
                       soft_wrap=True)  # one line, the terminal wraps it: URLs stay whole
         print(f"serving {url}", flush=True)
 
+    def interrupt(_sig: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+    # SIGTERM as Ctrl-C: the server stops gracefully on either, then re-raises it; its
+    # default action would end the process before it can say so
+    signal.signal(signal.SIGTERM, interrupt)
+    served = False
     try:
         serve(host_, sock, ready)
+        served = True
     except ConfigError as e:
         raise click.ClickException(str(e)) from None
     except KeyboardInterrupt:
-        pass
+        served = True
     finally:
-        host_.close()
+        try:
+            if served:
+                console.print(stopped_line(host_), soft_wrap=True, markup=False)
+        finally:
+            host_.close()
+
+
+def stopped_line(host_: Any) -> str:
+    """The line ``moon host run`` ends with: what a stop left, from the database (games
+    left ``running`` are voided and replayed at the next start; versions caught in a build
+    or validation start it again)."""
+    from sqlalchemy import func, select
+
+    from ..host.models import Game, Version
+
+    with host_.Session() as s:
+        games = s.scalar(select(func.count()).select_from(Game)
+                         .where(Game.status == "running")) or 0
+        builds = s.scalar(select(func.count()).select_from(Version)
+                          .where(Version.status.in_(("building", "validating")))) or 0
+    line = ("stopped: no game was in flight" if not games else
+            f"stopped: {games} game(s) in flight aborted: voided and replayed at the next "
+            "start, never rated")
+    if builds:
+        line += f"; {builds} version(s) being built or validated start again at the next start"
+    return line + "; every finished game and submission is kept"
 
 
 @host.command()
@@ -161,6 +204,8 @@ def status(url: str) -> None:
         f"{k} {v}" for k, v in sorted(st["versions"].items())) or "none")))
     if st.get("waiting"):
         t.add_row("waiting", escape(clean_line(st["waiting"])))
+    if st.get("builds_waiting"):
+        t.add_row("builds wait", escape(clean_line(st["builds_waiting"])))
     make_console().print(t)
 
 
@@ -199,9 +244,10 @@ def register(url: str, name: str, invite: str | None, save: bool) -> None:
     """Register NAME at the host URL and print your API token.
 
     The token is kept (unless --no-save) in $XDG_CONFIG_HOME/moon/config.toml, by default
-    ~/.config/moon/config.toml (mode 0600, one entry per server); `moon submit` reads it
-    from there. Set XDG_CONFIG_HOME to keep it elsewhere. --invite is needed unless the
-    host's registration is open.
+    ~/.config/moon/config.toml (mode 0600, one entry per server, a token per participant);
+    `moon submit` reads it from there: the last registered participant's by default, another
+    one's with --as NAME. Set XDG_CONFIG_HOME to keep it elsewhere. --invite is needed
+    unless the host's registration is open.
 
     \b
     Example:  moon host register http://127.0.0.1:8000 alice --invite CODE
@@ -211,29 +257,45 @@ def register(url: str, name: str, invite: str | None, save: bool) -> None:
     except ClientError as e:
         raise click.ClickException(str(e)) from None
     token = out["token"]
-    where = save_token(url, token) if save else None
+    name = out.get("name", name)
+    before = saved_names(url) if save else []
+    unnamed = save and unnamed_token(url)
+    where = save_token(url, token, name) if save else None
     click.echo(token)
     if where:
-        click.echo(f"(saved in {where}; `moon submit FOLDER --server {url}` uses it)",
-                   err=True)
-
-
+        others = [n for n in before if n != name]
+        said = (f"(saved in {where} as {name}'s token for {url.rstrip('/')}, its default now: "
+                f"`moon submit FOLDER --server {url}` uses it")
+        if name in before:
+            said += f"; it replaces {name}'s token saved before"
+        if unnamed:
+            said += "; it replaces the token saved before for this server"
+        if others:
+            said += (f"; {', '.join(others)}'s kept: `moon submit ... --as "
+                     f"{others[0]}`")
+        click.echo(said + ")", err=True)
 
 
 @host.command("new-token")
 @click.argument("url")
 @click.option("--token", default=None,
               help="Your API token now (default: env MOON_TOKEN, else the moon config file).")
+@click.option("--as", "as_", default=None, metavar="NAME",
+              help="Use NAME's token from the moon config file (default: the last "
+              "registered participant's).")
 @click.option("--save/--no-save", default=True, show_default=True,
               help="Keep the new token in your moon config file for this server.")
-def new_token(url: str, token: str | None, save: bool) -> None:
+def new_token(url: str, token: str | None, as_: str | None, save: bool) -> None:
     """Replace your API token at the host URL (one that may have leaked) and print the new
     one: the old token and every web session signed in with it stop working at once.
 
     \b
-    Example:  moon host new-token http://127.0.0.1:8000
+    Example:  moon host new-token http://127.0.0.1:8000 --as alice
     """
-    tok = find_token(url, token)
+    try:
+        tok = find_token(url, token, as_)
+    except ClientError as e:
+        raise click.ClickException(str(e)) from None
     if not tok:
         raise click.ClickException(f"no token for {url}: pass --token, set MOON_TOKEN, or "
                                    "register first (moon host register)")
@@ -241,7 +303,10 @@ def new_token(url: str, token: str | None, save: bool) -> None:
         out = api("POST", url, "/api/token", tok)
     except ClientError as e:
         raise click.ClickException(str(e)) from None
-    where = save_token(url, out["token"]) if save else None
+    name = out.get("name")
+    where = (save_token(url, out["token"], name,
+                        default=default_name(url) in (None, name)) if save else None)
     click.echo(out["token"])
     if where:
-        click.echo(f"(saved in {where})", err=True)
+        click.echo(f"(saved in {where}" + (f" as {name}'s token" if name else "") + ")",
+                   err=True)

@@ -20,11 +20,15 @@ FINAL = ("active", "rejected", "disabled", "retired")
               help="The host's URL, e.g. http://127.0.0.1:8000 (env MOON_SERVER).")
 @click.option("--token", default=None,
               help="Your API token (default: env MOON_TOKEN, else the moon config file).")
+@click.option("--as", "as_", default=None, metavar="NAME",
+              help="Submit as NAME: their token from the moon config file (default: the "
+              "participant registered last from here).")
 @click.option("--wait/--no-wait", default=False,
               help="Wait for the build and validation and print the outcome.")
 @click.option("--timeout", type=float, default=900.0, show_default=True,
               help="Seconds --wait waits at most.")
-def submit(folder: Path, server: str, token: str | None, wait: bool, timeout: float) -> None:
+def submit(folder: Path, server: str, token: str | None, as_: str | None, wait: bool,
+           timeout: float) -> None:
     """Submit the bot in FOLDER: it is packed (sources and bot.toml, no build outputs),
     uploaded, then built and validated by the host. Exits 1 if it is rejected.
 
@@ -33,7 +37,10 @@ def submit(folder: Path, server: str, token: str | None, wait: bool, timeout: fl
     """
     from ..host.submissions import pack
 
-    tok = find_token(server, token)
+    try:
+        tok = find_token(server, token, as_)
+    except ClientError as e:
+        raise click.ClickException(str(e)) from None
     if not tok:
         raise click.ClickException(f"no token for {server}: pass --token, set MOON_TOKEN, or "
                                    f"register first with `moon host register {server} NAME "

@@ -227,3 +227,6 @@ class StatusOut(BaseModel):
     uptime_s: float
     waiting: str = Field("", description="why no rated game can start (fewer than 2 active "
                          "versions), or empty")
+    builds_waiting: str = Field("", description="why submissions wait (pending) instead of "
+                                "being built: the host cannot build or run bots just now "
+                                "(e.g. no Docker engine answers), or empty")

@@ -6,7 +6,9 @@ link (symbolic or hard) whose target leaves the folder, a device, FIFO or other 
 file, more than ``max_files`` entries, and more than ``max_unpacked`` bytes in all —
 counted while reading, so a zip bomb that lies in its headers stops at the limit too. The
 archive itself is kept as ``archives/<sha256>``; its folder as ``versions/<hash>`` where
-the hash is the bot's version (:func:`arena.versions.bot_version`).
+the hash is the bot's version (:func:`arena.versions.bot_version`), holding only the files
+that version hashes: build outputs (declared ``outputs``, ``node_modules``...) that came in
+the archive are dropped, so the host builds them from the sources.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import IO, Any
 
 from ..bots import MANIFEST, BotSpec, load_bot
 from ..errors import ConfigError
-from ..versions import bot_version, version_files
+from ..versions import bot_version, declared_outputs, is_output, version_files
 
 
 class UploadError(ConfigError):
@@ -464,6 +466,7 @@ def take_upload(data: IO[bytes], store: Path, limits: UploadLimits,
         except ConfigError as e:
             raise ConfigError(str(e).replace(str(root), "the archive")) from None
         version = bot_version(root)
+        _keep_only_version(root)
         if accept is not None:
             accept(spec, version)
         archives = store / "archives"
@@ -482,6 +485,25 @@ def take_upload(data: IO[bytes], store: Path, limits: UploadLimits,
         return StoredUpload(sha, load_bot(folder), version, folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _keep_only_version(root: Path) -> None:
+    """Delete from the unpacked folder ``root`` every file that is not part of its version
+    (:func:`arena.versions.version_files`): declared ``outputs``, build stamps, caches,
+    ``node_modules``... So the stored folder is exactly what its version hashes, and a
+    prebuilt program uploaded among the sources cannot run under that version: the host
+    builds it from the sources."""
+    keep = {rel.as_posix() for rel in version_files(root)}
+    outputs = declared_outputs(root)
+    for here, dirs, files in os.walk(root):
+        base = Path(here)
+        for name in files:
+            if (base / name).relative_to(root).as_posix() not in keep:
+                (base / name).unlink()
+        for d in dirs:  # a link to a folder, named as an output
+            if (base / d).is_symlink() and is_output((base / d).relative_to(root)
+                                                     .as_posix(), outputs):
+                (base / d).unlink()
 
 
 def pack(folder: Path) -> bytes:

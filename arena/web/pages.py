@@ -464,9 +464,13 @@ def version_page(version_id: VersionId, request: Request, host: HostDep, s: Sess
             .order_by(Game.created_at).options(
                 selectinload(Game.seats).selectinload(GameSeat.version)
                 .selectinload(Version.bot), selectinload(Game.faults))).all()]
+    # the step a rejected version failed at: its validation, or else its build
+    failed_step = None if v.status != "rejected" else (
+        "validating" if (v.reason or "").startswith("validation") else "building")
     return page(request, s, host, "version", version=VersionOut.of(v, mine, open_ratings(s)),
                 mine=mine, log=log, validation=validation, owner=v.bot.owner.name,
-                busy=v.status in ("pending", "building", "validating"))
+                busy=v.status in ("pending", "building", "validating"),
+                failed_step=failed_step)
 
 
 # -- games ------------------------------------------------------------------------------------

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -228,3 +230,18 @@ def tar_folder(folder: Path, *, rename: str | None = None, edit: str = "") -> by
             info.mode = 0o644
             tf.addfile(info, io.BytesIO(data))
     return buf.getvalue()
+
+
+def stopped_line(folder: Path) -> str:
+    """The line a stopped `moon host run` ends with, worked out from its SQLite database:
+    the games left running (voided at the next start) and the versions caught mid-build."""
+    with contextlib.closing(sqlite3.connect(folder / "host.sqlite")) as db:
+        games = db.execute("SELECT count(*) FROM games WHERE status = 'running'").fetchone()[0]
+        builds = db.execute("SELECT count(*) FROM versions WHERE status IN ('building', "
+                            "'validating')").fetchone()[0]
+    line = "stopped: no game was in flight" if games == 0 else (
+        f"stopped: {games} game(s) in flight aborted: voided and replayed at the next start, "
+        "never rated")
+    if builds:
+        line += f"; {builds} version(s) being built or validated start again at the next start"
+    return line + "; every finished game and submission is kept"

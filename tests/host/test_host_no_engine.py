@@ -1,14 +1,25 @@
 """A competition whose runner is Docker, on a machine where no Docker engine answers: the
 host says so once at start (with what to do), and a submission waits as pending with a
 reason its owner can read, instead of the host writing a traceback every few seconds;
-nothing is rejected for the host's own trouble."""
+nothing is rejected for the host's own trouble. The host's status says why submissions
+wait (the API and `moon host status`), and a stopped host says what the stop left."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 from pathlib import Path
 
-from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+from host_support import (
+    EXAMPLES,
+    MOON,
+    HostProcess,
+    make_competition,
+    stopped_line,
+    tar_folder,
+    wait_for,
+)
 
 
 def test_a_docker_host_without_an_engine_says_so_and_submissions_wait(tmp_path: Path) -> None:
@@ -24,6 +35,15 @@ def test_a_docker_host_without_an_engine_says_so_and_submissions_wait(tmp_path: 
         assert got["status"] in ("pending", "building"), got
         assert got["reason"].startswith("waiting for the host: it cannot build or run bots "
                                         "just now"), got
+        # the status says why submissions wait, in the API and in `moon host status`
+        said = host.ok("GET", "/api/status")["builds_waiting"]
+        assert said.startswith("submissions wait (pending) until the host can build them: "
+                               f"no Docker engine reachable at unix://{dead}"), said
+        done = subprocess.run([*MOON, "host", "status", host.url], capture_output=True,
+                              text=True, timeout=120, env={**os.environ, "COLUMNS": "1000"})
+        assert done.returncode == 0, done.stderr
+        row = next(line for line in done.stdout.splitlines() if "builds wait" in line)
+        assert said in row, done.stdout
     finally:
         host.stop()
     log = host.log.read_text()
@@ -32,4 +52,7 @@ def test_a_docker_host_without_an_engine_says_so_and_submissions_wait(tmp_path: 
                      f"unix://{dead}") == 1, log
     start = next(line for line in log.splitlines() if line.startswith("warning:"))
     assert f"no Docker engine reachable at unix://{dead}" in start
-    assert "submissions wait (pending) until an engine answers" in start
+    assert start.endswith('submissions wait (pending) until an engine answers; [runner] kind = '
+                          '"local" (with trust_local = true) runs bots you trust without one')
+    assert "  " not in start
+    assert log.splitlines()[-1] == stopped_line(folder)

@@ -9,7 +9,14 @@ import signal
 from pathlib import Path
 
 from click.testing import CliRunner
-from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+from host_support import (
+    EXAMPLES,
+    HostProcess,
+    make_competition,
+    stopped_line,
+    tar_folder,
+    wait_for,
+)
 from openskill.models import PlackettLuce
 from sqlalchemy import select
 
@@ -167,3 +174,6 @@ def test_ctrl_c_stops_the_host_quietly_mid_games(tmp_path: Path) -> None:
     log = host.log.read_text()
     assert "fork server died" not in log and "WARNING" not in log, log[-3000:]
     assert "Traceback" not in log, log[-3000:]
+    # its last line says what the stop left, as the database has it
+    assert stopped_line(tmp_path / "comp") == log.splitlines()[-1]
+

@@ -68,3 +68,66 @@ def test_a_server_address_without_its_scheme_is_said_so(
     [line] = [x for x in r.output.splitlines() if x.strip()]
     assert line == ("Error: '127.0.0.1:8000' is not a host's address: write it as a URL, "
                     "e.g. http://127.0.0.1:8000")
+
+
+def test_two_participants_registered_from_one_machine_both_submit(tmp_path: Path) -> None:
+    """alice then bob register at one host from one config folder: bob's token does not
+    replace alice's. Without --as, `moon submit` submits as bob (the last registered, said in
+    register's one line); with --as alice, as alice. A real host, a real `moon` CLI."""
+    import io
+    import os
+    import subprocess
+    import tarfile
+    import tomllib
+
+    from host_support import EXAMPLES, MOON, ROOT, HostProcess, make_competition, tar_folder
+
+    host = HostProcess(make_competition(tmp_path / "comp"), None).start()
+    try:
+        env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+        env.pop("MOON_TOKEN", None)
+
+        def moon(*argv: str) -> subprocess.CompletedProcess[str]:
+            done = subprocess.run([*MOON, *argv], env=env, cwd=ROOT, capture_output=True,
+                                  text=True, timeout=120)
+            assert done.returncode == 0, done.stdout + done.stderr
+            return done
+
+        config = tmp_path / "cfg" / "moon" / "config.toml"
+        invite = host.ok("POST", "/api/invites", host.admin)["code"]
+        alice = moon("host", "register", host.url, "alice", "--invite", invite)
+        token_a = alice.stdout.strip()
+        assert alice.stderr == (f"(saved in {config} as alice's token for {host.url}, its "
+                                f"default now: `moon submit FOLDER --server {host.url}` uses "
+                                "it)\n")
+        invite = host.ok("POST", "/api/invites", host.admin)["code"]
+        bob = moon("host", "register", host.url, "bob", "--invite", invite)
+        token_b = bob.stdout.strip()
+        assert bob.stderr == (f"(saved in {config} as bob's token for {host.url}, its "
+                              f"default now: `moon submit FOLDER --server {host.url}` uses "
+                              "it; alice's kept: `moon submit ... --as alice`)\n")
+        entry = tomllib.loads(config.read_text())["servers"][host.url]
+        assert entry == {"default": "bob", "token": token_b,
+                         "tokens": {"alice": token_a, "bob": token_b}}
+        assert (config.stat().st_mode & 0o777) == 0o600
+        for who, name in (("bob", "bobs-bot"), ("alice", "alices-bot")):
+            folder = tmp_path / name
+            folder.mkdir()
+            with tarfile.open(fileobj=io.BytesIO(tar_folder(EXAMPLES / "random",
+                                                            rename=name))) as tf:
+                tf.extractall(folder, filter="data")
+            argv = ["submit", str(folder), "--server", host.url]
+            moon(*(argv if who == "bob" else [*argv, "--as", "alice"]))
+        assert host.ok("GET", "/api/me", token_a)["bots"] == ["alices-bot"]
+        assert host.ok("GET", "/api/me", token_b)["bots"] == ["bobs-bot"]
+        # --as a name not saved: one line naming those that are
+        done = subprocess.run([*MOON, "submit", str(tmp_path / "bobs-bot"), "--server",
+                               host.url, "--as", "carol"], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert done.stderr.strip().splitlines() == [
+            f"Error: no token of 'carol' for {host.url} in {config} (saved there: alice, "
+            f"bob): register carol with `moon host register {host.url} carol`, or pass "
+            "--token"]
+    finally:
+        host.stop()

@@ -284,3 +284,18 @@ def test_hostile_uploads_over_http(tmp_path: Path) -> None:
         assert not (store / "versions").exists() or not any((store / "versions").iterdir())
     finally:
         host.stop()
+
+
+def test_an_uploaded_build_output_is_not_stored(tmp_path: Path) -> None:
+    """A Go-style bot uploaded with a prebuilt ``bot`` (a declared output): the stored
+    folder holds only the sources its version hashes, so the host builds the program; an
+    upload with another prebuilt ``bot`` is the same version and stores no other program."""
+    toml = b'name = "g"\nbuild = "go build -o bot ."\nrun = "./bot"\noutputs = ["bot"]\n'
+    sources = tar(file("bot.toml", toml), file("main.go", b"package main\n"))
+    plain = take_upload(io.BytesIO(sources), tmp_path / "a", LIMITS)
+    prebuilt = tar(file("bot.toml", toml), file("main.go", b"package main\n"),
+                   file("bot", b"#!/bin/sh\necho smuggled\n"), file(".build-stamp", b"x"))
+    up = take_upload(io.BytesIO(prebuilt), tmp_path / "b", LIMITS)
+    assert up.version == plain.version
+    assert sorted(p.name for p in up.folder.iterdir()) == ["bot.toml", "main.go"]
+    assert bot_version(up.folder) == up.version

@@ -80,3 +80,75 @@ def test_example_bots_differ() -> None:
 def test_not_a_folder(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         bot_version(tmp_path / "nope")
+
+
+def go_style_bot(tmp_path: Path, outputs: str = '["bot", "build/"]') -> Path:
+    """A bot like example_bots/go-heuristic: its build writes the program ``bot`` (and a
+    ``build/`` folder) into its own folder, and its bot.toml declares them."""
+    d = tmp_path / "gobot"
+    d.mkdir()
+    (d / "bot.toml").write_text('name = "g"\nbuild = "go build -o bot ."\nrun = "./bot"\n'
+                                f"outputs = {outputs}\n")
+    (d / "main.go").write_text("package main\n")
+    for p in d.iterdir():
+        p.chmod(0o644)
+    return d
+
+
+def test_declared_build_outputs_are_not_the_version(tmp_path: Path) -> None:
+    bot = go_style_bot(tmp_path)
+    toml = (bot / "bot.toml").read_bytes()
+    sources = {"bot.toml": toml, "main.go": b"package main\n"}
+    assert bot_version(bot) == by_hand(bot, sources)  # before any build
+    (bot / "bot").write_bytes(b"\x7fELF first build")
+    (bot / "bot").chmod(0o755)
+    (bot / "build" / "obj").mkdir(parents=True)
+    (bot / "build" / "obj" / "main.o").write_bytes(b"object")
+    assert bot_version(bot) == by_hand(bot, sources)
+    (bot / "bot").write_bytes(b"\x7fELF rebuilt, other bytes")  # `make bots` again
+    assert bot_version(bot) == by_hand(bot, sources)
+    assert [p.as_posix() for p in version_files(bot)] == ["bot.toml", "main.go"]
+    (bot / "main.go").write_text("package main // changed\n")  # a source still counts
+    assert bot_version(bot) == by_hand(bot, {"bot.toml": toml,
+                                             "main.go": b"package main // changed\n"})
+    # a file merely named like an output's prefix is a source
+    (bot / "bots.go").write_text("package main\n")
+    (bot / "bots.go").chmod(0o644)
+    assert "bots.go" in [p.as_posix() for p in version_files(bot)]
+
+
+def test_outputs_must_be_paths_in_the_folder_with_a_build(tmp_path: Path) -> None:
+    from arena.bots import load_bot
+    from arena.errors import ConfigError
+
+    assert load_bot(go_style_bot(tmp_path)).outputs == ("bot", "build")
+    for bad, says in (('"bot"', "must be a list"), ('["../x"]', "inside the bot's folder"),
+                      ('["/usr/bin"]', "inside the bot's folder"),
+                      ('["bot.toml"]', "cannot hold bot.toml")):
+        shutil.rmtree(tmp_path / "gobot")
+        with pytest.raises(ConfigError, match=says):
+            load_bot(go_style_bot(tmp_path, bad))
+    (tmp_path / "gobot" / "bot.toml").write_text('name = "g"\nrun = "./bot"\n'
+                                                 'outputs = ["bot"]\n')
+    with pytest.raises(ConfigError, match="has no build"):
+        load_bot(tmp_path / "gobot")
+
+
+def test_examples_and_starters_declare_their_build_outputs(tmp_path: Path) -> None:
+    from arena.bots import load_bot
+
+    expected = {"example_bots/go-heuristic": ("bot",),
+                "example_bots/rust-stdio": ("target",),
+                "example_bots/node-heuristic": ("node_modules",),
+                "arena/templates/cpp": ("build",), "arena/templates/go": ("bot",),
+                "arena/templates/java": ("target",),
+                "arena/templates/node": ("node_modules",),
+                "arena/templates/typescript": ("node_modules", "dist", "src/gen")}
+    for folder in [*ROOT.glob("example_bots/*"), *ROOT.glob("arena/templates/*")]:
+        rel = folder.relative_to(ROOT).as_posix()
+        toml = tmp_path / rel / "bot.toml"  # a starter's name is filled in by moon new-bot
+        toml.parent.mkdir(parents=True)
+        toml.write_text((folder / "bot.toml").read_text().replace("__NAME__", "starter"))
+        spec = load_bot(toml)
+        assert spec.outputs == expected.get(rel, ()), rel
+        assert bool(spec.build) == (rel in expected), rel

@@ -178,3 +178,20 @@ def test_bot_with_only_the_sdk_plays_a_game(arena_venv: Path, sdk_venv: Path,
     assert record["faults"] == []
     assert record["result"]["termination"] in ("target", "moon")
     assert any(p["seat"] == 0 for h in record["hands"] for p in h["plays"])
+
+
+def test_a_new_bots_readme_points_only_to_what_the_user_has(arena_venv: Path,
+                                                            work: Path) -> None:
+    """The README `moon new-bot` writes names files that exist for a user without a clone
+    (no docs/, no example_bots/ of a checkout): each path in it is there, and the command it
+    gives for obs's fields runs."""
+    _ok(run_in(arena_venv, work, "moon", "new-bot", "readbot"))
+    readme = (work / "readbot" / "README.md").read_text()
+    paths = [p for p in re.findall(r"`([^`\s]+)`", readme)
+             if "/" in p and re.search(r"\.\w+$", p)]
+    assert paths, readme
+    for p in paths:
+        assert (work / "readbot" / p).exists() or Path(p).is_absolute() and Path(p).exists(), p
+    assert "docs/" not in readme
+    shown = _ok(run_in(arena_venv, work, "python", "-m", "pydoc", "moon_sdk.rules.Observation"))
+    assert "legal_actions" in shown

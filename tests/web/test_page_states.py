@@ -207,3 +207,47 @@ def test_a_phone_sees_rank_bot_rating_and_games_without_scrolling(browser, still
     shown = {c.split()[-1] for c, _, _ in page.evaluate(WIDTHS_JS, "tr.lb-row td")["cells"]}
     assert {"owner", "mono", "trend", "win"} <= shown
     page.close()
+
+
+def test_a_rejected_versions_steps_and_who_sees_why(browser, still: Still):
+    """A version rejected by its build and one rejected by its validation: the steps up to
+    the failing one are done, the failing one is marked failed, the rest (``active``) are
+    not done. Signed out there is no reason, but a hint that its owner sees it."""
+    token = "moon_" + "r" * 32
+    with still.host.Session.begin() as s:
+        person = Participant(name="rejectee", token_hash=digest(token))
+        bot = Bot(owner=person, name="rejects")
+        s.add(bot)
+        built = Version(bot=bot, number=1, hash="1r".ljust(40, "e"), archive_sha256="0" * 64,
+                        status="rejected", reason="build failed (exit 2):\nno compiler")
+        played = Version(bot=bot, number=2, hash="2r".ljust(40, "e"), archive_sha256="0" * 64,
+                         status="rejected", reason="validation: a legal move: it timed out")
+        s.add_all([built, played])
+        s.flush()
+        ids = {"build": built.id, "validation": played.id}
+    # (class of each step: pending, building, validating, active), worked out by hand
+    want = {"build": ["done", "failed", "", ""], "validation": ["done", "done", "failed", ""]}
+    reason = {"build": "no compiler", "validation": "it timed out"}
+    page = browser.new_page()
+    for kind, vid in ids.items():
+        page.goto(f"{still.url}/versions/{vid}")
+        steps = page.eval_on_selector_all("ol.progress li", "ls => ls.map(l => l.className)")
+        assert steps == want[kind], (kind, steps)
+        assert page.inner_text("#status") == "rejected"
+        main = page.inner_text("main")
+        assert reason[kind] not in main and "Reason" not in main
+        assert "sign in as rejectee" in page.inner_text(".owner-hint")
+    page.close()
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(still.url + "/signin")
+    page.fill("#token", token)
+    page.click("form.form button[type=submit]")
+    page.wait_for_url(still.url + "/submit")
+    for kind, vid in ids.items():
+        page.goto(f"{still.url}/versions/{vid}")
+        assert reason[kind] in page.inner_text(".reason")
+        assert page.query_selector(".owner-hint") is None
+        assert page.eval_on_selector_all("ol.progress li", "ls => ls.map(l => l.className)"
+                                         ) == want[kind]
+    ctx.close()

@@ -13,5 +13,10 @@ router = APIRouter(prefix="/api", tags=["status"])
 @router.get("/status", response_model=StatusOut)
 def status(host: HostDep, s: SessionDep) -> StatusOut:
     """Queue, running games, games per minute (over the last 5 minutes), workers, versions
-    by status."""
-    return StatusOut(**host.status(s))
+    by status, why no rated game can start, and why submissions wait for the host."""
+    # the builder's last failure of the host's own (no Docker engine...), cleared once a
+    # build gets through
+    problem = host._builder_problem  # noqa: SLF001 - kept by the build loop
+    return StatusOut(**host.status(s), builds_waiting=(
+        f"submissions wait (pending) until the host can build them: {problem}"
+        if problem else ""))
