@@ -362,7 +362,7 @@ class Seat:
 
     __slots__ = ("index", "name", "version", "tc", "link", "joined", "joined_as",
                  "away_since", "exit", "clock", "retries_left", "double_join_noted",
-                 "rejoins")
+                 "rejoins", "refusal")
 
     def __init__(self, index: int, name: str, version: str, tc: TimeControl) -> None:
         self.index = index
@@ -387,6 +387,8 @@ class Seat:
         """A second stream tried to take the seat (faulted once, not per attempt)."""
         self.rejoins = 0
         """How many times a stream joined it again after a drop (at most MAX_REJOINS)."""
+        self.refusal = ""
+        """Why the last join with its token was refused ("" if none was)."""
 
     @property
     def status(self) -> SeatStatus:
@@ -687,9 +689,15 @@ class Match:
             return self._forfeit(seat.index, FaultReason.OUT_OF_MEMORY,
                                  f"the bot was killed for using too much memory {when}")
         if rc == EXIT_REFUSED and not seat.joined:
+            if seat.refusal:  # the SDK's exit code after the referee refused its join
+                return self._forfeit(seat.index, FaultReason.PROTOCOL_ERROR,
+                                     f"the bot exited with code 3 {BEFORE_JOINING}: the "
+                                     f"referee refused its join ({seat.refusal})")
             return self._forfeit(seat.index, FaultReason.PROTOCOL_ERROR,
-                                 "the bot exited with code 3 (refused by the referee: a bad "
-                                 f"token or protocol version) {BEFORE_JOINING}")
+                                 f"the bot exited with code 3 {BEFORE_JOINING}, and no join "
+                                 "with its token reached the referee: it joined with another "
+                                 "token (use MOON_TOKEN's), or exited with 3 on its own (the "
+                                 "code the SDK exits with when the referee refuses its join)")
         return self._forfeit(seat.index, FaultReason.CRASH,
                              f"the bot process exited (code {rc}) {when}"
                              + (f": {detail}" if detail else ""))
@@ -1152,11 +1160,13 @@ class Referee:
             Refusal: unknown token (UNAUTHENTICATED), protocol version mismatch, seat held
                 or match over (FAILED_PRECONDITION).
         """
-        if join.protocol_version != PROTOCOL_VERSION:
-            raise Refusal("FAILED_PRECONDITION",
-                          f"protocol version {join.protocol_version} is not supported; this "
-                          f"referee speaks version {PROTOCOL_VERSION}")
         found = self._tokens.get(join.token)
+        if join.protocol_version != PROTOCOL_VERSION:
+            why = (f"protocol version {join.protocol_version} is not supported; this "
+                   f"referee speaks version {PROTOCOL_VERSION}")
+            if found is not None:  # said in the seat's fault if its bot then exits
+                found[0].seats[found[1]].refusal = why
+            raise Refusal("FAILED_PRECONDITION", why)
         if found is None:
             raise Refusal("UNAUTHENTICATED",
                           "unknown join token: check MOON_TOKEN (a token is good for one "

@@ -10,7 +10,8 @@ illegal_play (only when playing tiles: a tile it does not hold), offsuit (under 
 or doubles as trumps, a tile it holds that does not follow suit, whenever it has one),
 deaf (after a Rejected answers nothing more), plain (none: plays the first legal action,
 does not reconnect), out_of_turn, garbage, oversized, wrong_token, wrong_id,
-double_stream, reconnect, slow (1.5 s per decision, eats the bank), nojoin,
+double_stream, reconnect, slow (1.5 s per decision, eats the bank), nojoin, exit3
+(exits with code 3 at once, joining nothing), bad_version (joins with protocol version 99),
 huge (a 2 MiB message on its second turn: over the referee's 64 KiB limit, under
 gRPC's 4 MiB), escape (first double-forks a sleeper into a new session with setsid,
 prints "ESCAPED <pid>" to stderr, then plays), flood (first writes FLOOD_MIB MiB, default
@@ -35,7 +36,8 @@ TOKEN = os.environ["MOON_TOKEN"]
 
 
 def join(token: str = TOKEN) -> bytes:
-    return bpb.PlayRequest(join=bpb.Join(token=token, protocol_version=1, bot_name=MODE,
+    version = 99 if MODE == "bad_version" else 1
+    return bpb.PlayRequest(join=bpb.Join(token=token, protocol_version=version, bot_name=MODE,
                                          bot_version="0")).SerializeToString()
 
 
@@ -107,6 +109,8 @@ def flood() -> None:
 def main() -> int:
     if MODE == "nojoin":
         time.sleep(3600)
+    if MODE == "exit3":
+        return 3
     if MODE == "escape":
         escape()
     if MODE == "flood":

@@ -73,6 +73,23 @@ def test_fault_forfeits_with_its_reason(tmp_path, mode, reason):
     assert_forfeit(match, record, reason)
 
 
+@pytest.mark.parametrize("mode, said", [
+    # the referee refused its join: exit code 3 is the SDK's answer, and the fault says why
+    ("bad_version", "the bot exited with code 3 before joining: the referee refused its "
+                    "join (protocol version 99 is not supported; this referee speaks "
+                    "version 1)"),
+    # its join never named its seat's token, or it never joined: nothing was refused
+    ("wrong_token", "the bot exited with code 3 before joining, and no join with its token "
+                    "reached the referee"),
+    ("exit3", "the bot exited with code 3 before joining, and no join with its token "
+              "reached the referee"),
+])
+def test_exit_code_3_before_joining_says_whether_the_referee_refused_it(tmp_path, mode, said):
+    match, record = play_beside_clean_game(tmp_path, mode)
+    assert_forfeit(match, record, "protocol_error")
+    assert record["result"]["forfeit"]["detail"].startswith(said)
+
+
 def test_a_2_mib_message_is_a_protocol_error_not_a_dropped_stream(tmp_path):
     # over the referee's 64 KiB, under gRPC's 4 MiB: it reaches the referee, which names it
     match, record = play_beside_clean_game(tmp_path, "huge")
