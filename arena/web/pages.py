@@ -21,7 +21,6 @@ from __future__ import annotations
 import array
 import asyncio
 import bisect
-import ipaddress
 import itertools
 import json
 import math
@@ -41,6 +40,7 @@ from ..convert import event_to_dict
 from ..host.deps import VersionId, can_see, get_host, get_session
 from ..host.models import Bot, FaultRow, Game, GameSeat, Participant, Version
 from ..host.ratings import open_ratings
+from ..host.registrations import client_key
 from ..host.routes.games import with_seat
 from ..host.routes.leaderboard import leaderboard as api_leaderboard
 from ..host.routes.submissions import submit as api_submit
@@ -637,22 +637,15 @@ def stream_slots(host: Host) -> StreamSlots:
 
 def stream_client(address: str) -> str:
     """Who holds a stream, for :data:`STREAMS_PER_CLIENT`: an IPv4 address, or an IPv6
-    address's /64 (one machine commonly has a whole /64 to pick addresses from).
+    address's /64 (one machine commonly has a whole /64 to pick addresses from), as open
+    registrations count callers (:func:`arena.host.registrations.client_key`).
 
     >>> stream_client("2001:db8::1"), stream_client("2001:db8::ffff:2")
     ('2001:db8::/64', '2001:db8::/64')
     >>> stream_client("10.0.0.1"), stream_client("::ffff:10.0.0.1")
     ('10.0.0.1', '10.0.0.1')
     """
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
+    return client_key(address)
 
 
 class _EventStream(StreamingResponse):
