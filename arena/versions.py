@@ -54,7 +54,8 @@ def version_files(folder: Path) -> list[Path]:
     file but those of :data:`SKIP_DIRS`, :data:`SKIP_FILES` and :data:`SKIP_SUFFIXES`, and
     the ``outputs`` its ``bot.toml`` declares (:func:`declared_outputs`).
 
-    Symbolic links are included as links (their target text), never followed.
+    Symbolic links are included as links (their target text), never followed: a link to
+    a folder too, so what it points at is part of the version.
     """
     outputs = declared_outputs(folder)
     out: list[Path] = []
@@ -62,6 +63,7 @@ def version_files(folder: Path) -> list[Path]:
         here = Path(root).relative_to(folder)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS
                          and not is_output((here / d).as_posix(), outputs))
+        out += [here / d for d in dirs if os.path.islink(os.path.join(root, d))]
         for name in files:
             if name in SKIP_FILES or name.endswith(SKIP_SUFFIXES):
                 continue

@@ -48,10 +48,31 @@ def _key(url: str) -> str:
 
 
 def _read_config() -> dict[str, Any]:
+    """The config file's contents; empty if there is no file.
+
+    Raises:
+        ClientError: the file exists but cannot be read, or is not UTF-8 TOML (it is never
+            rewritten then: the tokens it keeps would be lost).
+    """
+    path = config_path()
     try:
-        return tomllib.loads(config_path().read_text())
-    except (OSError, tomllib.TOMLDecodeError):
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else \
+            "not UTF-8" if isinstance(e, UnicodeDecodeError) else str(e)
+        raise ClientError(f"the moon config file {path} cannot be read ({why}): fix it or "
+                          "move it aside (it keeps your saved tokens)") from None
+
+
+def check_config() -> None:
+    """Nothing if the config file can be read (or there is none).
+
+    Raises:
+        ClientError: it exists but cannot be read, or is not UTF-8 TOML.
+    """
+    _read_config()
 
 
 def _entry(data: dict[str, Any], url: str) -> dict[str, Any]:
@@ -81,36 +102,57 @@ def find_token(url: str, given: str | None = None, as_: str | None = None) -> st
     for that server (the participant registered last); None if none.
 
     Raises:
-        ClientError: ``url`` is not an http(s) URL, or the config file keeps no token of
-            ``as_`` for that server (the message names those it keeps).
+        ClientError: ``url`` is not an http(s) URL, the config file keeps no token of
+            ``as_`` for that server (the message names those it keeps), or it cannot be
+            read.
     """
     _key(url)  # an address that is no URL is said first, whatever the token
     if given:
         return given
+    if not as_ and os.environ.get("MOON_TOKEN"):
+        return os.environ["MOON_TOKEN"]
+    try:
+        data = _read_config()
+    except ClientError as e:
+        raise ClientError(f"{e}, or pass --token") from None
     if as_:
-        tokens = _tokens(_entry(_read_config(), url))
+        tokens = _tokens(_entry(data, url))
         if as_ not in tokens:
             have = ", ".join(sorted(tokens)) or "none"
             raise ClientError(f"no token of {as_!r} for {_key(url)} in {config_path()} "
                               f"(saved there: {have}): register {as_} with `moon host "
                               f"register {_key(url)} {as_}`, or pass --token")
         return tokens[as_]
-    if os.environ.get("MOON_TOKEN"):
-        return os.environ["MOON_TOKEN"]
-    token = _entry(_read_config(), url).get("token")
+    token = _entry(data, url).get("token")
     return token if isinstance(token, str) else None
 
 
 def _quote(text: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(text, ensure_ascii=False)
+    """A TOML basic string (JSON's escapes are TOML's; DEL, which JSON leaves as it is,
+    must be escaped in TOML).
+
+    Raises:
+        ClientError: ``text`` holds a lone surrogate (no TOML string can).
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ClientError("text that is not UTF-8 (a lone surrogate) cannot be kept in "
+                          "the moon config file") from None
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def save_token(url: str, token: str, name: str | None = None, default: bool = True) -> Path:
     """Keep ``token`` for ``url`` in the config file (mode 0600), as participant ``name``'s
     (other participants' tokens for that server are kept) and, with ``default``, as the
     server's default (used without ``--as``); returns the file's path. Without ``name``
-    only the default is replaced."""
+    only the default is replaced. The file is replaced whole (a new file of mode 0600
+    renamed over it), so a failed save leaves it as it was.
+
+    Raises:
+        ClientError: the config file cannot be read (it is left alone), or ``url``,
+            ``name`` or ``token`` cannot be written in it.
+    """
     path = config_path()
     data = _read_config()
     servers = data.get("servers", {})
@@ -136,10 +178,23 @@ def save_token(url: str, token: str, name: str | None = None, default: bool = Tr
         if named:
             lines.append(f"[servers.{_quote(server)}.tokens]")
             lines += [f"{_quote(k)} = {_quote(v)}" for k, v in sorted(named.items())] + [""]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write("\n".join(lines))
+    text = "\n".join(lines)
+    tomllib.loads(text)  # what is written reads back (each string went through _quote)
+    real = path.resolve()  # a config file that is a link (to dotfiles): its target replaced
+    tmp = real.with_name(f".{real.name}.{os.getpid()}.tmp")
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        tmp.unlink(missing_ok=True)  # one a killed save left: made anew, mode 0600
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, real)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise ClientError(f"cannot write the moon config file {path}: "
+                          f"{e.strerror or e}") from None
     return path
 
 

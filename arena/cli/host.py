@@ -15,6 +15,7 @@ from ..text import clean_line
 from .client import (
     ClientError,
     api,
+    check_config,
     default_name,
     find_token,
     save_token,
@@ -253,15 +254,23 @@ def register(url: str, name: str, invite: str | None, save: bool) -> None:
     Example:  moon host register http://127.0.0.1:8000 alice --invite CODE
     """
     try:
+        if save:  # a config file that cannot be read is said before the name is taken
+            try:
+                check_config()
+            except ClientError as e:
+                raise ClientError(f"{e}, or register with --no-save") from None
         out = api("POST", url, "/api/register", json={"name": name, "invite": invite})
     except ClientError as e:
         raise click.ClickException(str(e)) from None
     token = out["token"]
     name = out.get("name", name)
-    before = saved_names(url) if save else []
-    unnamed = save and unnamed_token(url)
-    where = save_token(url, token, name) if save else None
-    click.echo(token)
+    click.echo(token)  # first: if saving fails, the token is not lost
+    try:
+        before = saved_names(url) if save else []
+        unnamed = save and unnamed_token(url)
+        where = save_token(url, token, name) if save else None
+    except ClientError as e:
+        raise click.ClickException(f"the token above is not saved: {e}") from None
     if where:
         others = [n for n in before if n != name]
         said = (f"(saved in {where} as {name}'s token for {url.rstrip('/')}, its default now: "
@@ -304,9 +313,12 @@ def new_token(url: str, token: str | None, as_: str | None, save: bool) -> None:
     except ClientError as e:
         raise click.ClickException(str(e)) from None
     name = out.get("name")
-    where = (save_token(url, out["token"], name,
-                        default=default_name(url) in (None, name)) if save else None)
-    click.echo(out["token"])
+    click.echo(out["token"])  # first: the old token no longer works, this one must not be lost
+    try:
+        where = (save_token(url, out["token"], name,
+                            default=default_name(url) in (None, name)) if save else None)
+    except ClientError as e:
+        raise click.ClickException(f"the token above is not saved: {e}") from None
     if where:
         click.echo(f"(saved in {where}" + (f" as {name}'s token" if name else "") + ")",
                    err=True)

@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from ..bots import MANIFEST, BotSpec, load_bot
 from ..errors import ConfigError
-from ..versions import bot_version, declared_outputs, is_output, version_files
+from ..versions import bot_version, version_files
 
 
 class UploadError(ConfigError):
@@ -494,15 +494,13 @@ def _keep_only_version(root: Path) -> None:
     prebuilt program uploaded among the sources cannot run under that version: the host
     builds it from the sources."""
     keep = {rel.as_posix() for rel in version_files(root)}
-    outputs = declared_outputs(root)
     for here, dirs, files in os.walk(root):
         base = Path(here)
         for name in files:
             if (base / name).relative_to(root).as_posix() not in keep:
                 (base / name).unlink()
-        for d in dirs:  # a link to a folder, named as an output
-            if (base / d).is_symlink() and is_output((base / d).relative_to(root)
-                                                     .as_posix(), outputs):
+        for d in dirs:  # a link to a folder named as an output, or as node_modules...
+            if (base / d).is_symlink() and (base / d).relative_to(root).as_posix() not in keep:
                 (base / d).unlink()
 
 

@@ -348,3 +348,44 @@ def test_reasons_kept_from_before_lose_the_folder_at_the_next_start(tmp_path: Pa
         assert v["reason"] == f"build failed: see <competition>/store/logs/version-{vid}.log"
     finally:
         h.kill9()
+
+
+def test_a_link_to_a_folder_is_part_of_the_version(host: HostProcess) -> None:
+    """Two uploads that differ only in where a link to a folder points (``lib -> a`` or
+    ``lib -> b``) run different code, so they are two versions, each stored with its own
+    link; the link used to be no part of the version: the second upload was answered as
+    the first version (200), its link dropped, and `moon submit` packed no such link."""
+    from arena.host.submissions import pack
+
+    erin = host.register("erin")
+
+    def upload(target: str) -> bytes:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+            for name, data in {"bot.toml": b'name = "linked"\nrun = "python lib/x.py"\n',
+                               "a/x.py": b"print('a')\n", "b/x.py": b"print('b')\n"}.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+            info = tarfile.TarInfo("lib")
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tf.addfile(info)
+        return buf.getvalue()
+
+    first = host.submit(erin, upload("a"))
+    assert first.status_code == 201, first.text
+    second = host.submit(erin, upload("b"))
+    assert second.status_code == 201, second.text
+    va, vb = first.json(), second.json()
+    assert (va["number"], vb["number"]) == (1, 2) and va["hash"] != vb["hash"]
+    for v, target in ((va, "a"), (vb, "b")):
+        assert os.readlink(host.folder / "store" / "versions" / v["hash"] / "lib") == target
+    again = host.submit(erin, upload("a"))
+    assert again.status_code == 200 and again.json()["id"] == va["id"], again.text
+    # what `moon submit` uploads from a folder holds the link too
+    folder = host.folder.parent / "linked"
+    with tarfile.open(fileobj=io.BytesIO(upload("b"))) as tf:
+        tf.extractall(folder, filter="data")
+    with tarfile.open(fileobj=io.BytesIO(pack(folder))) as tf:
+        links = {m.name: m.linkname for m in tf if m.issym()}
+    assert links == {"lib": "b"}

@@ -131,3 +131,109 @@ def test_two_participants_registered_from_one_machine_both_submit(tmp_path: Path
             "--token"]
     finally:
         host.stop()
+
+
+def test_a_config_file_moon_cannot_read_is_never_rewritten(tmp_path: Path) -> None:
+    """A saved-token file with a syntax error (a hand edit gone wrong) is said in one line
+    and left as it is: `moon host register` stops before the name is taken (it used to
+    read the file as empty and rewrite it with the new token alone, losing the others);
+    `moon host new-token` prints the new token before saying it could not keep it (the old
+    one no longer works). A world-readable file is replaced by one of mode 0600, the tokens
+    it kept still there. A real host, a real `moon` CLI."""
+    import os
+    import subprocess
+    import tomllib
+
+    from host_support import MOON, ROOT, HostProcess, make_competition
+
+    host = HostProcess(make_competition(tmp_path / "comp"), None).start()
+    try:
+        env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+        env.pop("MOON_TOKEN", None)
+
+        def moon(*argv: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*MOON, *argv], env=env, cwd=ROOT, capture_output=True,
+                                  text=True, timeout=120)
+
+        config = tmp_path / "cfg" / "moon" / "config.toml"
+        config.parent.mkdir(parents=True)
+        other = ('[servers."http://other.example:1"]\ndefault = "olga"\ntoken = "moon_o"\n\n'
+                 '[servers."http://other.example:1".tokens]\n"olga" = "moon_o"\n')
+        broken = (other + "[servers.\n").encode()
+        config.write_bytes(broken)
+        invite = host.ok("POST", "/api/invites", host.admin)["code"]
+        done = moon("host", "register", host.url, "ann", "--invite", invite)
+        assert done.returncode == 1 and done.stdout == "", done.stdout + done.stderr
+        assert "Traceback" not in done.stderr
+        [line] = done.stderr.strip().splitlines()
+        assert line.startswith(f"Error: the moon config file {config} cannot be read (")
+        assert line.endswith("): fix it or move it aside (it keeps your saved tokens), or "
+                             "register with --no-save")
+        assert config.read_bytes() == broken
+        # fixed by hand (and world-readable): the same invite and name still register
+        config.write_text(other)
+        config.chmod(0o644)
+        done = moon("host", "register", host.url, "ann", "--invite", invite)
+        assert done.returncode == 0, done.stdout + done.stderr
+        token = done.stdout.strip()
+        assert (config.stat().st_mode & 0o777) == 0o600
+        servers = tomllib.loads(config.read_text())["servers"]
+        assert servers["http://other.example:1"] == {"default": "olga", "token": "moon_o",
+                                                     "tokens": {"olga": "moon_o"}}
+        assert servers[host.url] == {"default": "ann", "token": token,
+                                     "tokens": {"ann": token}}
+        # broken again: new-token prints the new token, says it is not saved
+        broken = (config.read_text() + "[servers.\n").encode()
+        config.write_bytes(broken)
+        done = moon("host", "new-token", host.url, "--token", token)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        new = done.stdout.strip()
+        assert new.startswith("moon_") and new != token
+        [line] = done.stderr.strip().splitlines()
+        assert line.startswith(f"Error: the token above is not saved: the moon config file "
+                               f"{config} cannot be read (")
+        assert config.read_bytes() == broken
+        assert host.ok("GET", "/api/me", new)["name"] == "ann"
+    finally:
+        host.stop()
+
+
+def test_saving_a_token_moon_cannot_write_leaves_the_file_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text no TOML file can hold (a lone surrogate, e.g. in a token a host sent) is refused
+    before the file is touched (it used to be truncated, then the write failed: every saved
+    token gone); DEL, which JSON leaves unescaped but TOML forbids raw, is escaped, so the
+    file reads back; a file that is not UTF-8 is said in one line by `moon submit`."""
+    import tomllib
+
+    from arena.cli.client import ClientError, config_path, save_token, saved_names
+
+    monkeypatch.delenv("MOON_TOKEN", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    save_token("http://h:1", "moon_a", "alice")
+    before = config_path().read_bytes()
+    with pytest.raises(ClientError, match="not UTF-8"):
+        save_token("http://h:1", "moon_\ud800", "bob")
+    assert config_path().read_bytes() == before
+    save_token("http://h:1", "moon_d", "d\x7fe")
+    assert saved_names("http://h:1") == ["alice", "d\x7fe"]
+    assert tomllib.loads(config_path().read_text())["servers"]["http://h:1"]["tokens"] == {
+        "alice": "moon_a", "d\x7fe": "moon_d"}
+    # a config file that is a link (kept with dotfiles) stays one: its target is replaced
+    target = tmp_path / "dotfiles" / "moon.toml"
+    target.parent.mkdir()
+    config_path().rename(target)
+    config_path().symlink_to(target)
+    save_token("http://h:2", "moon_e", "eve")
+    assert config_path().is_symlink() and (target.stat().st_mode & 0o777) == 0o600
+    assert saved_names("http://h:1") == ["alice", "d\x7fe"] and saved_names("http://h:2") == [
+        "eve"]
+    config_path().unlink()
+    config_path().write_bytes(b"\xff" + before)
+    (tmp_path / "bot").mkdir()
+    r = CliRunner().invoke(main, ["submit", str(tmp_path / "bot"), "--server", "http://h:1"],
+                           terminal_width=400)
+    assert r.exit_code == 1 and "Traceback" not in r.output, r.output
+    [line] = [x for x in r.output.splitlines() if x.strip()]
+    assert line == (f"Error: the moon config file {config_path()} cannot be read (not UTF-8): "
+                    "fix it or move it aside (it keeps your saved tokens), or pass --token")
