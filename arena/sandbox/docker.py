@@ -125,6 +125,12 @@ class DockerLimits:
     that downloads its dependencies while building)."""
     build_memory_mb: int = 2048
     """RAM cap of each build step."""
+    build_cpu_shares: int = 256
+    """CPU weight of each build step (Docker's ``cpushares``; a container's default is
+    1024): under contention a build gets a quarter of what a bot's container gets, so a
+    build that burns every core (a hostile one may, for its whole time limit) does not
+    take the time of the games' bots, which play on the clock. With the cores idle a
+    build still uses them all."""
     pull: frozenset[str] | None = None
     """The images a bot's ``image = "..."`` may make the engine pull when it lacks them:
     None, any (a local ladder: the user named them); a set, only those (the competition
@@ -560,7 +566,8 @@ def build_image(spec: BotSpec, limits: DockerLimits | None = None,
                         forcerm=True, pull=False, decode=True, network_mode=lim.build_network,
                         labels={LABEL: "1", f"{LABEL}.bot": spec.name},
                         container_limits={"memory": lim.build_memory_mb << 20,
-                                          "memswap": lim.build_memory_mb << 20}))
+                                          "memswap": lim.build_memory_mb << 20,
+                                          "cpushares": lim.build_cpu_shares}))
                 except docker.errors.DockerException as e:
                     error.append(str(e))
             work = build

@@ -97,6 +97,35 @@ def test_broken_dockerfile_is_a_clear_build_error(tmp_path, built_images):
     assert log_path.read_text() == e.log
 
 
+def test_a_build_step_runs_with_a_low_cpu_weight(tmp_path, built_images):
+    """A build's steps get a quarter of a bot container's CPU weight (cpushares 256 against
+    Docker's 1024), so a build burning every core yields to the games' bots. A RUN step
+    (a static program: the base image has no shell) prints its own cgroup's weight:
+    cgroup v1's cpu.shares is the number given; v2's cpu.weight is its conversion,
+    1 + (256 - 2) * 9999 // 262142 = 10."""
+    spec = _bot_folder(tmp_path, f"FROM {BASE_IMAGE}\nCOPY cgcat /cgcat\n"
+                       'RUN ["/cgcat", "/sys/fs/cgroup/cpu/cpu.shares", '
+                       '"/sys/fs/cgroup/cpu.weight"]\n', name="weighed")
+    source = tmp_path / "cgcat.c"
+    source.write_text(
+        "#include <stdio.h>\n"
+        "int main(int argc, char **argv) {\n"
+        "  for (int i = 1; i < argc; i++) {\n"
+        "    FILE *f = fopen(argv[i], \"r\"); char b[64]; size_t n;\n"
+        "    if (!f) continue;\n"
+        "    n = fread(b, 1, sizeof b - 1, f); b[n] = 0; printf(\"cpu: %s\", b);\n"
+        "    return 0;\n"
+        "  }\n"
+        "  return 1;\n"
+        "}\n")
+    subprocess.run(["gcc", "-static", "-O2", "-o", str(spec.folder / "cgcat"), str(source)],
+                   check=True)
+    built_images.append(image_tag(spec))
+    out = build(spec, log_path=tmp_path / "build.log")
+    assert DockerLimits().build_cpu_shares == 256
+    assert ("cpu: 256\n" in out) or ("cpu: 10\n" in out), out
+
+
 def test_hanging_build_times_out(tmp_path, built_images):
     """``ADD`` from a server that never answers: the build hangs until the time limit."""
     connections: list[socket.socket] = []
