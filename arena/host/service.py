@@ -543,27 +543,62 @@ class Host:
     # -- rated games ----------------------------------------------------------------------
     def _claim(self) -> tuple[str, int, tuple[BotSpec, ...]] | None:
         """Take the next queued game (making a new duplicate set when none is queued) and
-        mark it running; None if there is nothing to play."""
+        mark it running; None if there is nothing to play.
+
+        A version sits in at most :meth:`per_version` of the running rated games while
+        other games can be played: a queued game that would put it over is held back
+        (the oldest queued game that is not held goes first, and when none is queued a
+        new set is made of the versions under the cap), so one slow bot cannot fill every
+        slot with its own long games and starve the others. When nothing else can be
+        played (every version at its cap, say with no more versions than seats), the
+        oldest held-back game is started, as without the cap."""
         with self.Session.begin() as s:
             active = {v.id: v for v in s.scalars(select(Version).where(
                 Version.status == "active").options(selectinload(Version.bot)))}
-            for attempt in range(2):
+            cap = self.per_version()
+            running = collections.Counter(s.scalars(
+                select(GameSeat.version_id).join(Game, GameSeat.game_id == Game.id)
+                .where(Game.status == "running", Game.kind == "rated")))
+            made_free, made_any = False, False
+            while True:
                 queued = s.scalars(select(Game).where(Game.status == "queued")
                                    .order_by(Game.created_at, Game.id)
                                    .options(selectinload(Game.seats))).all()
+                held: tuple[Game, list[int | None]] | None = None
                 for g in queued:
                     ids = [x.version_id for x in g.seats]
                     if not all(i in active for i in ids):
                         g.status = "cancelled"
                         g.void_reason = "a version in it left the pool before it was played"
                         continue
-                    g.status = "running"
-                    g.started_at = utcnow()
-                    return g.id, g.seed, tuple(self.spec(active[i], active[i].bot.name)
-                                               for i in ids if i is not None)
-                if attempt == 0 and not self._new_set(s, list(active.values())):
-                    return None
-            return None
+                    if any(running[i] >= cap for i in set(ids) if i is not None):
+                        held = held or (g, ids)
+                        continue
+                    return self._start(g, ids, active)
+                if not made_free:  # a set of the versions under the cap
+                    made_free = True
+                    if self._new_set(s, [v for v in active.values() if running[v.id] < cap]):
+                        continue
+                if held is not None:  # nothing else can be played
+                    return self._start(*held, active)
+                if not made_any:  # nothing queued: a set of every active version
+                    made_any = True
+                    if self._new_set(s, list(active.values())):
+                        continue
+                return None
+
+    def per_version(self) -> int:
+        """The running rated games one version may sit in while other games can be
+        played: half the games' slots, rounded up (``[matchmaking] concurrency``)."""
+        return max(1, -(-self.capacity // 2))
+
+    def _start(self, g: Game, ids: list[int | None], active: dict[int, Version]
+               ) -> tuple[str, int, tuple[BotSpec, ...]]:
+        """Mark queued game ``g`` running; its id, seed and bots."""
+        g.status = "running"
+        g.started_at = utcnow()
+        return g.id, g.seed, tuple(self.spec(active[i], active[i].bot.name)
+                                   for i in ids if i is not None)
 
     def _new_set(self, s: Session, active: list[Version]) -> bool:
         pool = [matchmaking.Candidate(v.id, v.games, v.mu, v.sigma) for v in active]

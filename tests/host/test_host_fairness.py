@@ -11,10 +11,11 @@ import contextlib
 import os
 import shutil
 import signal
+import time
 from pathlib import Path
 
 import pytest
-from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
+from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
 from arena.host.registrations import WINDOW_S
 
@@ -215,3 +216,65 @@ def test_client_key(address: str | None, key: str) -> None:
     from arena.host.registrations import client_key
 
     assert client_key(address) == key
+
+
+def slow_bot(tmp: Path) -> Path:
+    """The random bot thinking 0.8 s a decision (inside the competitions' 1 s): legal,
+    but its games last some 30 s against the others' one."""
+    folder = tmp / "slow"
+    shutil.copytree(EXAMPLES / "random", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "bot.toml").write_text((folder / "bot.toml").read_text().replace(
+        'name = "random"', 'name = "slowbot"'))
+    bot = folder / "bot.py"
+    bot.write_text(bot.read_text().replace(
+        "        return random.choice(obs.legal_actions)",
+        "        import time\n        time.sleep(0.8)\n"
+        "        return random.choice(obs.legal_actions)"))
+    return folder
+
+
+def test_a_slow_bot_sits_in_at_most_half_the_running_games(tmp_path: Path,
+                                                            database: str | None) -> None:
+    """Five bots, one slow, two game slots: while the slow bot plays, the other slot
+    plays the others' games (a version sits in at most half the running games, rounded
+    up: one of two). Before, a set with the slow bot filled both slots with its long
+    games (all of a set's games hold the same bots), and the host's games per minute fell
+    some twentyfold."""
+    folder = make_competition(tmp_path / "comp", concurrency=2)
+    h = HostProcess(folder, database).start()
+    try:
+        owners = {}
+        for name, folder_ in (("slowbot", slow_bot(tmp_path)), ("r1", EXAMPLES / "random"),
+                              ("r2", EXAMPLES / "random"), ("w1", EXAMPLES / "weak"),
+                              ("w2", EXAMPLES / "weak")):
+            token = h.register(f"owner-{name}")
+            r = h.submit(token, tar_folder(folder_, rename=name))
+            assert r.status_code == 201, r.text
+            owners[name] = (token, r.json()["id"])
+        for token, v in owners.values():
+            assert h.wait_version(token, v, timeout=600)["status"] == "active"
+        slow_id = owners["slowbot"][1]
+
+        def running() -> list[dict]:
+            return h.ok("GET", "/api/games?status=running&limit=500")["games"]
+
+        # from the moment the slow bot's first game runs until it is over: never two of
+        # its games at once, and the others' games go on meanwhile
+        first = wait_for(lambda: next((g for g in running() if slow_id in
+                                       [x["version_id"] for x in g["seats"]]), None),
+                         300, "a game of the slow bot")
+        seen_at_once, others_done = 0, set()
+        while True:
+            now = running()
+            slow_games = [g for g in now if slow_id in [x["version_id"] for x in g["seats"]]]
+            seen_at_once = max(seen_at_once, len(slow_games))
+            done = h.ok("GET", "/api/games?status=finished&limit=500")["games"]
+            others_done |= {g["id"] for g in done
+                            if slow_id not in [x["version_id"] for x in g["seats"]]}
+            if first["id"] in {g["id"] for g in done} or len(others_done) >= 12:
+                break
+            time.sleep(0.2)
+        assert seen_at_once == 1, f"{seen_at_once} games of the slow bot ran at once"
+        assert len(others_done) >= 6, others_done  # the other slot kept playing
+    finally:
+        h.stop()
