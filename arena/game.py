@@ -25,7 +25,7 @@ from .bots import BotSpec, Limits
 from .errors import ArenaError, ConfigError, InfrastructureError
 from .referee import Match, Referee
 from .sandbox import BotProcess, exit_detail, make_process
-from .server import create_server, set_serving
+from .server import OpenStreams, create_server, set_serving
 from .timecontrol import TimeControl
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ async def serving(referee: Referee, tcp: str | None = "127.0.0.1:0",
                   match_service: bool = False, admin_token: str | None = None
                   ) -> AsyncIterator[Endpoint]:
     """Serve ``referee`` over gRPC inside the block; on exit, matches still running get
-    ``grace_s`` seconds, then are aborted, and the server stops.
+    ``grace_s`` seconds, then are aborted, their streams end, and the server stops.
 
     With neither ``tcp`` nor ``unix_socket`` a Unix socket in a temp folder is used. Bots
     reach this address, so MatchService (seeds, cancel) is off unless ``match_service``.
@@ -86,8 +86,9 @@ async def serving(referee: Referee, tcp: str | None = "127.0.0.1:0",
     if not tcp and not unix_socket:
         tmp = tempfile.TemporaryDirectory(prefix="moon-")
         unix_socket = str(Path(tmp.name) / "referee.sock")
+    streams = OpenStreams()
     server, port = create_server(referee, tcp, unix_socket, match_service=match_service,
-                                 admin_token=admin_token)
+                                 admin_token=admin_token, streams=streams)
     await server.start()
     await set_serving(server)
     address = f"unix://{unix_socket}" if unix_socket else f"127.0.0.1:{port}"
@@ -95,6 +96,7 @@ async def serving(referee: Referee, tcp: str | None = "127.0.0.1:0",
         yield Endpoint(address, port, unix_socket)
     finally:
         await referee.shutdown(grace_s)
+        await streams.end()  # every stream ended before the server stops (OpenStreams)
         await server.stop(grace_s)
         if tmp is not None:
             tmp.cleanup()

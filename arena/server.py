@@ -14,12 +14,13 @@ traceback in the log. Every view of a running match shows only what a spectator 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import hmac
 import logging
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import grpc
@@ -181,13 +182,53 @@ def _retrieve(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
+class OpenStreams:
+    """The handlers of the streaming calls open now, so that every stream is ended before
+    the server stops (:meth:`end`). A handler still running when grpc.aio's server stops
+    makes gRPC log "Aborting method ... due to server stop" when it returns or writes: a
+    warning, from gRPC's internals, that an organiser who pressed Ctrl-C would read."""
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.closing = False
+        """Set by :meth:`end`: a stream opened after it is refused at once."""
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[bool]:
+        """Around a streaming handler: yields False when the server is stopping (the
+        handler refuses the call), else True while the handler is counted as open."""
+        task = asyncio.current_task()
+        if self.closing or task is None:
+            yield False
+            return
+        self.tasks.add(task)
+        try:
+            yield True
+        finally:
+            self.tasks.discard(task)
+
+    async def end(self, wait_s: float = 2.0) -> None:
+        """Refuse new streams and end the open ones: each handler whose match is over
+        (its link closed) returns by itself; one that has not within ``wait_s`` seconds (a
+        bot that never joined, a write the bot never took) is cancelled, which gRPC logs
+        at debug level only."""
+        self.closing = True
+        if self.tasks:
+            await asyncio.wait(set(self.tasks), timeout=wait_s)
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.wait(set(self.tasks), timeout=wait_s)
+
+
 class BotServicer:
     """``moon.v1.BotService``: one stream per seat."""
 
-    def __init__(self, referee: Referee) -> None:
+    def __init__(self, referee: Referee, streams: OpenStreams | None = None) -> None:
         self.referee = referee
         self.reads: set[asyncio.Task[Any]] = set()
         """Reads of streams whose handler has returned, until they end (with their call)."""
+        self.streams = streams or OpenStreams()
 
     def _let_end(self, task: asyncio.Task[Any]) -> None:
         """Keep ``task`` (a read of a stream) until it ends by itself, never cancelled: a
@@ -210,6 +251,15 @@ class BotServicer:
                    context: grpc.aio.ServicerContext[bytes, bpb.PlayResponse]) -> None:
         """Join, then pump the seat's outbox to the wire while reading replies. No read
         is ever cancelled (:meth:`_let_end`)."""
+        with self.streams.held() as taken:
+            if taken:
+                await self._play(requests, context)
+            else:  # the server is about to stop: no new stream is taken
+                await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                    "the referee is shutting down")
+
+    async def _play(self, requests: AsyncIterator[bytes],
+                    context: grpc.aio.ServicerContext[bytes, bpb.PlayResponse]) -> None:
         it = requests.__aiter__()
         join: asyncio.Future[bytes] = asyncio.ensure_future(it.__anext__())
         try:
@@ -285,9 +335,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     the same address cannot manage matches or read seeds.
     """
 
-    def __init__(self, referee: Referee, admin_token: str | None = None) -> None:
+    def __init__(self, referee: Referee, admin_token: str | None = None,
+                 streams: OpenStreams | None = None) -> None:
         self.referee = referee
         self.admin_token = admin_token
+        self.streams = streams or OpenStreams()
 
     def _authorized(self, context: grpc.aio.ServicerContext[Any, Any]) -> bool:
         if not self.admin_token:
@@ -355,9 +407,13 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
                          ) -> AsyncIterator[mpb.WatchMatchResponse]:
         async def find() -> Match:
             return self.referee.get(request.match_id)
-        m = await self._guard(context, find)
-        async for ev in m.watch():
-            yield mpb.WatchMatchResponse(event=ev)
+        with self.streams.held() as taken:
+            if not taken:
+                await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                    "the referee is shutting down")
+            m = await self._guard(context, find)
+            async for ev in m.watch():
+                yield mpb.WatchMatchResponse(event=ev)
 
     async def CancelMatch(self, request: mpb.CancelMatchRequest,  # noqa: N802
                           context: grpc.aio.ServicerContext[Any, Any]) -> mpb.CancelMatchResponse:
@@ -517,7 +573,8 @@ def _encoded(msg: bpb.PlayResponse | bytes) -> bytes:
 
 def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
                   unix_socket: str | None = None, match_service: bool = False,
-                  admin_token: str | None = None) -> tuple[grpc.aio.Server, int]:
+                  admin_token: str | None = None, streams: OpenStreams | None = None
+                  ) -> tuple[grpc.aio.Server, int]:
     """Build the referee server (not started).
 
     Args:
@@ -526,6 +583,8 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
         match_service: serve MatchService too. Never on an address untrusted bots reach
             without ``admin_token``: it lists seeds and cancels matches.
         admin_token: if set, MatchService calls need ``authorization: Bearer <token>``.
+        streams: where the streaming handlers are counted, to end them before the server
+            stops (:meth:`OpenStreams.end`).
 
     Returns:
         ``(server, port)``: the TCP port bound (0 when there is no TCP listener).
@@ -539,7 +598,7 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
         ("grpc.so_reuseport", 0),
         ("grpc.max_concurrent_streams", 64),
     ], interceptors=[MatchServiceGuard(admin_token)] if match_service else None)
-    bots = BotServicer(referee)
+    bots = BotServicer(referee, streams)
     handler = grpc.method_handlers_generic_handler("moon.v1.BotService", {
         "Play": grpc.stream_stream_rpc_method_handler(
             bots.play, request_deserializer=None,
@@ -547,8 +606,8 @@ def create_server(referee: Referee, address: str | None = "127.0.0.1:0",
     })
     server.add_generic_rpc_handlers((handler,))
     if match_service:  # never on a listener that untrusted bots reach
-        match_pb2_grpc.add_MatchServiceServicer_to_server(MatchServicer(referee, admin_token),
-                                                          server)
+        match_pb2_grpc.add_MatchServiceServicer_to_server(
+            MatchServicer(referee, admin_token, streams), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (

@@ -63,8 +63,8 @@ async def _serve_matches(warm: int, measured: int) -> dict[str, int]:
     servicers: list[BotServicer] = []
     real_init = BotServicer.__init__
 
-    def init(self: BotServicer, referee: Referee) -> None:
-        real_init(self, referee)
+    def init(self: BotServicer, referee: Referee, streams: object = None) -> None:
+        real_init(self, referee, streams)  # type: ignore[arg-type]
         servicers.append(self)
 
     BotServicer.__init__ = init  # type: ignore[method-assign]  # to read its reads
