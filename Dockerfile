@@ -16,7 +16,7 @@
 # which bot containers mount to play with no network at all; records go to the volume
 # /data. The health check asks the referee's gRPC health service over that socket; for
 # another server set MOON_HEALTHCHECK (an address or an http:// URL, python -m
-# arena.healthcheck). The competition host, for example:
+# arena.referee.healthcheck). The competition host, for example:
 #
 #   docker run -d -p 127.0.0.1:8000:8000 -v moon-data:/data \
 #       -e MOON_HEALTHCHECK=http://127.0.0.1:8000/api/status \
@@ -53,4 +53,4 @@ ENTRYPOINT ["/bin/sh", "-c", "[ \"$1\" != serve ] || umask 0000; exec moon \"$@\
 CMD ["serve", "--address", "0.0.0.0:50051", "--unix-socket", "/run/moon/referee.sock", \
      "--records", "/data/records"]
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
-    CMD ["python3", "-m", "arena.healthcheck"]
+    CMD ["python3", "-m", "arena.referee.healthcheck"]

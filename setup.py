@@ -4,7 +4,7 @@ random``, ``moon new-bot --lang node``), so
 
 - the sdist carries those folders as they are in the repository (``sdist`` below), and
 - the wheel carries copies of them in ``arena/_data/`` (``build_py`` below), which
-  ``arena.resources`` finds when the arena is installed.
+  ``arena.bots.resources`` finds when the arena is installed.
 
 Both are made from the folders themselves at every build, with one rule for what is left
 out (:func:`bundled_files`: build outputs, caches, stamps); the repository holds no copy

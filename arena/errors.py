@@ -15,7 +15,7 @@ python-chess's narrow errors under ``ValueError``::
     └── RecordError          a game record that cannot be read
 
 A bot's misbehaviour *during* a game (a timeout, a crash, an illegal action) is not an
-exception: the referee records it as a :class:`arena.results.Fault`.
+exception: the referee records it as a :class:`arena.core.results.Fault`.
 """
 
 from __future__ import annotations

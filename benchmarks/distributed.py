@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent]
 
 from arena.cluster import DaskExecutor  # noqa: E402
-from arena.executor import GameExecutor, LocalExecutor  # noqa: E402
+from arena.executor.local import GameExecutor, LocalExecutor  # noqa: E402
 from arena.ladder.config import ladder_from_dict  # noqa: E402
 from arena.ladder.runner import open_store, records_dir, run_ladder  # noqa: E402
 

@@ -4,7 +4,7 @@ in one run.
 
     .venv/bin/python benchmarks/escapees.py [--games 3] [--seed 7]
 
-The real arena code plays the games (:func:`arena.game.play_game`, a referee in this
+The real arena code plays the games (:func:`arena.executor.game.play_game`, a referee in this
 process, a fresh process per seat). Seat 0 is ``tests/bots/runnerbot.py``: plain, or in its
 ``sleeper`` mode (a ``setsid env -i`` sleeper that keeps the bot's stderr open and is out of
 its process group and marker). Seats 1 and 2 are ``example_bots/random``.
@@ -36,10 +36,10 @@ sys.path.insert(0, str(ROOT))
 
 from moon_sdk.rules import Ruleset  # noqa: E402
 
-from arena import containment  # noqa: E402
-from arena.bots import BotSpec, load_bot  # noqa: E402
-from arena.game import play_game, serving  # noqa: E402
-from arena.referee import Referee  # noqa: E402
+from arena.bots.manifest import BotSpec, load_bot  # noqa: E402
+from arena.executor.game import play_game, serving  # noqa: E402
+from arena.referee.referee import Referee  # noqa: E402
+from arena.sandbox import containment  # noqa: E402
 
 
 async def games(n: int, seed: int, modes: str, tmp: Path) -> list[float]:

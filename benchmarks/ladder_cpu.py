@@ -1,6 +1,6 @@
 """Ladder CPU per game: the CPU seconds (user + system) that a ladder game costs the
 machine, with the example bots started as processes (the opt-out, ``fork_server =
-false``) and forked from the fork server (the default, :mod:`arena.forkserver`), side by
+false``) and forked from the fork server (the default, :mod:`arena.sandbox.forkserver`), side by
 side in one run.
 
     .venv/bin/python benchmarks/ladder_cpu.py [--boards 2] [--reps 3]

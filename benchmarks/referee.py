@@ -5,8 +5,9 @@ exchanges between the same kinds of processes, in one run.
         [--transport unix,tcp] [--preset moon3] [--seed 3]
         [--profile FILE [--profile-seats quiet]]
 
-**Games.** The real arena code plays them: :func:`arena.game.serving` serves a
-:class:`arena.referee.Referee` in this process (grpc.aio), and :func:`arena.game.play_game`
+**Games.** The real arena code plays them: :func:`arena.executor.game.serving` serves a
+:class:`arena.referee.referee.Referee` in this process (grpc.aio), and
+:func:`arena.executor.game.play_game`
 starts one fresh bot process per seat, as ``moon play`` and the ladder do. Every seat is
 ``benchmarks/bots/trivial`` (a :class:`moon_sdk.Bot` that returns the last legal action), so
 nearly all of a game's time is the referee's, the protocol's and the SDK's. A decision is one
@@ -68,7 +69,7 @@ of its own went from about 280-300 to 230-260 µs (measured alternately on a mac
 about 165 µs a turn: most of a bot's CPU is gRPC's sync client (its threads' wake-ups), the
 same as the ping-pong client's, made dearer by three processes sleeping in turn.
 The first line printed compares building and encoding a
-turn's message whole (as the referee once did) with :mod:`arena.turns`' incremental encoder
+turn's message whole (as the referee once did) with :mod:`arena.protocol.turns`' incremental encoder
 (what it does), CPU µs per turn over the same game; the next, the referee's CPU per decision
 in-process, without a transport (:func:`in_process`): its own Python, steady under load.
 
@@ -335,12 +336,12 @@ def game_shape(preset: str, seed: int) -> GameShape:
 def turn_encoding(preset: str, seed: int, reps: int = 5) -> tuple[float, float]:
     """CPU µs to build and encode one ``PlayResponse{turn}`` over the trivial bots' game of
     ``seed``: (whole, as the referee did: ``observe`` + ``observation_to_pb`` + serialize;
-    incremental, as it does now: :class:`arena.turns.TurnEncoder`), medians of ``reps``."""
+    incremental, as it does now: :class:`arena.protocol.turns.TurnEncoder`), medians of ``reps``."""
     from moon_sdk.convert import action_to_pb, observation_to_pb
     from moon_sdk.rules import PRESETS, GameState, observe
     from moon_sdk.v1 import bot_pb2 as bpb
 
-    from arena.turns import EncodedTurn, TurnEncoder, legal_actions_field
+    from arena.protocol.turns import EncodedTurn, TurnEncoder, legal_actions_field
 
     whole: list[float] = []
     incremental: list[float] = []
@@ -373,16 +374,16 @@ async def in_process(preset: str, seed: int, games: int = 5, reps: int = 3) -> f
     """CPU µs per decision of quiet games refereed in this process without a transport:
     per seat a writer task drains the seat's outbox as the server's does (and tells the
     match the turn was delivered), and the seat's answer (the last legal action) is
-    handed to :meth:`arena.referee.Match.receive` from a callback, as a stream's reader
+    handed to :meth:`arena.referee.referee.Match.receive` from a callback, as a stream's reader
     would. So it is the referee's own Python per decision (plus parsing the turn and
     encoding the answer here), steadier than wall time on a busy machine; the median of
     ``reps`` runs of ``games`` games (seeds ``seed``..)."""
     from moon_sdk.rules import PRESETS
     from moon_sdk.v1 import bot_pb2 as bpb
 
-    from arena.referee import Match, Referee, SeatLink
-    from arena.timecontrol import TimeControl
-    from arena.turns import TurnBytes
+    from arena.core.timecontrol import TimeControl
+    from arena.protocol.turns import TurnBytes
+    from arena.referee.referee import Match, Referee, SeatLink
 
     loop = asyncio.get_running_loop()
     referee = Referee(record_dir=None)
@@ -429,9 +430,9 @@ async def run_matches(tcp: bool, k: int, preset: str, seed: int, profile: str | 
     from moon_sdk.rules import PRESETS
     from moon_sdk.v1 import bot_pb2 as bpb
 
-    from arena.bots import load_bot
-    from arena.game import play_game, serving
-    from arena.referee import Match, Referee
+    from arena.bots.manifest import load_bot
+    from arena.executor.game import play_game, serving
+    from arena.referee.referee import Match, Referee
 
     bot = load_bot(TRIVIAL)
     if events:
@@ -501,7 +502,7 @@ async def main_async(args: argparse.Namespace) -> None:
     whole, incremental = turn_encoding(args.preset, args.seed)
     print(f"building and encoding a turn, CPU µs: {whole:.0f} whole (observe + "
           f"observation_to_pb + serialize, as before), {incremental:.0f} incremental "
-          f"(arena.turns, as the referee does): {whole / incremental:.1f}x")
+          f"(arena.protocol.turns, as the referee does): {whole / incremental:.1f}x")
     print(f"the referee in-process (quiet seats, no transport, a stand-in bot answering): "
           f"{await in_process(args.preset, args.seed, 2 if args.quick else 5):.0f} CPU µs "
           "per decision")

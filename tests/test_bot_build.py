@@ -1,4 +1,4 @@
-"""A bot's build command (arena.bots.build_bot): its log, its failures, and that nothing it
+"""A bot's build command (arena.sandbox.local.build_bot): its log, its failures, and that nothing it
 starts outlives it: not when it ends, not when it times out, not when the arena exits while
 it runs (a host stopped mid-build)."""
 
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.bots import BUILD_LOG_CHARS, BotSpec, BuildOutput, build_bot
+from arena.bots.manifest import BotSpec
 from arena.errors import BotError
+from arena.sandbox.local import BUILD_LOG_CHARS, BuildOutput, build_bot
 
 
 def _alive(pid: int) -> bool:
@@ -77,7 +78,8 @@ def test_a_build_running_when_the_arena_exits_is_killed(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import threading, time
         from pathlib import Path
-        from arena.bots import BUILD_LOG_CHARS, BotSpec, BuildOutput, build_bot
+        from arena.bots.manifest import BotSpec
+        from arena.sandbox.local import BUILD_LOG_CHARS, BuildOutput, build_bot
         folder = Path({str(tmp_path)!r})
         spec = BotSpec(name="builder", folder=folder, run="true",
                        build="sleep 600 & echo $! > bg; wait")

@@ -102,7 +102,7 @@ def test_every_time_control_flag_has_its_own_help():
     import dataclasses
 
     from arena.cli.options import TIME_HELP
-    from arena.timecontrol import TimeControl
+    from arena.core.timecontrol import TimeControl
 
     fields = [f.name for f in dataclasses.fields(TimeControl)]
     assert sorted(TIME_HELP) == sorted(fields)
@@ -123,7 +123,7 @@ def test_a_new_bots_readme_names_only_files_that_exist(tmp_path, monkeypatch, la
     checkout's docs/ or example_bots/."""
     import re
 
-    from arena.scaffold import LANGUAGES
+    from arena.bots.starters import LANGUAGES
 
     assert lang in LANGUAGES
     monkeypatch.chdir(tmp_path)
@@ -141,6 +141,6 @@ def test_a_new_bots_readme_names_only_files_that_exist(tmp_path, monkeypatch, la
 
 
 def arena_examples() -> str:
-    from arena.resources import resource_dir
+    from arena.bots.resources import resource_dir
 
     return str(resource_dir("example_bots"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.clock import Clock
+from arena.core.clock import Clock
 
 
 def test_the_deadline_is_the_decision_time_plus_the_bank():

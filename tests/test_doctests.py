@@ -12,8 +12,8 @@ import moon_sdk.rules
 import pytest
 
 RULES = sorted(f"moon_sdk.rules.{m.name}" for m in pkgutil.iter_modules(moon_sdk.rules.__path__))
-ARENA = ["arena.botcheck", "arena.bots", "arena.clock", "arena.names", "arena.results",
-         "arena.web.pages"]
+ARENA = ["arena.check.conformance", "arena.bots.manifest", "arena.core.clock",
+         "arena.core.names", "arena.core.results", "arena.web.pages"]
 
 
 @pytest.mark.parametrize("name", ["moon_sdk.rules", *RULES, *ARENA])

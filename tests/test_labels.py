@@ -1,4 +1,4 @@
-"""Bot labels for tables (arena/labels.py): never two alike, never wider than asked, and
+"""Bot labels for tables (arena/core/labels.py): never two alike, never wider than asked, and
 the part that tells names apart kept in view."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from arena.labels import MIN_WIDTH, unique_labels
+from arena.core.labels import MIN_WIDTH, unique_labels
 
 
 def test_the_same_name_twice_gets_two_labels_that_both_show_it():
@@ -18,7 +18,7 @@ def test_the_same_name_twice_gets_two_labels_that_both_show_it():
 
 
 def test_names_that_print_alike_get_two_labels():
-    # a tab and its escape print the same once made safe (arena.text): still two labels
+    # a tab and its escape print the same once made safe (arena.core.text): still two labels
     labels = unique_labels(["a\tb", "a\\tb"])
     assert len(set(labels)) == 2
 

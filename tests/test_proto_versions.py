@@ -15,7 +15,7 @@ from pathlib import Path
 from google.protobuf import descriptor_pb2
 from moon_sdk.v1 import bot_pb2, game_pb2, match_pb2
 
-from arena.records import load_record, verify_record
+from arena.records.record import load_record, verify_record
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT / "tools" / "protocol-v1.binpb"

@@ -10,7 +10,10 @@ import json
 from moon_sdk.rules import DEAL_VERSION, GameState, Ruleset
 from rich.console import Console
 
-from arena.records import (
+from arena.core.results import GameResult
+from arena.core.timecontrol import TimeControl
+from arena.records.printing import print_game
+from arena.records.record import (
     SCHEMA,
     SCHEMA_VERSION,
     GameRecord,
@@ -19,9 +22,6 @@ from arena.records import (
     result_dict,
     verify_record,
 )
-from arena.report import print_game
-from arena.results import GameResult
-from arena.timecontrol import TimeControl
 from arena.web.replay import render_html
 
 

@@ -8,8 +8,8 @@ from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena.referee import Referee
-from arena.timecontrol import TimeControl
+from arena.core.timecontrol import TimeControl
+from arena.referee.referee import Referee
 
 
 def drain(q: asyncio.Queue) -> list[bpb.PlayResponse]:

@@ -13,10 +13,10 @@ from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena import referee as referee_module
-from arena.referee import MAX_REJOINS, Referee, Refusal, SeatLink
-from arena.results import FaultReason
-from arena.timecontrol import TimeControl
+from arena.core.results import FaultReason
+from arena.core.timecontrol import TimeControl
+from arena.referee import referee as referee_module
+from arena.referee.referee import MAX_REJOINS, Referee, Refusal, SeatLink
 
 
 def drain(q: asyncio.Queue) -> list[bpb.PlayResponse]:

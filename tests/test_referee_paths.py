@@ -19,9 +19,9 @@ from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena.records import game_record
-from arena.referee import Match, Referee
-from arena.timecontrol import TimeControl
+from arena.core.timecontrol import TimeControl
+from arena.records.record import game_record
+from arena.referee.referee import Match, Referee
 
 Reply = Callable[[int, bpb.Turn, int], bytes | None]
 """What a seat sends for a turn: ``(seat, turn, how many turns it had before)`` -> bytes

@@ -7,8 +7,7 @@ import pytest
 from moon_sdk.rules import GameState, Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena.convert import fault_from_pb, fault_to_pb, result_from_pb, result_to_pb
-from arena.results import (
+from arena.core.results import (
     ILLEGAL_ACTION_PUBLIC,
     Fault,
     FaultReason,
@@ -17,6 +16,7 @@ from arena.results import (
     Termination,
     hand_results,
 )
+from arena.protocol.convert import fault_from_pb, fault_to_pb, result_from_pb, result_to_pb
 
 
 @pytest.mark.parametrize("enum, pb_enum, prefix", [

@@ -1,4 +1,4 @@
-"""The referee server never cancels a read of a bot's stream (arena/server.py
+"""The referee server never cancels a read of a bot's stream (arena/referee/server.py
 ``BotServicer._let_end``): grpc.aio's server loses the C batch of a read cancelled while it
 waits (about 80 bytes a stream, never freed, out of Python's sight), which made a host that
 plays for weeks grow by 0.25 MB per 1,000 games. Here a real server in a subprocess (its
@@ -55,10 +55,10 @@ async def _serve_matches(warm: int, measured: int) -> dict[str, int]:
     from moon_sdk.v1 import bot_pb2 as bpb
     from moon_sdk.v1 import game_pb2 as pb
 
-    from arena.game import serving
-    from arena.referee import Referee
-    from arena.server import BotServicer
-    from arena.timecontrol import TimeControl
+    from arena.core.timecontrol import TimeControl
+    from arena.executor.game import serving
+    from arena.referee.referee import Referee
+    from arena.referee.server import BotServicer
 
     servicers: list[BotServicer] = []
     real_init = BotServicer.__init__

@@ -1,4 +1,4 @@
-"""The referee server's write limit (arena/server.py ``_WriteWatchdog``): a write to a bot's
+"""The referee server's write limit (arena/referee/server.py ``_WriteWatchdog``): a write to a bot's
 stream that takes longer than the limit ends the stream, as ``asyncio.timeout`` around each
 write did, with one timer per stream; writes that each stay under the limit are never cut,
 however long the stream lives; any other cancel goes through."""
@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from arena.server import _WriteWatchdog
+from arena.referee.server import _WriteWatchdog
 
 
 async def _writer(durations: list[float], limit_s: float) -> tuple[int, str]:

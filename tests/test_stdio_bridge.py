@@ -15,8 +15,8 @@ from google.protobuf.message import DecodeError
 from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena import stdio_bridge
-from arena.bots import load_bot
+from arena.bots.manifest import load_bot
+from arena.sandbox import stdio_bridge
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,7 @@ def test_a_response_is_one_compact_json_line() -> None:
 
 def bridge(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("MOON_")}
-    return subprocess.run([sys.executable, "-m", "arena.stdio_bridge", *args],
+    return subprocess.run([sys.executable, "-m", "arena.sandbox.stdio_bridge", *args],
                           env={**environ, **env}, capture_output=True, text=True, timeout=60)
 
 
@@ -71,8 +71,9 @@ def test_exit_codes_before_the_game() -> None:
 def test_stdio_manifest_runs_through_the_bridge() -> None:
     spec = load_bot(ROOT / "example_bots" / "rust-stdio")
     assert spec.language == "stdio"
-    assert spec.command() == [sys.executable, "-m", "arena.stdio_bridge", "--name", "rust-stdio",
-                              "--version", "1.0", "--", "./target/release/rust-stdio"]
+    assert spec.command() == [sys.executable, "-m", "arena.sandbox.stdio_bridge", "--name",
+                              "rust-stdio", "--version", "1.0", "--",
+                              "./target/release/rust-stdio"]
     grpc_bot = load_bot(ROOT / "example_bots" / "go-heuristic")
     assert grpc_bot.command() == ["./bot"]
 

@@ -1,4 +1,4 @@
-"""arena.text: control characters from bots and records never reach a terminal as such, and
+"""arena.core.text: control characters from bots and records never reach a terminal as such, and
 nothing is lost (each one is shown as a visible escape)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from arena.text import clean, clean_line, is_clean_line
+from arena.core.text import clean, clean_line, is_clean_line
 
 HOSTILE = [
     "\x1b[2J\x1b[H",                     # clear the screen, cursor home
@@ -24,7 +24,7 @@ HOSTILE = [
 
 
 def dangerous(text: str) -> list[str]:
-    """Characters a terminal acts on, found independently of arena.text: Unicode's control
+    """Characters a terminal acts on, found independently of arena.core.text: Unicode's control
     category (C0, C1, DEL) but newline and tab, and the bidi formatting characters."""
     return [c for c in text
             if (unicodedata.category(c) == "Cc" and c not in "\n\t")

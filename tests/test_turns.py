@@ -1,4 +1,4 @@
-"""arena/turns.py: a turn encoded incrementally is, byte for byte, the turn built whole
+"""arena/protocol/turns.py: a turn encoded incrementally is, byte for byte, the turn built whole
 (``observe`` + ``observation_to_pb`` + ``SerializeToString``, the referee's former path and
 the protocol's definition), on every turn of whole games of every preset."""
 
@@ -11,7 +11,7 @@ from moon_sdk.convert import action_to_pb, observation_to_pb
 from moon_sdk.rules import PRESETS, GameState, observe
 from moon_sdk.v1 import bot_pb2 as bpb
 
-from arena.turns import EncodedTurn, TurnEncoder, legal_actions_field
+from arena.protocol.turns import EncodedTurn, TurnEncoder, legal_actions_field
 
 
 def whole(state: GameState, seat: int, preset: str, request_id: int, decision_ms: int,

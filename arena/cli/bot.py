@@ -57,11 +57,11 @@ def check(folder: Path, players: str, seed: int, records: Path | None, **tc: Any
     """
     from moon_sdk.rules import Ruleset
 
-    from ..botcheck import check_folder
-    from ..bots import load_bot
-    from ..containment import cleanup_stale_once
-    from ..resources import resource_dir
-    from ..text import clean_line
+    from ..bots.manifest import load_bot
+    from ..bots.resources import resource_dir
+    from ..check.conformance import check_folder
+    from ..core.text import clean_line
+    from ..sandbox.containment import cleanup_stale_once
 
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     presets = {"3": ["moon3"], "4": ["moon4"], "both": ["moon3", "moon4"]}[players]

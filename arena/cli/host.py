@@ -10,8 +10,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..core.text import clean_line
 from ..errors import ConfigError
-from ..text import clean_line
 from .client import (
     ClientError,
     api,

@@ -22,8 +22,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ..containment import cleanup_stale_once
-from ..labels import fit_width, unique_labels
+from ..core.labels import fit_width, unique_labels
+from ..core.text import clean, clean_line
 from ..ladder.config import (
     ON_CHANGE,
     LadderConfig,
@@ -35,13 +35,13 @@ from ..ladder.runner import Reporter, RunSummary
 from ..ladder.schedule import ScheduledGame
 from ..ladder.sets import game_entries
 from ..ladder.store import GameRow, ResultsStore
-from ..text import clean, clean_line
+from ..sandbox.containment import cleanup_stale_once
 from .console import make_console
 from .options import parse_options, time_options
 from .play import resolve_bot
 
 if TYPE_CHECKING:  # imported where used: scipy and openskill only when a command needs them
-    from ..executor import FinishedGame
+    from ..executor.local import FinishedGame
     from ..ladder.ratings import LiveRatings
 
 

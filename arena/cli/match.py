@@ -12,11 +12,11 @@ from rich.live import Live
 from rich.markup import escape
 from rich.text import Text
 
-from ..containment import cleanup_stale_once
+from ..core.text import clean_line
 from ..errors import ConfigError
 from ..ladder.schedule import ScheduledGame
 from ..ladder.store import GameRow, ResultsStore
-from ..text import clean_line
+from ..sandbox.containment import cleanup_stale_once
 from .console import make_console
 from .options import make_ruleset, make_time_control, ruleset_options, time_options
 from .play import resolve_bot

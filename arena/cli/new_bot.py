@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..scaffold import LANGUAGES, next_steps, scaffold, shown
+from ..bots.starters import LANGUAGES, next_steps, scaffold, shown
 
 
 @click.command("new-bot")

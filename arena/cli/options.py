@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 import click
 from moon_sdk.rules import PRESETS, Ruleset, RulesetError
 
+from ..core.timecontrol import TimeControl
 from ..errors import ConfigError
-from ..timecontrol import TimeControl
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -9,18 +9,19 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from ..bots import BotSpec, load_bot, missing_command
-from ..containment import cleanup_stale_once
+from ..bots.manifest import BotSpec, load_bot, missing_command
+from ..bots.resources import example_bot_names, resource_dir
+from ..core.text import clean, clean_line
+from ..core.timecontrol import NO_LIMIT_MS
 from ..errors import BotError, ConfigError
-from ..report import print_game
-from ..resources import example_bot_names, resource_dir
-from ..text import clean, clean_line
-from ..timecontrol import NO_LIMIT_MS
+from ..records.printing import print_game
+from ..sandbox.containment import cleanup_stale_once
 from .console import make_console
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
 EXAMPLES = resource_dir("example_bots")
-"""The example bots' folder, in the checkout or the installed wheel (:mod:`arena.resources`)."""
+"""The example bots' folder, in the checkout or the installed wheel
+(:mod:`arena.bots.resources`)."""
 FORFEIT_EXIT = 3
 """`moon play`'s exit code when a bot forfeited the game."""
 MANUAL_STARTUP_MS = 600_000
@@ -56,7 +57,7 @@ def build_local_bots(specs: list[BotSpec]) -> None:
     Raises:
         BotError: a build failed, its tool is missing, or a program is not found.
     """
-    from ..botbuild import ensure_built, missing_tool
+    from ..bots.build import ensure_built, missing_tool
 
     for spec in {s.folder: s for s in specs if s.runner == "local"}.values():
         if spec.build:
@@ -114,9 +115,9 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
               moon play --preset moon4 heuristic random heuristic random
               moon play manual random heuristic
     """
-    from ..game import MANUAL, play_game, serving
-    from ..records import GameRecord, game_record
-    from ..referee import Match, Referee
+    from ..executor.game import MANUAL, play_game, serving
+    from ..records.record import GameRecord, game_record
+    from ..referee.referee import Match, Referee
 
     ruleset = make_ruleset(preset, options)
     if len(bots) != ruleset.players:

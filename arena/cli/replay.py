@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
+from ..core.text import clean, clean_line
 from ..errors import RecordError
-from ..records import read_record, verify_record
-from ..report import print_game
-from ..text import clean, clean_line
+from ..records.printing import print_game
+from ..records.record import read_record, verify_record
 from ..web.replay import render_html
 from .console import make_console
 

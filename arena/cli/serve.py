@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..containment import cleanup_stale_once
+from ..sandbox.containment import cleanup_stale_once
 from .console import make_console
 from .options import TIME_FIELDS, make_time_control, time_options
 
@@ -57,8 +57,8 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
     if admin_token and no_token:
         raise click.UsageError("--admin-token and --insecure-no-admin-token contradict each "
                                "other: give one")
-    from ..game import serving
-    from ..referee import KEEP_FINISHED, Referee
+    from ..executor.game import serving
+    from ..referee.referee import KEEP_FINISHED, Referee
 
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     console = make_console(stderr=True)

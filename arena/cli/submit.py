@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
+from ..core.text import clean, clean_line
 from ..errors import ConfigError
-from ..text import clean, clean_line
 from .client import ClientError, api, find_token
 
 FINAL = ("active", "rejected", "disabled", "retired")

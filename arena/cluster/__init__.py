@@ -1,5 +1,5 @@
 """Games on a Dask cluster: :class:`DaskExecutor`, the executor seam
-(:mod:`arena.executor`) over Dask's distributed scheduler. docs/distributed.md says how
+(:mod:`arena.executor.local`) over Dask's distributed scheduler. docs/distributed.md says how
 to start a cluster and how to size its workers.
 
 ``moon ladder run --cluster tcp://HOST:8786`` and ``moon host run --cluster ...`` use it;

@@ -2,7 +2,7 @@
 worker's cache of them.
 
 A bot folder travels as a gzipped tarball of exactly the files that make its version
-(:func:`arena.versions.version_files`), named by that version (:func:`arena.versions
+(:func:`arena.bots.versions.version_files`), named by that version (:func:`arena.bots.versions
 .bot_version`, a sha256): :func:`pack_folder`. A worker keeps each one unpacked in its
 cache under the hash (:class:`BotCache`): it is unpacked into a temporary folder, its hash
 computed again and compared with its name, and only then renamed into place, so a folder
@@ -28,8 +28,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..bots.versions import bot_version, version_files
 from ..errors import InfrastructureError
-from ..versions import bot_version, version_files
 
 CACHE_VAR = "MOON_CLUSTER_CACHE"
 """The environment variable naming a worker's artifact cache folder."""
@@ -49,7 +49,7 @@ def default_cache() -> Path:
 
 def pack_folder(folder: Path) -> tuple[str, bytes]:
     """The version of the bot in ``folder`` and its artifact: a gzipped tarball of the
-    version's files (:func:`arena.versions.version_files`; symbolic links as links), with
+    version's files (:func:`arena.bots.versions.version_files`; symbolic links as links), with
     owners, groups and times zeroed so the same files always give the same bytes.
 
     Returns:

@@ -1,4 +1,4 @@
-"""The Dask executor: a :class:`~arena.executor.GameExecutor` whose games are tasks on a
+"""The Dask executor: a :class:`~arena.executor.local.GameExecutor` whose games are tasks on a
 Dask cluster's workers (docs/distributed.md).
 
 Each game is one task (:func:`arena.cluster.worker.play_task`) that runs where the
@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from ..bots.versions import bot_version
 from ..errors import ConfigError, InfrastructureError
-from ..executor import FinishedGame, GameRequest
-from ..versions import bot_version
+from ..executor.local import FinishedGame, GameRequest
 from .artifacts import pack_folder
 from .worker import GameJob, GameOutcome, play_task
 
@@ -255,7 +255,7 @@ class DaskExecutor:
 
     # -- games ---------------------------------------------------------------------------
     async def play(self, request: GameRequest) -> FinishedGame:
-        """Play one game on a worker; see :meth:`arena.executor.GameExecutor.play`.
+        """Play one game on a worker; see :meth:`arena.executor.local.GameExecutor.play`.
 
         Raises:
             InfrastructureError: the executor is not running; the game could not be

@@ -1,6 +1,6 @@
 """What runs on a Dask worker: one game, as one task (:func:`play_task`).
 
-The task gets a :class:`GameJob` — the client's :class:`~arena.executor.GameRequest` and,
+The task gets a :class:`GameJob` — the client's :class:`~arena.executor.local.GameRequest` and,
 for each bot, the version (hash) of its folder — and the bots' artifacts, by version, as
 the task's Dask dependencies (the client scatters each once; Dask moves it to a worker
 with the task's first game there and keeps it in that worker's memory while the run
@@ -16,7 +16,7 @@ lasts). It returns a :class:`GameOutcome`. On the worker it:
    plays nothing: it reports the game as interrupted, which the client turns into an
    :class:`~arena.errors.InfrastructureError` (voided, replayed under another id, never
    rated);
-4. plays the game with a :class:`~arena.executor.LocalExecutor` of its own (the referee
+4. plays the game with a :class:`~arena.executor.local.LocalExecutor` of its own (the referee
    on a Unix socket in a temporary folder, the bots as processes or containers of this
    machine), aborting it if the client stops (the session's stop ``Event``);
 5. returns the result with the record and the seat logs as bytes: the client writes
@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..bots import BotSpec
+from ..bots.manifest import BotSpec
 from ..errors import ArenaError, BotError, ConfigError, InfrastructureError
-from ..executor import FinishedGame, GameRequest, LocalExecutor
+from ..executor.local import FinishedGame, GameRequest, LocalExecutor
 from .artifacts import BotCache, default_cache
 
 log = logging.getLogger("arena.cluster")
@@ -55,7 +55,7 @@ class GameJob:
     request: GameRequest
     """As the client made it (its bots' folders are the client's)."""
     versions: tuple[str, ...]
-    """Each seat's bot version (:func:`arena.versions.bot_version` of its folder, a sha256
+    """Each seat's bot version (:func:`arena.bots.versions.bot_version` of its folder, a sha256
     hex digest), seat 0 first: the artifact the seat runs."""
     started_event: str
     """The Dask Event set when the game starts (see the module's docstring)."""
@@ -78,9 +78,9 @@ class GameOutcome:
     config_error: str = ""
     """Why the request itself is wrong (the caller's error)."""
     record: bytes | None = None
-    """The game record's JSON (:mod:`arena.records`), when one was written."""
+    """The game record's JSON (:mod:`arena.records.record`), when one was written."""
     logs: dict[int, bytes] = field(default_factory=dict)
-    """Each seat's log (what :class:`~arena.bots.LocalProcess` kept), by seat."""
+    """Each seat's log (what :class:`~arena.sandbox.local.LocalProcess` kept), by seat."""
     fetched: int = 0
     """Artifacts this game had to unpack into the worker's cache (0: every bot was there
     already)."""
@@ -116,7 +116,7 @@ def prepare(spec: BotSpec, version: str, artifact: bytes, cache: BotCache
             if local.runner == "docker":
                 _ensure_image(local)
             else:
-                from ..botbuild import ensure_built
+                from ..bots.build import ensure_built
 
                 ensure_built(local)
         except ArenaError as e:
@@ -157,7 +157,7 @@ def play_task(job: GameJob, artifacts: dict[str, bytes]) -> GameOutcome:
     :class:`GameOutcome`."""
     from distributed import Event
 
-    from ..containment import cleanup_stale_once
+    from ..sandbox.containment import cleanup_stale_once
 
     request = job.request
     out = GameOutcome(worker=_worker_address())

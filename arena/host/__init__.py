@@ -26,7 +26,7 @@ def init_competition(folder: Path, *, name: str = "Moon competition", open_regis
     Raises:
         ConfigError: the folder already holds a competition.
     """
-    from ..scaffold import scaffold
+    from ..bots.starters import scaffold
     from .security import new_token
 
     if (folder / SETTINGS_FILE).exists():

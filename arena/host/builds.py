@@ -1,20 +1,20 @@
 """The build and validation gate of a new version: the checks of `moon bot check`
-(:mod:`arena.botcheck`), one code path, so that a bot that passes the check on its
+(:mod:`arena.check.conformance`), one code path, so that a bot that passes the check on its
 author's machine passes the gate.
 
-1. **Build** in the competition's sandbox (:func:`arena.botcheck.build_bot`: the image of
+1. **Build** in the competition's sandbox (:func:`arena.check.conformance.build_bot`: the image of
    a Docker bot, its ``build`` command for a trusted local one) with a time limit; the log
    is kept for the version's owner, with a warning line for a ``language`` the arena
-   does not know (:func:`arena.bots.language_warning`: informative, never a refusal).
+   does not know (:func:`arena.bots.manifest.language_warning`: informative, never a refusal).
 2. **Validate** (:meth:`arena.host.service.Host._gate`): the check's games
-   (:func:`arena.botcheck.check_games`) under the competition's rules and time control, the
+   (:func:`arena.check.conformance.check_games`) under the competition's rules and time control, the
    reference bots as the opponents: one hand against itself (the dealer forced to bid; an
    answer refused on purpose), a dropped stream (it must rejoin), and one complete game
    against the reference bots, recorded as the version's validation game. Each game is
-   judged on the version's seats alone (:func:`arena.botcheck.judge`): any fault fails it
+   judged on the version's seats alone (:func:`arena.check.conformance.judge`): any fault fails it
    (a timeout forgiven by the bank still counts). As in `moon bot check`, once the bot
    fails its hand against itself the games after it are skipped
-   (:func:`arena.botcheck.blocks_the_rest`; a ``skip:`` line each in the log). A fault of
+   (:func:`arena.check.conformance.blocks_the_rest`; a ``skip:`` line each in the log). A fault of
    a reference bot is the host's problem, not the version's: the game is voided, the
    version waits, and the host logs an error (a canary).
 
@@ -30,13 +30,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..botcheck import LOG_LIMIT, build_bot
-from ..bots import BotSpec
+from ..bots.manifest import BotSpec
+from ..check.conformance import LOG_LIMIT, build_bot
 
 
 def build_version(spec: BotSpec, log_path: Path, timeout_s: float,
                   docker_limits: Any = None) -> str | None:
-    """Build ``spec`` (:func:`arena.botcheck.build_bot`); the log goes to ``log_path``.
+    """Build ``spec`` (:func:`arena.check.conformance.build_bot`); the log goes to ``log_path``.
     Returns why the build failed (one line), or None.
 
     Raises:

@@ -1,4 +1,4 @@
-"""How the host plays a game: the arena's executor seam (:mod:`arena.executor`:
+"""How the host plays a game: the arena's executor seam (:mod:`arena.executor.local`:
 ``GameExecutor.play(GameRequest) -> FinishedGame``, ``InfrastructureError`` for a game
 the arena could not play), with the host's defaults. This is the only module of the host
 that names an executor; everything else uses what it exports.
@@ -9,21 +9,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..core.results import Fault, GameResult
 from ..errors import InfrastructureError
-from ..executor import FinishedGame, GameExecutor, GameRequest
-from ..executor import LocalExecutor as _LocalExecutor
-from ..results import Fault, GameResult
+from ..executor.local import FinishedGame, GameExecutor, GameRequest
+from ..executor.local import LocalExecutor as _LocalExecutor
 
 
 def name_of(value: object) -> str:
     """The name of a termination or fault reason as records and the API write it
     (``"target"``, ``"timeout"``): the value itself when it is text, else its ``key``
-    (:class:`arena.results.Termination`, :class:`arena.results.FaultReason`)."""
+    (:class:`arena.core.results.Termination`, :class:`arena.core.results.FaultReason`)."""
     return value if isinstance(value, str) else str(getattr(value, "key", value))
 
 
 class LocalExecutor(_LocalExecutor):
-    """The arena's local pool (:class:`arena.executor.LocalExecutor`) with records in
+    """The arena's local pool (:class:`arena.executor.local.LocalExecutor`) with records in
     ``record_dir`` (made if missing) and the games still running when the host stops
     aborted at once (the next start voids and replays them)."""
 

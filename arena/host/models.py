@@ -58,7 +58,7 @@ class Participant(Base):
 
 # Names that differ only in case are one name (no "Alice" next to "alice"): the database
 # holds to it too, so two registrations (or first submissions) at the same instant cannot
-# both get in (migration 0002). Names are ASCII (arena.names), so lower() agrees in SQLite,
+# both get in (migration 0002). Names are ASCII (arena.core.names), so lower() agrees in SQLite,
 # PostgreSQL and Python.
 Index("uq_participants_name_lower", func.lower(Participant.name), unique=True)
 
@@ -100,7 +100,7 @@ class Version(Base):
     number: Mapped[int] = mapped_column(Integer)
     """1, 2, ... per bot, in order of submission."""
     hash: Mapped[str] = mapped_column(String(64))
-    """The folder's content hash (:func:`arena.versions.bot_version`)."""
+    """The folder's content hash (:func:`arena.bots.versions.bot_version`)."""
     archive_sha256: Mapped[str] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16), default="pending", index=True)
     reason: Mapped[str] = mapped_column(Text, default="")

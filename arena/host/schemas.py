@@ -9,7 +9,7 @@ from collections.abc import Collection
 
 from pydantic import BaseModel, Field
 
-from ..versions import version_label
+from ..bots.versions import version_label
 from .models import Game, Version
 
 

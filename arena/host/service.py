@@ -38,13 +38,13 @@ from sqlalchemy.orm import Session, aliased, selectinload, sessionmaker
 import arena
 
 from .. import sandbox
-from ..botcheck import CheckGame, Item, Report, blocks_the_rest, check_games, judge
-from ..bots import LOG_TAIL_BYTES, BotSpec, language_warning, load_bot
-from ..containment import cleanup_stale_once
+from ..bots.manifest import BotSpec, language_warning, load_bot
+from ..check.conformance import CheckGame, Item, Report, blocks_the_rest, check_games, judge
 from ..errors import ConfigError
 from ..ladder.ratings import Rating
 from ..ladder.schedule import board_seed, check_seed
-from ..memory import trim_heap
+from ..sandbox.containment import cleanup_stale_once
+from ..sandbox.local import LOG_TAIL_BYTES
 from . import matchmaking
 from .batchworker import BatchWorker
 from .builds import build_version_async
@@ -56,6 +56,7 @@ from .executor import (
     name_of,
 )
 from .lock import HostLock
+from .memory import trim_heap
 from .models import (
     Bot,
     DuplicateSet,
@@ -482,10 +483,10 @@ class Host:
         return cg.whole_game
 
     async def _check_game(self, version_id: int, cg: CheckGame) -> tuple[Item, str] | None:
-        """Play one game of a version's validation (:func:`arena.botcheck.check_games`)
+        """Play one game of a version's validation (:func:`arena.check.conformance.check_games`)
         and judge it; the whole game against the reference bots is recorded as the
         version's validation game. Returns its item and why the games after it are not to
-        be played, or "" (:func:`arena.botcheck.blocks_the_rest`); None when the game could
+        be played, or "" (:func:`arena.check.conformance.blocks_the_rest`); None when the game could
         not be judged (an infrastructure failure, or a reference bot faulted: the host's
         canary), after putting the version back to pending."""
         req = cg.request
@@ -843,7 +844,8 @@ class Host:
     def cut_logs(self, game_id: str) -> int:
         """After game ``game_id``: for each version in it, cut the seat logs of its game
         just past its last ``[retention] full_logs`` finished ones to their last
-        :data:`arena.bots.LOG_TAIL_BYTES`, after a line saying how much was cut. A bot's log
+        :data:`arena.sandbox.local.LOG_TAIL_BYTES`, after a line saying how much was cut. A
+        bot's log
         of a game is up to 1 MiB, and an active version's are never pruned: before, one
         that wrote without end filled the host's disk at 1 MiB a game (115 GB a day at 90
         games a minute). Each version's last games are kept in memory (a version first

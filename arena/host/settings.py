@@ -2,7 +2,7 @@
 
 ``moon host init DIR`` writes a commented file (:data:`TEMPLATE`); ``moon host run DIR``
 reads it with :func:`load_settings`. Every table and key is checked: an unknown key, a
-wrong type or an impossible value is a :class:`~arena.timecontrol.ConfigError` naming it.
+wrong type or an impossible value is a :class:`~arena.core.timecontrol.ConfigError` naming it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any, Literal
 from moon_sdk.rules import PRESETS, Ruleset, RulesetError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..core.timecontrol import TimeControl
 from ..errors import ConfigError
-from ..timecontrol import TimeControl
 
 SETTINGS_FILE = "competition.toml"
 ADMIN_TOKEN_FILE = "admin.token"
@@ -74,7 +74,7 @@ class Runner(_Table):
     fork_server: bool | None = None
     """Local Python SDK bots (the reference bots; submissions with ``kind = "local"``)
     are forked from a server that has imported gRPC and the SDK, a fresh process per
-    game all the same (:mod:`arena.forkserver`); ``false``: each started as a process;
+    game all the same (:mod:`arena.sandbox.forkserver`); ``false``: each started as a process;
     unset: as ``MOON_FORK_SERVER`` says (unset: on)."""
 
     @model_validator(mode="after")

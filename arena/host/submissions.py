@@ -6,7 +6,7 @@ link (symbolic or hard) whose target leaves the folder, a device, FIFO or other 
 file, more than ``max_files`` entries, and more than ``max_unpacked`` bytes in all —
 counted while reading, so a zip bomb that lies in its headers stops at the limit too. The
 archive itself is kept as ``archives/<sha256>``; its folder as ``versions/<hash>`` where
-the hash is the bot's version (:func:`arena.versions.bot_version`), holding only the files
+the hash is the bot's version (:func:`arena.bots.versions.bot_version`), holding only the files
 that version hashes: build outputs (declared ``outputs``, ``node_modules``...) that came in
 the archive are dropped, so the host builds them from the sources.
 """
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ..bots import MANIFEST, BotSpec, load_bot
+from ..bots.manifest import MANIFEST, BotSpec, load_bot
+from ..bots.versions import bot_version, version_files
 from ..errors import ConfigError
-from ..versions import bot_version, version_files
 
 
 class UploadError(ConfigError):
@@ -489,7 +489,7 @@ def take_upload(data: IO[bytes], store: Path, limits: UploadLimits,
 
 def _keep_only_version(root: Path) -> None:
     """Delete from the unpacked folder ``root`` every file that is not part of its version
-    (:func:`arena.versions.version_files`): declared ``outputs``, build stamps, caches,
+    (:func:`arena.bots.versions.version_files`): declared ``outputs``, build stamps, caches,
     ``node_modules``... So the stored folder is exactly what its version hashes, and a
     prebuilt program uploaded among the sources cannot run under that version: the host
     builds it from the sources."""
@@ -506,7 +506,7 @@ def _keep_only_version(root: Path) -> None:
 
 def pack(folder: Path) -> bytes:
     """A bot folder as a ``.tar.gz`` (what ``moon submit`` uploads): the files of its
-    version (:func:`arena.versions.version_files`), relative to the folder, so build
+    version (:func:`arena.bots.versions.version_files`), relative to the folder, so build
     outputs, caches and VCS folders stay home.
 
     Raises:

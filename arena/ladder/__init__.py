@@ -5,6 +5,6 @@
 - :mod:`.store`: the SQLite results file (WAL, one transaction per game, resumable).
 - :mod:`.ratings`: batch fit with intervals from a bootstrap over whole boards
   (:mod:`arena.stats`), OpenSkill live view.
-- :mod:`.runner`: plays the schedule through a game executor (:mod:`arena.executor`).
+- :mod:`.runner`: plays the schedule through a game executor (:mod:`arena.executor.local`).
 - :mod:`.report`: leaderboard, cross-table, per-bot statistics, exports.
 """

@@ -34,14 +34,14 @@ from typing import TYPE_CHECKING, Any
 
 from moon_sdk.rules import DEAL_VERSION, Ruleset, RulesetError
 
-from ..bots import BotSpec, load_bot
-from ..names import check_name
-from ..versions import SHORT, bot_version
+from ..bots.manifest import BotSpec, load_bot
+from ..bots.versions import SHORT, bot_version
+from ..core.names import check_name
 
 if TYPE_CHECKING:
     from ..sandbox.docker import DockerLimits
+from ..core.timecontrol import TimeControl
 from ..errors import ConfigError
-from ..timecontrol import TimeControl
 
 LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results",
                "gauntlet", "check", "max_forfeits", "on_change",
@@ -78,7 +78,7 @@ class LadderConfig:
     """Drop a bot once it has forfeited this many games (0: never)."""
     fork_server: bool | None = None
     """Fork Python SDK bots from a server that has imported gRPC and the SDK
-    (:mod:`arena.forkserver`; still a fresh process per bot and game); False: start
+    (:mod:`arena.sandbox.forkserver`; still a fresh process per bot and game); False: start
     every bot as a process; None: as ``MOON_FORK_SERVER`` says (unset: on, the default;
     ``0``: off)."""
     gauntlet: tuple[str, ...] = ()
@@ -89,8 +89,8 @@ class LadderConfig:
     """Challengers given as folders that are not bots of the ladder file: they joined
     ``bots`` for this run (by default the run's results go to a file of their own)."""
     versions: dict[str, str] = field(default_factory=dict)
-    """Each bot's version by name: the first :data:`arena.versions.SHORT` hex digits of its
-    folder's content hash (:func:`arena.versions.bot_version`), taken when the ladder is
+    """Each bot's version by name: the first :data:`arena.bots.versions.SHORT` hex digits of its
+    folder's content hash (:func:`arena.bots.versions.bot_version`), taken when the ladder is
     loaded. Recorded with every game; a bot's games are keyed by name and version."""
     on_change: str = "refuse"
     """What to do when a bot's code changed since its games in the results file (one of
@@ -131,7 +131,7 @@ def identity_of(settings: dict[str, Any]) -> str:
 
 
 def version_of(spec: BotSpec) -> str:
-    """A bot's version: the first :data:`arena.versions.SHORT` hex digits of its folder's
+    """A bot's version: the first :data:`arena.bots.versions.SHORT` hex digits of its folder's
     content hash.
 
     Raises:

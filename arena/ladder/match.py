@@ -1,7 +1,7 @@
 """A/B matches: is bot A stronger than bot B? (docs/match.md)
 
 A match plays A against B on duplicate boards, board after board, through a
-:class:`~arena.executor.GameExecutor`, and records every game in a results file
+:class:`~arena.executor.local.GameExecutor`, and records every game in a results file
 (:class:`~arena.ladder.store.ResultsStore`, kind ``"match"``) as a ladder does: killed at
 any moment it loses no finished game, and a later run resumes it.
 
@@ -34,13 +34,13 @@ from typing import TYPE_CHECKING, Any
 
 from moon_sdk.rules import Ruleset
 
-from ..bots import BotSpec
+from ..bots.manifest import BotSpec
+from ..bots.versions import version_label
+from ..core.names import NAME_RULE, name_problem
+from ..core.timecontrol import TimeControl
 from ..errors import BotError, ConfigError, InfrastructureError
-from ..executor import FinishedGame, GameExecutor, LocalExecutor
-from ..names import NAME_RULE, name_problem
+from ..executor.local import FinishedGame, GameExecutor, LocalExecutor
 from ..stats.match import SPRT, MatchStats, SetCounts, game_result, match_stats
-from ..timecontrol import TimeControl
-from ..versions import version_label
 from .config import LadderConfig, identity_of, settings_of, version_of
 from .runner import build_all, check_bot, play_voiding, records_dir
 from .schedule import ScheduledGame, match_board

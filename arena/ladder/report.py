@@ -18,9 +18,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..labels import fit_width, unique_labels
-from ..text import clean, clean_line
-from ..timecontrol import TimeControl
+from ..core.labels import fit_width, unique_labels
+from ..core.text import clean, clean_line
+from ..core.timecontrol import TimeControl
 from .ratings import Rating, rate
 from .schedule import make_schedule
 from .sets import rated_view
@@ -29,7 +29,7 @@ from .store import ResultsStore
 
 def _t(x: object) -> str:
     """Text of a results file (bot names, reasons) for a rich table: control characters
-    shown as escapes (:mod:`arena.text`), markup escaped."""
+    shown as escapes (:mod:`arena.core.text`), markup escaped."""
     return escape(clean_line(x))
 
 
@@ -311,7 +311,7 @@ def _columns(table: Table, headers: Sequence[str], rows: Sequence[Sequence[str]]
 def print_report(console: Console, rep: LadderReport, live_note: bool = False) -> None:
     """Leaderboard, cross-table and per-bot statistics as tables, each explained in plain
     words under it. Bots are shown by labels that are never alike and fit the console's
-    width (:mod:`arena.labels`); ``live_note`` says how this leaderboard relates to the
+    width (:mod:`arena.core.labels`); ``live_note`` says how this leaderboard relates to the
     live view that ran before it (`moon ladder run`)."""
     order = [r.bot for r in rep.ratings]
     ranks = shared_ranks(rep.ratings)

@@ -1,4 +1,4 @@
-"""Play a ladder's schedule through a :class:`~arena.executor.GameExecutor`, saving each
+"""Play a ladder's schedule through a :class:`~arena.executor.local.GameExecutor`, saving each
 finished game, and tell a :class:`Reporter` what happens.
 
 A run goes through stages, a method each (in the manner of cutechess's tournament):
@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import sandbox
-from ..bots import BotSpec
+from ..bots.manifest import BotSpec
+from ..bots.versions import version_label
+from ..core.results import Termination
 from ..errors import ArenaError, ConfigError, InfrastructureError
-from ..executor import FinishedGame, GameExecutor, GameRequest, LocalExecutor
-from ..results import Termination
-from ..versions import version_label
+from ..executor.local import FinishedGame, GameExecutor, GameRequest, LocalExecutor
 from .config import LadderConfig
 from .schedule import ScheduledGame, check_seed, make_schedule
 from .store import GameRow, ResultsStore
@@ -72,7 +72,7 @@ class Reporter:
     def bot_output(self, bot: str, lines: list[str], record: Path | None) -> None:
         """Right after :meth:`bot_left_out` for a failed admission check: the last lines
         of the bot's output in that game (at most :data:`CHECK_OUTPUT_LINES`, oldest first;
-        the bot's own text: make it safe before printing, :mod:`arena.text`) and the
+        the bot's own text: make it safe before printing, :mod:`arena.core.text`) and the
         game's record (None when none was written). Not called when it wrote nothing."""
 
     def planned(self, summary: RunSummary) -> None:
@@ -224,7 +224,7 @@ class CheckFailure:
 
 def _output_tail(record: str | Path | None, seat: int) -> list[str]:
     """The last :data:`CHECK_OUTPUT_LINES` lines of ``seat``'s output in a record."""
-    from ..records import read_record
+    from ..records.record import read_record
 
     if record is None:
         return []
@@ -270,7 +270,7 @@ class LadderRun:
         cfg: the ladder.
         store: its results file (:func:`open_store`); games it holds are not played again.
         results: the results file's path (records go to :func:`records_dir` of it).
-        executor: plays the games; by default a :class:`~arena.executor.LocalExecutor`
+        executor: plays the games; by default a :class:`~arena.executor.local.LocalExecutor`
             with ``cfg.concurrency``. The run enters it (``async with``).
         reporter: told of every stage and game (default: tells nobody).
     """

@@ -49,7 +49,7 @@ class ScheduledGame:
     seats: tuple[str, ...]
     """Bot name per seat, seat 0 first."""
     versions: tuple[str, ...] = ()
-    """Version of the bot per seat (:func:`arena.versions.bot_version`, short), or empty
+    """Version of the bot per seat (:func:`arena.bots.versions.bot_version`, short), or empty
     when the schedule was made without versions."""
 
 

@@ -8,7 +8,7 @@ A results file may hold more than its ratings use:
   sits twice), with 4 players both tables. A run stopped in the middle of a set leaves it
   partial until a later run completes it; it is counted and shown, never rated.
 - **Entries no longer in the ladder.** An *entry* is a bot at one version (the content hash
-  of its folder, :mod:`arena.versions`). The file's ``entries`` (set by each run) are the
+  of its folder, :mod:`arena.bots.versions`). The file's ``entries`` (set by each run) are the
   ladder's bots at their current versions and, after ``on_change = "new-version"``, their
   earlier versions. A game with a seat that is not an entry (a bot removed from the ladder
   file, or a version replaced with ``on_change = "replace"``) stays in the file but out of
@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..versions import version_label
+from ..bots.versions import version_label
 from .schedule import set_games
 from .store import GameRow
 
@@ -71,7 +71,7 @@ def complete_sets(games: Iterable[GameRow]) -> tuple[list[GameRow], list[list[Ga
 
 def labels(entries: Iterable[Entry]) -> dict[Entry, str]:
     """How each entry is shown: its name alone, or ``name@version`` (short,
-    :func:`arena.versions.version_label`) when the name has more than one entry."""
+    :func:`arena.bots.versions.version_label`) when the name has more than one entry."""
     entries = list(dict.fromkeys(entries))
     count: dict[str, int] = defaultdict(int)
     for name, _ in entries:

@@ -30,7 +30,7 @@ from moon_sdk.rules import trump_name
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..executor import FinishedGame
+    from ..executor.local import FinishedGame
     from .schedule import ScheduledGame
 
 SCHEMA_VERSION = 2
@@ -109,7 +109,7 @@ class FaultRow:
     seat: int
     bot: str
     reason: str
-    """Its key: ``timeout``, ``crash``, ... (:class:`arena.results.FaultReason`)."""
+    """Its key: ``timeout``, ``crash``, ... (:class:`arena.core.results.FaultReason`)."""
     detail: str
     forfeit: bool
 

@@ -10,7 +10,7 @@
   :class:`SandboxError` (an :class:`~arena.errors.InfrastructureError`) when no Docker
   engine answers.
 - :func:`cleanup_stale` removes what a killed runner left behind: containers, and local
-  bots' cgroups and processes (:func:`arena.containment.cleanup_stale`).
+  bots' cgroups and processes (:func:`arena.sandbox.containment.cleanup_stale`).
 
 The ``docker`` SDK is imported only when a Docker bot is used.
 """
@@ -20,12 +20,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..bots import BotSpec, Limits, LocalProcess, build_bot
+from ..bots.manifest import BotSpec, Limits
 from ..errors import BotError, ConfigError, InfrastructureError
+from .local import LocalProcess, build_bot
 
 if TYPE_CHECKING:
-    from ..forkserver import ForkServer
     from .docker import DockerLimits
+    from .forkserver import ForkServer
 
 RUNNERS = ("local", "docker")
 
@@ -58,7 +59,7 @@ def make_process(spec: BotSpec, address: str, token: str, log_path: str | Path,
     """A fresh process for ``spec`` in one seat: a :class:`LocalProcess` (with ``limits``)
     or a :class:`~arena.sandbox.docker.DockerProcess` (with ``docker_limits``), as
     ``spec.runner`` says; a Python SDK bot is forked by ``fork_server`` when one is given
-    (:class:`arena.forkserver.ForkedProcess`). Nothing starts until ``start()``.
+    (:class:`arena.sandbox.forkserver.ForkedProcess`). Nothing starts until ``start()``.
 
     Raises:
         ConfigError: an unknown runner.
@@ -70,7 +71,7 @@ def make_process(spec: BotSpec, address: str, token: str, log_path: str | Path,
                              match_id=match_id, seat=seat)
     script = fork_server.usable_for(spec) if fork_server is not None else None
     if fork_server is not None and script is not None:
-        from ..forkserver import ForkedProcess
+        from .forkserver import ForkedProcess
 
         return ForkedProcess(fork_server, script, spec, address, token, log_path, limits, env)
     return LocalProcess(spec, address, token, log_path, limits, env)
@@ -140,10 +141,10 @@ def _host_build(spec: BotSpec, timeout_s: float, log_path: Path | None) -> str:
 
 def cleanup_stale(everything: bool = False, docker: bool = True) -> int:
     """Remove what runners that died left on this host: local bot runs (their cgroups and
-    processes, :func:`arena.containment.cleanup_stale`) and, with ``docker``, sandbox
+    processes, :func:`arena.sandbox.containment.cleanup_stale`) and, with ``docker``, sandbox
     containers (all of them with ``everything``); returns how many. The Docker part does
     nothing when no engine answers. Raises nothing."""
-    from ..containment import cleanup_stale as clean_local
+    from .containment import cleanup_stale as clean_local
 
     removed = clean_local()
     if not docker:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import containment
+from . import containment
 
 
 def main(argv: list[str] | None = None) -> int:

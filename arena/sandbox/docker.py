@@ -57,9 +57,10 @@ import docker.errors
 import docker.utils
 from docker.types import LogConfig, Ulimit
 
-from ..bots import LOG_TAIL_BYTES, BotSpec, BuildOutput
+from ..bots.manifest import BotSpec
+from ..core.text import clean
 from ..errors import BotError, ConfigError, InfrastructureError
-from ..text import clean
+from .local import LOG_TAIL_BYTES, BuildOutput
 
 log = logging.getLogger("arena.sandbox")
 
@@ -658,7 +659,7 @@ def container_config(spec: BotSpec, address: str, token: str, limits: DockerLimi
 
 class DockerProcess:
     """A bot in a fresh container for one game; the same interface as
-    :class:`arena.bots.LocalProcess` (``start``/``poll``/``kill``/``log_tail``) plus
+    :class:`arena.sandbox.local.LocalProcess` (``start``/``poll``/``kill``/``log_tail``) plus
     :meth:`exit_detail`.
 
     ``start`` and ``kill`` talk to the engine and block (run them in a thread from async

@@ -36,7 +36,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from ..convert import event_to_dict
+from ..bots.versions import version_label
+from ..core.timecontrol import TimeControl
 from ..host.deps import VersionId, can_see, get_host, get_session
 from ..host.models import Bot, FaultRow, Game, GameSeat, Participant, Version
 from ..host.ratings import open_ratings
@@ -48,9 +49,8 @@ from ..host.schemas import GameOut, VersionOut
 from ..host.service import Host
 from ..ladder.ratings import LiveRatings
 from ..ladder.store import GameRow
-from ..records import GameRecord
-from ..timecontrol import TimeControl
-from ..versions import version_label
+from ..protocol.convert import event_to_dict
+from ..records.record import GameRecord
 from . import auth, charts
 from .replay import replay_view
 from .templating import templates
@@ -679,7 +679,7 @@ def _visible_status(host: Host, request: Request, game_id: str) -> str | None:
 @router.get("/games/{game_id}/events")
 async def game_events(game_id: str, request: Request, host: HostDep) -> Response:
     """The game's public events as server-sent events (``event: moon``, data a JSON object
-    of :func:`arena.convert.event_to_dict`), from the referee's watch stream: from the
+    of :func:`arena.protocol.convert.event_to_dict`), from the referee's watch stream: from the
     start, then live, then ``event: end``. Only the referee's public events go out: no
     tile is sent before it is played, and the widow and the discard never are.
 

@@ -1,4 +1,4 @@
-"""The replay player: a game record (:class:`arena.records.GameRecord`) as the steps a
+"""The replay player: a game record (:class:`arena.records.record.GameRecord`) as the steps a
 person walks through, and the one page that shows them.
 
 :func:`replay_view` turns a record into a :class:`ReplayView`: every decision of the game
@@ -26,7 +26,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..records import GameRecord, RecordedHand, RecordedPlay
+from ..records.record import GameRecord, RecordedHand, RecordedPlay
 
 _TILE = re.compile(r"^([0-6])-([0-6])$")
 _SUITS = ("blanks", "ones", "twos", "threes", "fours", "fives", "sixes")
@@ -229,7 +229,7 @@ class ReplayView:
     places: tuple[int, ...]
     hands_played: int
     forfeit: Any
-    """The forfeit (:class:`arena.records.RecordedFault`) or None."""
+    """The forfeit (:class:`arena.records.record.RecordedFault`) or None."""
     faults: tuple[Any, ...]
     errors: tuple[str, ...]
     logs: tuple[tuple[str, str], ...]

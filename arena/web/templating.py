@@ -10,7 +10,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import __version__
-from ..text import clean, clean_line
+from ..core.text import clean, clean_line
 from . import replay
 
 WEB = Path(__file__).resolve().parent

@@ -7,7 +7,7 @@ kept), the interpreter's allocated blocks, and its table of interned strings (re
 the ``interned`` symbol of libpython, when ``nm`` finds it): how many are alive, the table's
 bytes and slots, and how many more strings can be added to it before it is resized (each new
 interned string takes a slot until then, even once it is dead: a per-game string shows as a
-count that falls game after game), and the host's ``malloc_trim`` calls (arena/memory.py:
+count that falls game after game), and the host's ``malloc_trim`` calls (arena/host/memory.py:
 how many, their mean cost; ``MOON_BENCH_NO_TRIM=1`` turns them off, to compare). A benchmark
 aid, not part of the product.
 """
@@ -68,9 +68,9 @@ def _start(path: str) -> None:
 
     interned = _interned_table()
     if os.environ.get("MOON_BENCH_NO_TRIM"):  # to compare: the host without malloc_trim
-        import arena.memory
+        import arena.host.memory
 
-        arena.memory._TRIM = None
+        arena.host.memory._TRIM = None
 
     def sample() -> dict[str, float]:
         out: dict[str, float] = {"py_blocks": sys.getallocatedblocks()}
@@ -91,7 +91,7 @@ def _start(path: str) -> None:
             out["malloc_used"] = m.uordblks + m.hblkhd  # in use: heap chunks + mmapped
             out["malloc_free"] = m.fordblks  # free, kept by malloc
             out["malloc_arena"] = m.arena  # bytes of the heaps (all arenas)
-        memory = sys.modules.get("arena.memory")
+        memory = sys.modules.get("arena.host.memory")
         if memory is not None:  # the host's malloc_trim calls so far
             t = memory.trim_stats()
             out["trims"], out["trim_s"], out["trims_released"] = t.calls, t.seconds, t.released

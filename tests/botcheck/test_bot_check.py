@@ -147,7 +147,7 @@ def test_the_example_bots_pass_with_3_and_4_players(tmp_path, bot):
     assert any(x.startswith("ok   its own bid") for x in oks)
     assert len(oks) == 9 and out.stdout.rstrip().endswith(f"{bot}: passed")
     # the planted refusal happened (and is the only fault of the hand against itself)
-    from arena.records import load_record
+    from arena.records.record import load_record
 
     record = load_record(tmp_path / "check" / "records" / "check-0-self.json")
     assert [(f["seat"], f["reason"], f["forfeit"]) for f in record["faults"]] == \
@@ -173,7 +173,7 @@ def test_a_fresh_stdio_starter_passes(tmp_path):
 
 
 def only_record(tmp_path: Path, what: str) -> dict:
-    from arena.records import load_record
+    from arena.records.record import load_record
 
     [path] = (tmp_path / "check" / "records").glob(f"check-*-{what}.json")
     return load_record(path)
@@ -225,9 +225,9 @@ def test_a_bot_that_does_not_follow_suit_under_no_trumps_or_doubles_fails_there(
 
 @pytest.mark.parametrize("bot", ["go-heuristic", "node-heuristic"])
 def test_the_go_and_node_examples_pass_and_rejoin(tmp_path, bot):
-    from arena.botbuild import missing_tool
-    from arena.bots import load_bot
-    from arena.records import read_record
+    from arena.bots.manifest import load_bot
+    from arena.records.record import read_record
+    from arena.sandbox.build import missing_tool
 
     why = missing_tool(load_bot(ROOT / "example_bots" / bot))
     if why:
@@ -280,10 +280,10 @@ def test_a_crash_before_joining_in_the_dropped_stream_game_is_a_crash_not_a_rejo
 
     from moon_sdk.rules import Ruleset
 
-    from arena.botcheck import check_games, judge
-    from arena.bots import load_bot
-    from arena.executor import LocalExecutor
-    from arena.timecontrol import TimeControl
+    from arena.bots.manifest import load_bot
+    from arena.check.conformance import check_games, judge
+    from arena.core.timecontrol import TimeControl
+    from arena.executor.local import LocalExecutor
 
     spec = load_bot(crashing_at_start(tmp_path))
     [game] = [g for g in check_games(spec, [load_bot(ROOT / "example_bots" / "random")],
@@ -321,10 +321,10 @@ def dropped_stream_item(spec, tmp_path: Path):
 
     from moon_sdk.rules import Ruleset
 
-    from arena.botcheck import check_games, judge
-    from arena.bots import load_bot
-    from arena.executor import LocalExecutor
-    from arena.timecontrol import TimeControl
+    from arena.bots.manifest import load_bot
+    from arena.check.conformance import check_games, judge
+    from arena.core.timecontrol import TimeControl
+    from arena.executor.local import LocalExecutor
 
     [game] = [g for g in check_games(spec, [load_bot(ROOT / "example_bots" / "random")],
                                      [("moon3", Ruleset.preset("moon3"))], TimeControl())
@@ -347,7 +347,7 @@ def test_a_crash_after_rejoining_in_the_dropped_stream_game_is_a_crash_not_a_rej
         tmp_path, how, exit_said):
     # the SDK rejoins after the planted drop and gets the turn sent again, then the bot
     # dies in it: the line says the crash (its exit), not "did not rejoin"
-    from arena.bots import load_bot
+    from arena.bots.manifest import load_bot
 
     item = dropped_stream_item(load_bot(bot_that_dies_in_its_turn(tmp_path, how)), tmp_path)
     assert item.status == "fail"
@@ -406,7 +406,7 @@ def test_a_failed_check_keeps_its_records_in_a_temp_folder_and_says_where(tmp_pa
     assert said == [f"records and logs: {kept} (a temporary folder, kept because the check "
                     "failed: remove it when done; --records DIR puts them where you say)"]
     # the failed hand's record (with the bot's output) and the build log are there
-    from arena.records import read_record
+    from arena.records.record import read_record
 
     record = read_record(kept / "records" / "check-0-self.json")
     assert "RuntimeError: brittle" in "".join(record.logs.values())
@@ -415,8 +415,8 @@ def test_a_failed_check_keeps_its_records_in_a_temp_folder_and_says_where(tmp_pa
 
 def test_every_starter_and_example_language_is_known():
     # no warning for what `moon new-bot --lang` makes or an example bot says
-    from arena.bots import LANGUAGES, language_warning, load_bot
-    from arena.scaffold import LANGUAGES as STARTERS
+    from arena.bots.manifest import LANGUAGES, language_warning, load_bot
+    from arena.bots.starters import LANGUAGES as STARTERS
 
     for folder in sorted((ROOT / "example_bots").iterdir()):
         if (folder / "bot.toml").is_file():

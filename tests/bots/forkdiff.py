@@ -40,7 +40,7 @@ class Diff(Bot):
     def act(self, obs):
         if os.environ.get("MOON_BOT_NAME") == "diff-kill":
             with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
-                if b"arena.forkserver" in f.read():
+                if b"arena.sandbox.forkserver" in f.read():
                     os.kill(os.getppid(), signal.SIGKILL)
         return obs.legal_actions[-1]
 

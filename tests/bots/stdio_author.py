@@ -1,4 +1,4 @@
-"""A stdio bot (JSON lines, run through arena.stdio_bridge) with the habits of bots that
+"""A stdio bot (JSON lines, run through arena.sandbox.stdio_bridge) with the habits of bots that
 authors really wrote, for the bridge's tests.
 
 Usage: stdio_author.py MODE

@@ -1,4 +1,4 @@
-"""A stdio bot (JSON lines, run through arena.stdio_bridge) that misbehaves on purpose.
+"""A stdio bot (JSON lines, run through arena.sandbox.stdio_bridge) that misbehaves on purpose.
 
 Usage: stdio_misbehave.py MODE
 

@@ -185,10 +185,10 @@ def test_no_timeout_over_grpc(tmp_path, monkeypatch) -> None:
     thinking time: no fault."""
     import asyncio
 
-    from arena.bots import load_bot
-    from arena.game import play_game, serving
-    from arena.referee import Referee
-    from arena.timecontrol import TimeControl
+    from arena.bots.manifest import load_bot
+    from arena.core.timecontrol import TimeControl
+    from arena.executor.game import play_game, serving
+    from arena.referee.referee import Referee
 
     monkeypatch.setenv("MOON_SEARCH_THINK_MS", "60")
     bots = [load_bot(ROOT / "example_bots" / b) for b in ("search", "heuristic", "random")]

@@ -21,16 +21,16 @@ from typing import Any
 import pytest
 from moon_sdk.rules import Ruleset
 
-from arena.bots import load_bot
+from arena.bots.manifest import load_bot
+from arena.bots.versions import bot_version
 from arena.cluster import DaskExecutor
 from arena.cluster.artifacts import BotCache, pack_folder
+from arena.core.timecontrol import TimeControl
 from arena.errors import ConfigError, InfrastructureError
-from arena.executor import GameRequest
+from arena.executor.local import GameRequest
 from arena.ladder.config import load_ladder
 from arena.ladder.runner import open_store, records_dir, run_ladder
 from arena.ladder.schedule import make_schedule
-from arena.timecontrol import TimeControl
-from arena.versions import bot_version
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -16,7 +16,7 @@ from host_support import (  # noqa: E402
     wait_for,
 )
 
-from arena.versions import bot_version  # noqa: E402
+from arena.bots.versions import bot_version  # noqa: E402
 
 
 def cluster_host(folder: Path, address: str) -> HostProcess:

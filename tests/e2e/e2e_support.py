@@ -16,9 +16,9 @@ from typing import TypeVar
 
 import grpc
 
-from arena.bots import BotSpec, load_bot
-from arena.game import Endpoint, serving
-from arena.referee import Referee
+from arena.bots.manifest import BotSpec, load_bot
+from arena.executor.game import Endpoint, serving
+from arena.referee.referee import Referee
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "example_bots"

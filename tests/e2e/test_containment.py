@@ -1,5 +1,5 @@
 """Every descendant of a local bot ends with its game, and what a killed arena leaves is
-cleaned up when an arena next starts (arena.containment; docs/sandbox.md).
+cleaned up when an arena next starts (arena.sandbox.containment; docs/sandbox.md).
 
 The test bot (tests/bots/runnerbot.py) starts escapees with `setsid` and `env -i` (out of
 its process group, without MOON_BOT_INSTANCE): a sleeper, a CPU burner, and a writer that
@@ -36,9 +36,9 @@ from e2e_support import ROOT, TEST_BOTS, example, with_referee
 from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena import containment
-from arena.bots import BotSpec
-from arena.game import play_game
+from arena.bots.manifest import BotSpec
+from arena.executor.game import play_game
+from arena.sandbox import containment
 
 CGROUPS = containment.cgroup_parent() is not None
 needs_cgroups = pytest.mark.skipif(not CGROUPS, reason=f"local bots here: {containment.mode()}")
@@ -156,7 +156,7 @@ def test_every_escapee_dies_with_the_game(tmp_path, marker):
 
 @needs_cgroups
 def test_the_bots_cgroup_holds_every_descendant_and_is_removed(tmp_path, marker):
-    from arena.bots import LocalProcess
+    from arena.sandbox.local import LocalProcess
 
     proc = LocalProcess(runnerbot(marker, "sleeper", "burner", "hang"), "unix:///nonexistent",
                         "token", tmp_path / "bot.log")
@@ -307,7 +307,7 @@ def test_a_concurrent_arena_cleans_up_only_runs_whose_arena_is_gone(
     live arena's bot run and its escapee alone, and leaves alone what it did not make; it
     cleans up a run whose owner pid now belongs to a later process (the start time in the
     run's name differs), with the process in it."""
-    from arena.bots import LocalProcess
+    from arena.sandbox.local import LocalProcess
 
     if not cgroups:
         monkeypatch.setenv(containment.CGROUP_VAR, "off")
@@ -350,7 +350,7 @@ def test_a_concurrent_arena_cleans_up_only_runs_whose_arena_is_gone(
         # another arena starts: its clean-up, in a process of its own
         other = subprocess.run(
             [sys.executable, "-c",
-             "from arena.containment import cleanup_stale; print(cleanup_stale())"],
+             "from arena.sandbox.containment import cleanup_stale; print(cleanup_stale())"],
             cwd=ROOT, env={**os.environ, **isolated}, capture_output=True, text=True,
             timeout=60)
         assert other.returncode == 0, other.stderr

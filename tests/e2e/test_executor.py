@@ -15,12 +15,12 @@ import pytest
 from e2e_support import example
 from moon_sdk.rules import Ruleset
 
-from arena.bots import BotSpec
+from arena.bots.manifest import BotSpec
+from arena.core.results import Termination
+from arena.core.timecontrol import TimeControl
 from arena.errors import ConfigError, InfrastructureError
-from arena.executor import FinishedGame, GameRequest, LocalExecutor
-from arena.records import load_record, verify_record
-from arena.results import Termination
-from arena.timecontrol import TimeControl
+from arena.executor.local import FinishedGame, GameRequest, LocalExecutor
+from arena.records.record import load_record, verify_record
 
 MOON3 = Ruleset.preset("moon3")
 TC = TimeControl(startup_ms=30_000)
@@ -87,7 +87,7 @@ def test_a_played_game_is_freed_at_once_not_left_to_the_garbage_collector(tmp_pa
     # not linger in a reference cycle until the cyclic collector's next full pass
     from moon_sdk.rules.state import GameState
 
-    from arena.referee import Match
+    from arena.referee.referee import Match
 
     bots = [example("heuristic"), example("random"), example("weak")]
     gc.collect()

@@ -12,9 +12,9 @@ from e2e_support import example, misbehaving, with_referee
 from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena.game import play_game
-from arena.records import load_record, verify_record
-from arena.timecontrol import TimeControl
+from arena.core.timecontrol import TimeControl
+from arena.executor.game import play_game
+from arena.records.record import load_record, verify_record
 
 TC = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=500, reconnect_ms=1500,
                  illegal_retries=2)
@@ -159,8 +159,8 @@ def test_a_seat_with_a_clock_of_its_own_keeps_it_while_the_others_keep_theirs(tm
     # with no decision limit of its own plays one hand without a fault, under a match clock
     # of 500 ms and no bank that would flag it at its first turn (the test above); the
     # record says which seat had which clock.
+    from arena.core.timecontrol import NO_LIMIT_MS
     from arena.errors import ConfigError
-    from arena.timecontrol import NO_LIMIT_MS
 
     tc = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=0, max_hands=1)
     moon3 = Ruleset.preset("moon3")

@@ -1,4 +1,4 @@
-"""The fork server (arena/forkserver.py), on by default: Python SDK bots forked from a warm
+"""The fork server (arena/sandbox/forkserver.py), on by default: Python SDK bots forked from a warm
 process are still a fresh process per game (another pid, no state carried), contained and
 killed like a started bot, and play the same games: with deterministic bots and the same
 seed the records are those of bots started as processes (``fork_server=False``, the
@@ -20,12 +20,12 @@ import pytest
 from e2e_support import EXAMPLES, TEST_BOTS, example
 from moon_sdk.rules import Ruleset
 
-from arena.bots import DEFAULT_MEMORY_MB, BotSpec, Limits
-from arena.containment import cgroup_parent
+from arena.bots.manifest import DEFAULT_MEMORY_MB, BotSpec, Limits
+from arena.core.timecontrol import TimeControl
 from arena.errors import ConfigError, InfrastructureError
-from arena.executor import FinishedGame, GameRequest, LocalExecutor
-from arena.forkserver import forkable
-from arena.timecontrol import TimeControl
+from arena.executor.local import FinishedGame, GameRequest, LocalExecutor
+from arena.sandbox.containment import cgroup_parent
+from arena.sandbox.forkserver import forkable
 
 MOON3 = Ruleset.preset("moon3")
 TC = TimeControl(startup_ms=30_000)
@@ -127,7 +127,7 @@ def test_without_cgroups_a_forked_bots_setsid_child_is_killed(tmp_path, monkeypa
     """In the process-group mode the arena finds what left the group by the run's marker
     in /proc/<pid>/environ: a forked bot's child that forked (no exec) and left the group
     carries it as one of a started bot would, and is killed after the game."""
-    from arena import containment
+    from arena.sandbox import containment
 
     monkeypatch.setenv(containment.CGROUP_VAR, "off")
     monkeypatch.setenv(containment.RUN_DIR_VAR, str(tmp_path / "runs"))

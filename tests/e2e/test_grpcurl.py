@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from e2e_support import EXAMPLES, ROOT, moon_serve
 
-from arena.records import load_record, verify_record
+from arena.records.record import load_record, verify_record
 
 GRPCURL = ROOT / "tools" / "bin" / "grpcurl"
 

@@ -23,12 +23,12 @@ from e2e_support import TEST_BOTS, example, with_referee
 from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena.botbuild import ensure_built, missing_tool
-from arena.bots import BotSpec, load_bot
-from arena.game import play_game
-from arena.records import load_record, verify_record
-from arena.scaffold import LANGUAGES
-from arena.timecontrol import TimeControl
+from arena.bots.manifest import BotSpec, load_bot
+from arena.bots.starters import LANGUAGES
+from arena.core.timecontrol import TimeControl
+from arena.executor.game import play_game
+from arena.records.record import load_record, verify_record
+from arena.sandbox.build import ensure_built, missing_tool
 
 # Start-up is generous: a 2-core machine may be busy with other tests while four runtimes
 # start; the decision limits are the defaults.
@@ -60,10 +60,10 @@ def assert_clean_game(match) -> dict:
 
 def assert_rejoins(spec: BotSpec, where: Path) -> None:
     """``spec`` in seat 0 of one hand whose first turn is not sent: its stream is dropped
-    instead (:mod:`arena.probes`, ``drop``). It must join again with its token and play the
+    instead (:mod:`arena.referee.probes`, ``drop``). It must join again with its token and play the
     hand to the end with no fault (docs/protocol.md, "Reconnecting")."""
-    from arena.executor import GameRequest, LocalExecutor
-    from arena.records import read_record
+    from arena.executor.local import GameRequest, LocalExecutor
+    from arena.records.record import read_record
 
     async def go():
         async with LocalExecutor(where / "rejoin") as ex:

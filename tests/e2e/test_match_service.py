@@ -22,7 +22,7 @@ from moon_sdk.v1 import match_pb2 as mpb
 from moon_sdk.v1 import match_pb2_grpc
 from quick_seats import quick_seat
 
-from arena.results import ILLEGAL_ACTION_PUBLIC
+from arena.core.results import ILLEGAL_ACTION_PUBLIC
 
 TOKEN = "s3cret-admin"
 AUTH = (("authorization", f"Bearer {TOKEN}"),)

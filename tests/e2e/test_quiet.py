@@ -9,9 +9,9 @@ import re
 from e2e_support import TEST_BOTS, with_referee
 from moon_sdk.rules import Ruleset
 
-from arena.bots import BotSpec
-from arena.game import play_game
-from arena.records import load_record, verify_record
+from arena.bots.manifest import BotSpec
+from arena.executor.game import play_game
+from arena.records.record import load_record, verify_record
 
 LISTENED = re.compile(r"LISTENED turns=(\d+) events=(\d+) kinds=(\S*)")
 

@@ -1,9 +1,10 @@
 """Stopping the referee while bots' streams are open mid-turn ends every stream before the
-gRPC server stops (arena/game.py ``serving``, arena/server.py ``OpenStreams``): a handler
-still running when grpc.aio's server has stopped makes gRPC log "Aborting method ... due
-to server stop" as it returns, which an organiser pressing Ctrl-C read in the host's log.
-The bots are real SDK processes (they reconnect when their stream ends before the game
-did); the server's stop is watched to see that no stream handler is open when it begins."""
+gRPC server stops (``serving`` in arena/executor/game.py, ``OpenStreams`` in
+arena/referee/server.py): a handler still running when grpc.aio's server has stopped makes
+gRPC log "Aborting method ... due to server stop" as it returns, which an organiser
+pressing Ctrl-C read in the host's log. The bots are real SDK processes (they reconnect
+when their stream ends before the game did); the server's stop is watched to see that no
+stream handler is open when it begins."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ import pytest
 from e2e_support import TEST_BOTS
 from moon_sdk.rules import Ruleset
 
-import arena.game
-from arena.bots import BotSpec
-from arena.game import play_game, serving
-from arena.referee import Match, Referee
-from arena.server import OpenStreams
-from arena.timecontrol import TimeControl
+import arena.executor.game
+from arena.bots.manifest import BotSpec
+from arena.core.timecontrol import TimeControl
+from arena.executor.game import play_game, serving
+from arena.referee.referee import Match, Referee
+from arena.referee.server import OpenStreams
 
 GAMES = 4
 """Games at once (12 streams, each with a bot thinking for 30 s over its turn)."""
@@ -42,7 +43,7 @@ class Kept(logging.Handler):
 def test_a_stop_mid_turn_ends_the_streams_before_the_server(
         tmp_path: Path, grace_s: float, monkeypatch: pytest.MonkeyPatch) -> None:
     open_at_stop: list[int] = []
-    real_create = arena.game.create_server
+    real_create = arena.executor.game.create_server
 
     def create_server(*args: Any, streams: OpenStreams, **kw: Any) -> Any:
         server, port = real_create(*args, streams=streams, **kw)
@@ -54,7 +55,7 @@ def test_a_stop_mid_turn_ends_the_streams_before_the_server(
         server.stop = stop  # type: ignore[method-assign]
         return server, port
 
-    monkeypatch.setattr(arena.game, "create_server", create_server)
+    monkeypatch.setattr(arena.executor.game, "create_server", create_server)
     kept = Kept()
     root = logging.getLogger()
     root.addHandler(kept)
@@ -91,13 +92,13 @@ def test_a_stop_mid_turn_ends_the_streams_before_the_server(
 def test_a_stream_opened_while_the_server_stops_is_refused(
         monkeypatch: pytest.MonkeyPatch) -> None:
     kept: list[OpenStreams] = []
-    real_create = arena.game.create_server
+    real_create = arena.executor.game.create_server
 
     def create_server(*args: Any, streams: OpenStreams, **kw: Any) -> Any:
         kept.append(streams)
         return real_create(*args, streams=streams, **kw)
 
-    monkeypatch.setattr(arena.game, "create_server", create_server)
+    monkeypatch.setattr(arena.executor.game, "create_server", create_server)
 
     async def go() -> tuple[grpc.StatusCode, str]:
         referee = Referee(record_dir=None)

@@ -16,9 +16,9 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 from quick_seats import play_call, quick_seat
 
-from arena.referee import MAX_REJOINS
-from arena.results import FaultReason
-from arena.timecontrol import TimeControl
+from arena.core.results import FaultReason
+from arena.core.timecontrol import TimeControl
+from arena.referee.referee import MAX_REJOINS
 
 
 def bidder(turn: bpb.Turn) -> pb.Action:

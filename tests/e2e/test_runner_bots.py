@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from e2e_support import ROOT, TEST_BOTS
 
-from arena.bots import DEFAULT_MEMORY_MB, MAX_MEMORY_MB
-from arena.records import load_record
+from arena.bots.manifest import DEFAULT_MEMORY_MB, MAX_MEMORY_MB
+from arena.records.record import load_record
 
 MOON = [sys.executable, "-m", "arena.cli"]
 HOSTILE = ("\x1b[2J\x1b[H\x1b]0;owned\x07\x1b]52;c;SGVsbG8=\x07innocent\rEVIL"
@@ -32,7 +32,7 @@ def moon(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def acted_on(text: str) -> list[str]:
-    """Characters a terminal acts on (worked out with unicodedata, not arena.text): control
+    """Characters a terminal acts on (worked out with unicodedata, not arena.core.text): control
     characters but newline and tab, and the bidi overrides."""
     return [c for c in text if (unicodedata.category(c) == "Cc" and c not in "\n\t")
             or unicodedata.bidirectional(c) in ("LRO", "RLO", "LRE", "RLE", "PDF")]

@@ -16,9 +16,10 @@ from e2e_support import ROOT, example, misbehaving, with_referee
 from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena.bots import LOG_MAX_BYTES, LOG_TAIL_BYTES, BotSpec
-from arena.game import play_game
-from arena.records import load_record
+from arena.bots.manifest import BotSpec
+from arena.executor.game import play_game
+from arena.records.record import load_record
+from arena.sandbox.local import LOG_MAX_BYTES, LOG_TAIL_BYTES
 
 SANDBOX_BOTS = ROOT / "tests" / "sandbox" / "bots"
 

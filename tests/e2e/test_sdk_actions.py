@@ -10,10 +10,10 @@ from e2e_support import TEST_BOTS, example, with_referee
 from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena.bots import BotSpec
-from arena.game import play_game
-from arena.records import load_record, verify_record
-from arena.timecontrol import TimeControl
+from arena.bots.manifest import BotSpec
+from arena.core.timecontrol import TimeControl
+from arena.executor.game import play_game
+from arena.records.record import load_record, verify_record
 
 MOON3 = Ruleset.preset("moon3")
 TC = TimeControl(startup_ms=20_000, illegal_retries=2)

@@ -21,10 +21,10 @@ from moon_sdk.v1 import bot_pb2_grpc, match_pb2_grpc
 from moon_sdk.v1 import game_pb2 as pb
 from moon_sdk.v1 import match_pb2 as mpb
 
-from arena.convert import result_to_pb
-from arena.game import play_game
-from arena.records import load_record, verify_record
-from arena.timecontrol import NO_LIMIT_MS, TimeControl
+from arena.core.timecontrol import NO_LIMIT_MS, TimeControl
+from arena.executor.game import play_game
+from arena.protocol.convert import result_to_pb
+from arena.records.record import load_record, verify_record
 
 MOON = [sys.executable, "-m", "arena.cli"]
 
@@ -169,7 +169,7 @@ def test_a_game_that_never_ends_is_adjudicated_at_the_hand_limit(tmp_path):
 
 
 def test_hand_limit_places_by_score():
-    from arena.results import GameResult
+    from arena.core.results import GameResult
 
     r = GameResult.hand_limit([5, 9, 5], 200)
     assert list(r.places) == [2, 1, 2] and r.winner == 1

@@ -74,7 +74,7 @@ def test_a_competition(host: HostProcess) -> None:
 
     rejected = host.wait_version(carol, v_b["id"])
     assert rejected["status"] == "rejected"
-    # the first check of `moon bot check` (arena/botcheck.py) the host plays: the whole
+    # the first check of `moon bot check` (arena/check/conformance.py) the host plays: the whole
     # game against the reference bots, where seat 0, the bot, exits at once
     assert rejected["reason"].startswith("validation: a whole game against reference-random: "
                                          "seat 0 crash"), rejected["reason"]

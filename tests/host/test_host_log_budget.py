@@ -15,8 +15,8 @@ from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wa
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from arena.bots import LOG_MAX_BYTES, LOG_TAIL_BYTES
 from arena.host.models import Bot, Game, GameSeat, Version
+from arena.sandbox.local import LOG_MAX_BYTES, LOG_TAIL_BYTES
 
 KEEP = 2
 

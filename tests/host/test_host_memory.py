@@ -1,4 +1,4 @@
-"""The host gives its heap's free memory back to the operating system (arena/memory.py,
+"""The host gives its heap's free memory back to the operating system (arena/host/memory.py,
 docs/host.md "Memory"): ``trim_heap`` releases what a process freed, and a running host
 calls it at its quiet moments (after each batch fit) while it goes on playing games.
 
@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
-from arena import memory
+from arena.host import memory
 
 needs_trim = pytest.mark.skipif(memory._TRIM is None,
                                 reason="the C library has no malloc_trim (not glibc)")
 
 FREED = textwrap.dedent("""
     import ctypes, sys
-    from arena.memory import trim_heap, trim_stats
+    from arena.host.memory import trim_heap, trim_stats
 
     def anon_kb():
         for line in open("/proc/self/status"):
@@ -70,16 +70,16 @@ COUNTER = textwrap.dedent("""
     import os
 
     if os.environ.get("MOON_TEST_TRIMS"):
-        import arena.memory
+        import arena.host.memory
 
-        real = arena.memory._TRIM
+        real = arena.host.memory._TRIM
 
         def counted(pad):
             with open(os.environ["MOON_TEST_TRIMS"], "a") as f:
                 f.write("trim\\n")
             return real(pad)
 
-        arena.memory._TRIM = counted
+        arena.host.memory._TRIM = counted
 """)
 
 

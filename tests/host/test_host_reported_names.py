@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
-from arena.referee import REPORTED_MAX
+from arena.referee.referee import REPORTED_MAX
 
 NAME = "\u202eevil\u200b<b>x</b>\x1b[31m\n\r" + "W" * 30000
 VERSION = "\x00\x07" + "V" * 30000

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
 
+from arena.bots.versions import bot_version
 from arena.errors import ConfigError
 from arena.host.submissions import UploadError, UploadLimits, pack, take_upload, unpack
-from arena.versions import bot_version
 
 MANIFEST = b'name = "evil"\nrun = "{python} bot.py"\n'
 LIMITS = UploadLimits(max_archive=64 * 1024, max_unpacked=256 * 1024, max_files=50)

@@ -1,4 +1,4 @@
-"""A bot version is the content hash of its sources (arena.versions)."""
+"""A bot version is the content hash of its sources (arena.bots.versions)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.versions import bot_version, version_files, version_label
+from arena.bots.versions import bot_version, version_files, version_label
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -118,7 +118,7 @@ def test_declared_build_outputs_are_not_the_version(tmp_path: Path) -> None:
 
 
 def test_outputs_must_be_paths_in_the_folder_with_a_build(tmp_path: Path) -> None:
-    from arena.bots import load_bot
+    from arena.bots.manifest import load_bot
     from arena.errors import ConfigError
 
     assert load_bot(go_style_bot(tmp_path)).outputs == ("bot", "build")
@@ -135,16 +135,16 @@ def test_outputs_must_be_paths_in_the_folder_with_a_build(tmp_path: Path) -> Non
 
 
 def test_examples_and_starters_declare_their_build_outputs(tmp_path: Path) -> None:
-    from arena.bots import load_bot
+    from arena.bots.manifest import load_bot
 
     expected = {"example_bots/go-heuristic": ("bot",),
                 "example_bots/rust-stdio": ("target",),
                 "example_bots/node-heuristic": ("node_modules",),
-                "arena/templates/cpp": ("build",), "arena/templates/go": ("bot",),
-                "arena/templates/java": ("target",),
-                "arena/templates/node": ("node_modules",),
-                "arena/templates/typescript": ("node_modules", "dist", "src/gen")}
-    for folder in [*ROOT.glob("example_bots/*"), *ROOT.glob("arena/templates/*")]:
+                "arena/bots/templates/cpp": ("build",), "arena/bots/templates/go": ("bot",),
+                "arena/bots/templates/java": ("target",),
+                "arena/bots/templates/node": ("node_modules",),
+                "arena/bots/templates/typescript": ("node_modules", "dist", "src/gen")}
+    for folder in [*ROOT.glob("example_bots/*"), *ROOT.glob("arena/bots/templates/*")]:
         rel = folder.relative_to(ROOT).as_posix()
         toml = tmp_path / rel / "bot.toml"  # a starter's name is filled in by moon new-bot
         toml.parent.mkdir(parents=True)

@@ -15,15 +15,15 @@ from pathlib import Path
 from moon_sdk.rules import Ruleset
 from rich.console import Console
 
-from arena.bots import BotSpec
-from arena.executor import FinishedGame, GameRequest
+from arena.bots.manifest import BotSpec
+from arena.bots.versions import version_label
+from arena.core.results import GameResult, Termination
+from arena.core.timecontrol import TimeControl
+from arena.executor.local import FinishedGame, GameRequest
 from arena.ladder.config import load_ladder
 from arena.ladder.report import build_report, export, print_report
 from arena.ladder.schedule import ScheduledGame, make_schedule
 from arena.ladder.store import ResultsStore, hold_results
-from arena.results import GameResult, Termination
-from arena.timecontrol import TimeControl
-from arena.versions import version_label
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "example_bots"

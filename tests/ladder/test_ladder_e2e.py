@@ -18,7 +18,7 @@ from arena.ladder.config import load_ladder
 from arena.ladder.report import build_report, export
 from arena.ladder.schedule import make_schedule
 from arena.ladder.store import ResultsStore
-from arena.records import load_record, verify_record
+from arena.records.record import load_record, verify_record
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -270,8 +270,8 @@ def test_max_forfeits_drops_a_bot_and_skips_its_games(tmp_path):
 def test_a_ladder_mixing_python_node_go_and_stdio_bots(tmp_path):
     # One board of 4-player Moon among four languages: every 4-set in all 3 pairings, each
     # at two tables with the partnerships swapped = 6 games, all ending by the rules.
-    from arena.botbuild import ensure_built, missing_tool
-    from arena.bots import load_bot
+    from arena.bots.manifest import load_bot
+    from arena.sandbox.build import ensure_built, missing_tool
 
     bots = ["heuristic", "node-heuristic", "go-heuristic", "rust-stdio"]
     for b in bots[1:]:

@@ -7,7 +7,7 @@ import itertools
 import random
 from pathlib import Path
 
-from arena.bots import BotSpec
+from arena.bots.manifest import BotSpec
 from arena.ladder.match import Tally, a_result, unique_names
 from arena.ladder.store import GameRow
 from arena.stats.match import SPRT, SetCounts, llr

@@ -12,12 +12,12 @@ from typing import Any
 
 from moon_sdk.rules import GameState, first_dealer
 
+from arena.core.results import Fault, FaultReason, GameResult, hand_results
 from arena.errors import InfrastructureError
-from arena.executor import FinishedGame, GameRequest
+from arena.executor.local import FinishedGame, GameRequest
 from arena.ladder.config import LadderConfig, ladder_from_dict
 from arena.ladder.runner import VOID_RETRIES, Reporter, open_store, run_ladder
 from arena.ladder.schedule import check_seed, make_schedule
-from arena.results import Fault, FaultReason, GameResult, hand_results
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ import pytest
 from packages_support import ROOT, Dists, tracked, wheel_metadata
 
 import arena
-from arena.resources import BUNDLED, PACKAGE_DATA
+from arena.bots.resources import BUNDLED, PACKAGE_DATA
 
 THIRD_PARTY_SDK = {"grpcio", "protobuf"}
 """The SDK's only requirements (not counting extras)."""
@@ -157,10 +157,10 @@ def test_sdk_sdist_has_its_licence_and_readme(dists: Dists) -> None:
 
 
 def test_the_checkout_holds_no_copy() -> None:
-    """The copies exist only in builds: in the repository, arena.resources finds the
+    """The copies exist only in builds: in the repository, arena.bots.resources finds the
     top-level folders themselves, so no copy can go stale."""
     assert not PACKAGE_DATA.exists()
-    from arena.resources import resource_dir
+    from arena.bots.resources import resource_dir
 
     for top in BUNDLED:
         assert resource_dir(top) == ROOT / top

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from packages_support import ROOT, Dists, make_venv, run_in, tracked
 
-from arena.records import load_record, verify_record
-from arena.scaffold import LANGUAGES, PROTO_FOLDER
+from arena.bots.starters import LANGUAGES, PROTO_FOLDER
+from arena.records.record import load_record, verify_record
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def test_new_bot_in_other_languages_from_the_wheel(arena_venv: Path, work: Path,
     code and go.sum), the same bytes as the repository's."""
     _ok(run_in(arena_venv, work, "moon", "new-bot", f"b{lang}", "--lang", lang))
     bot = work / f"b{lang}"
-    template = f"arena/templates/{lang}/"
+    template = f"arena/bots/templates/{lang}/"
     for path in tracked(template):
         rel = Path(path[len(template):])
         made = bot / (rel.parent / ".gitignore" if rel.name == "gitignore" else rel)

@@ -26,7 +26,7 @@ from moon_sdk.v1 import match_pb2 as mpb
 from moon_sdk.v1 import match_pb2_grpc
 from packages_support import ROOT, Dists
 
-from arena.records import verify_record
+from arena.records.record import verify_record
 
 pytestmark = pytest.mark.docker
 
@@ -143,7 +143,7 @@ def test_image_runs_as_an_unprivileged_user_with_a_health_check(docker_engine,
                                                                  image: str) -> None:
     config = docker_engine.images.get(image).attrs["Config"]
     assert config["User"] == "10001:10001"
-    assert config["Healthcheck"]["Test"] == ["CMD", "python3", "-m", "arena.healthcheck"]
+    assert config["Healthcheck"]["Test"] == ["CMD", "python3", "-m", "arena.referee.healthcheck"]
     assert "50051/tcp" in config["ExposedPorts"]
     out = docker_engine.containers.run(image, ["--version"], remove=True).decode()
     import arena

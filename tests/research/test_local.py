@@ -13,7 +13,7 @@ from moon_sdk.local import play_games, play_local
 from moon_sdk.rules import PASS, PRESETS, GameState, Phase, Ruleset, observe
 from research_support import MOON, game_facts
 
-from arena.records import load_record, verify_record
+from arena.records.record import load_record, verify_record
 
 
 class SeededRandom(Bot):

@@ -13,7 +13,7 @@ import pytest
 from moon_sdk.local import play_local
 from research_support import BOTS, EXAMPLES, MOON, bot_module, game_facts
 
-from arena.records import load_record, verify_record
+from arena.records.record import load_record, verify_record
 
 DIGEST = re.compile(r"DIGEST ([0-9a-f]{64}) turns=(\d+)")
 

@@ -23,7 +23,7 @@ from open_spiel.python.algorithms import outcome_sampling_mccfr as os_mccfr
 from open_spiel.python.observation import make_observation
 from research_support import EXAMPLES, MOON, bot_module
 
-from arena.records import load_record, verify_record
+from arena.records.record import load_record, verify_record
 
 SPECS = [
     "python_moon", "python_moon(players=4)", "python_moon(remove_double_blank=true)",

@@ -11,7 +11,7 @@ import subprocess
 from research_support import MOON, ROOT
 
 from arena.ladder.config import load_ladder
-from arena.records import load_record, verify_record
+from arena.records.record import load_record, verify_record
 
 DOC = ROOT / "docs" / "research.md"
 BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.DOTALL | re.MULTILINE)

@@ -12,12 +12,12 @@ from pathlib import Path
 from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
-from arena.bots import BotSpec, load_bot
-from arena.game import play_game, serving
-from arena.records import load_record, verify_record
-from arena.referee import Match, Referee
+from arena.bots.manifest import BotSpec, load_bot
+from arena.core.timecontrol import TimeControl
+from arena.executor.game import play_game, serving
+from arena.records.record import load_record, verify_record
+from arena.referee.referee import Match, Referee
 from arena.sandbox.docker import LABEL, DockerLimits
-from arena.timecontrol import TimeControl
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).resolve().parent / "bots"

@@ -26,7 +26,8 @@ from sandbox_support import (
     unique,
 )
 
-from arena.bots import BotSpec, load_bot
+from arena.bots.manifest import BotSpec, load_bot
+from arena.core.timecontrol import TimeControl
 from arena.errors import BotError
 from arena.sandbox import build, cleanup_stale
 from arena.sandbox.docker import (
@@ -37,7 +38,6 @@ from arena.sandbox.docker import (
     _owner,
     image_tag,
 )
-from arena.timecontrol import TimeControl
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
 

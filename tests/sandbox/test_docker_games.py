@@ -28,11 +28,11 @@ from sandbox_support import (
     unique,
 )
 
-from arena.bots import load_bot
-from arena.game import play_game, serving
-from arena.referee import Referee
+from arena.bots.manifest import load_bot
+from arena.core.timecontrol import TimeControl
+from arena.executor.game import play_game, serving
+from arena.referee.referee import Referee
 from arena.sandbox.docker import DockerLimits
-from arena.timecontrol import TimeControl
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine")]
 

@@ -13,10 +13,11 @@ from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 from sandbox_support import BOTS, ROOT, example, sandbox_bot
 
-from arena.bots import BotSpec, LocalProcess
+from arena.bots.manifest import BotSpec
+from arena.core.timecontrol import TimeControl
 from arena.errors import ConfigError
-from arena.game import play_game, serving
-from arena.referee import Referee
+from arena.executor.game import play_game, serving
+from arena.referee.referee import Referee
 from arena.sandbox import docker as sd
 from arena.sandbox import exit_detail, make_process
 from arena.sandbox.docker import (
@@ -28,7 +29,7 @@ from arena.sandbox.docker import (
     host_runtime_mounts,
     image_tag,
 )
-from arena.timecontrol import TimeControl
+from arena.sandbox.local import LocalProcess
 
 
 def spec(**extra) -> BotSpec:
@@ -183,7 +184,7 @@ def test_docker_bot_build_command_is_not_run_on_the_host(tmp_path):
 
 
 def test_bot_toml_refuses_unknown_keys(tmp_path):
-    from arena.bots import MANIFEST_KEYS, load_bot
+    from arena.bots.manifest import MANIFEST_KEYS, load_bot
 
     folder = tmp_path / "b"
     folder.mkdir()

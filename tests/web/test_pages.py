@@ -15,7 +15,7 @@ import pytest
 from host_support import EXAMPLES, SEED, tar_folder, wait_for
 from web_support import Competition
 
-from arena.records import GameRecord, verify_record
+from arena.records.record import GameRecord, verify_record
 
 TILE = re.compile(r"\b[0-6]-[0-6]\b")
 

@@ -9,7 +9,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ...names import LOOKALIKE_RULE, lookalike
+from ...core.names import LOOKALIKE_RULE, lookalike
 from ..deps import Admin, Caller, HostDep, SessionDep, User
 from ..models import Bot, Invite, Participant
 from ..registrations import client_key, minutes
@@ -82,7 +82,7 @@ def _register(body: RegisterIn, invite: Invite | None, s: Session) -> RegisterOu
 
     Raises:
         HTTPException: 409 for a name taken (in any case, or one that reads alike:
-            :func:`arena.names.lookalike`), 403 for an invite claimed by
+            :func:`arena.core.names.lookalike`), 403 for an invite claimed by
             another registration meanwhile.
     """
     # names differing only in case are one name (no "Alice" next to "alice")

@@ -7,7 +7,7 @@ from fastapi.responses import PlainTextResponse
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from ...versions import version_label
+from ...bots.versions import version_label
 from ..deps import Caller, HostDep, SessionDep, VersionId, can_see
 from ..models import Bot, Version
 from ..ratings import open_ratings

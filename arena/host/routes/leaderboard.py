@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from ...versions import version_label
+from ...bots.versions import version_label
 from ..deps import SessionDep
 from ..models import Bot, Version
 from ..ratings import open_ratings

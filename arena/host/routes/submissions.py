@@ -11,9 +11,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ...bots import BotSpec
+from ...bots.manifest import BotSpec
+from ...core.names import LOOKALIKE_RULE, lookalike
 from ...errors import ConfigError
-from ...names import LOOKALIKE_RULE, lookalike
 from ..deps import HostDep, SessionDep, User
 from ..models import Bot, Participant, Version, utcnow
 from ..ratings import open_ratings

@@ -1,5 +1,5 @@
 """The referee: matches, seats, turns, clocks and faults. Transport-free: the gRPC
-servicers in :mod:`arena.server` only translate messages and call in here.
+servicers in :mod:`arena.referee.server` only translate messages and call in here.
 
 A :class:`Match` runs one game in an asyncio task. Everything that happens to it goes
 into one inbox, as a typed event the task consumes, each kind with its own handler: a
@@ -10,8 +10,8 @@ can only touch its own match. One shortcut: a reply that arrives while the task 
 it, with nothing before it in the inbox, is handled by the same handler at once in the
 stream's reader task (:meth:`Match.receive`), which spares the task a wake-up per
 decision; the order of events is the same either way. Each seat is one
-:class:`Seat` (its stream, :class:`~arena.clock.Clock`, retries, who joined, how its
-process ended); results and faults are the arena's own types (:mod:`arena.results`).
+:class:`Seat` (its stream, :class:`~arena.core.clock.Clock`, retries, who joined, how its
+process ended); results and faults are the arena's own types (:mod:`arena.core.results`).
 """
 
 from __future__ import annotations
@@ -57,15 +57,15 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 from moon_sdk.v1 import match_pb2 as mpb
 
-from .clock import Clock
-from .convert import fault_to_pb, result_to_pb, time_control_to_pb
-from .errors import ConfigError, ProtocolError
-from .records import game_record, write_json_atomic
-from .results import Fault, FaultReason, GameResult, Termination
-from .timecontrol import TimeControl
-from .turns import EncodedTurn, TurnBytes, TurnEncoder, legal_actions_field
+from ..core.clock import Clock
+from ..core.results import Fault, FaultReason, GameResult, Termination
+from ..core.timecontrol import TimeControl
+from ..errors import ConfigError, ProtocolError
+from ..protocol.convert import fault_to_pb, result_to_pb, time_control_to_pb
+from ..protocol.turns import EncodedTurn, TurnBytes, TurnEncoder, legal_actions_field
+from ..records.record import game_record, write_json_atomic
 
-log = logging.getLogger("arena.referee")
+log = logging.getLogger("arena.referee.referee")
 
 EXIT_REFUSED = 3
 """A bot's exit code for "refused by the referee" (docs/protocol.md)."""
@@ -76,7 +76,7 @@ BEFORE_JOINING = "before joining"
 before its first join (:meth:`Match._exit_forfeit`)."""
 DURING_THE_GAME = "during the game"
 """When a bot's process ended after it joined, in its crash's detail (a planted situation
-may say more: :mod:`arena.probes`)."""
+may say more: :mod:`arena.referee.probes`)."""
 REPORTED_MAX = 64
 """Characters kept of the name and of the version a bot reports in its ``Join`` (the rest
 is cut, ending in ``…``): they go into every record of its games and onto the public replay
@@ -193,7 +193,7 @@ class SeatLink:
     def drop(self, reason: str) -> None:
         """Break the stream after the queued messages, as a lost connection would: it ends
         with status ``UNAVAILABLE`` and ``reason``, not ``OK`` (the conformance check's
-        reconnect probe, :mod:`arena.probes`)."""
+        reconnect probe, :mod:`arena.referee.probes`)."""
         if not self.closed:
             self.dropped = reason
             self.close()
@@ -1109,7 +1109,7 @@ class Referee:
                 bank_ms)`` (a seat a person plays through a debugger, `moon play manual`);
                 every other seat keeps the match's clock (``tc``).
             match_cls: the kind of match (None: :class:`Match`; the conformance check's
-                probing kind, :class:`arena.probes.ProbeMatch`).
+                probing kind, :class:`arena.referee.probes.ProbeMatch`).
 
         Raises:
             ConfigError: wrong number of seats, a bad or duplicate match id, a seat clock of

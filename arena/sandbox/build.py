@@ -1,9 +1,9 @@
 """Build bot folders when they need it: `make bots` and the tests use this.
 
-    python -m arena.botbuild example_bots/*     # build what is stale, skip what is fresh
-    python -m arena.botbuild --force DIR...     # build anyway
+    python -m arena.sandbox.build example_bots/*     # build what is stale, skip what is fresh
+    python -m arena.sandbox.build --force DIR...     # build anyway
 
-A bot is built with its manifest's ``build`` command (:func:`arena.bots.build_bot`). A
+A bot is built with its manifest's ``build`` command (:func:`arena.sandbox.local.build_bot`). A
 ``.build-stamp`` file in its folder records a successful build: the bot is stale when a
 file of the folder is newer than the stamp (dependency and output folders such as
 ``node_modules`` and ``target`` aside), when the build command changed, or when the
@@ -25,9 +25,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from .bots import BotSpec, build_bot, load_bot
-from .errors import ArenaError
-from .versions import declared_outputs, is_output
+from ..bots.manifest import BotSpec, load_bot
+from ..bots.versions import declared_outputs, is_output
+from ..errors import ArenaError
+from .local import build_bot
 
 STAMP = ".build-stamp"
 LOCK = ".build-lock"
@@ -124,7 +125,7 @@ def ensure_built(spec: BotSpec, force: bool = False, timeout_s: float = 900.0) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arena.botbuild",
+    parser = argparse.ArgumentParser(prog="python -m arena.sandbox.build",
                                      description="Build bot folders that need it.")
     parser.add_argument("folders", nargs="+", type=Path, help="bot folders")
     parser.add_argument("--force", action="store_true", help="build even if up to date")

@@ -1,4 +1,4 @@
-"""The gRPC referee server: thin servicers over :class:`arena.referee.Referee`.
+"""The gRPC referee server: thin servicers over :class:`arena.referee.referee.Referee`.
 
 ``BotService.Play`` is registered with a raw-bytes request deserializer so that garbage
 from a bot is the bot's recorded protocol error, not an opaque transport failure.
@@ -32,15 +32,15 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import match_pb2 as mpb
 from moon_sdk.v1 import match_pb2_grpc
 
-from .convert import fault_to_pb, result_to_pb, time_control_from_pb, time_control_to_pb
-from .errors import ConfigError
-from .records import GameRecord, read_record
+from ..core.results import Fault, FaultReason, GameResult, Termination
+from ..core.timecontrol import TimeControl
+from ..errors import ConfigError
+from ..protocol.convert import fault_to_pb, result_to_pb, time_control_from_pb, time_control_to_pb
+from ..protocol.turns import TurnBytes
+from ..records.record import GameRecord, read_record
 from .referee import _ID, MAX_MESSAGE_BYTES, Match, Referee, Refusal, Status
-from .results import Fault, FaultReason, GameResult, Termination
-from .timecontrol import TimeControl
-from .turns import TurnBytes
 
-log = logging.getLogger("arena.server")
+log = logging.getLogger("arena.referee.server")
 
 JOIN_TIMEOUT_S = 10.0
 """How long a new stream may wait before sending its join."""

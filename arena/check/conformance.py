@@ -2,22 +2,22 @@
 validation gate: one code path, so that a bot that passes here is a submission the host
 accepts.
 
-The check reads the bot's ``bot.toml`` (:func:`arena.bots.load_bot`: names, limits, the
+The check reads the bot's ``bot.toml`` (:func:`arena.bots.manifest.load_bot`: names, limits, the
 run command), builds it (:func:`build_bot`), and plays it through an executor
-(:mod:`arena.executor`) under the real time control in a few short games
+(:mod:`arena.executor.local`) under the real time control in a few short games
 (:func:`check_games`):
 
 1. one hand against itself in every seat for each player count asked (3 and 4 for
    `moon bot check`), the dealer forced to bid so that every phase comes up (bid, pass,
    widow, discard, trumps, play), the first answer refused on purpose (a ``Rejected``:
-   the bot must answer the turn that follows, :mod:`arena.probes`);
+   the bot must answer the turn that follows, :mod:`arena.referee.probes`);
 2. a dropped stream: the bot must rejoin with its token and answer the turn sent again
    (docs/protocol.md, "Reconnecting"; for a stdio bot the bridge, which owns the stream,
    rejoins and the bot never notices). A bot that does not rejoin fails the check with
    :data:`NO_REJOIN`; one whose process ended instead, with its crash (exit code or
-   signal: :data:`arena.probes.WITHOUT_REJOINING`) and :data:`NO_REJOIN_FIX`; one that
+   signal: :data:`arena.referee.probes.WITHOUT_REJOINING`) and :data:`NO_REJOIN_FIX`; one that
    died before it joined, or after it joined again, with its crash as in any other game;
-3. no trumps and doubles as trumps: a scripted seat (:mod:`arena.checkbots`) bids first
+3. no trumps and doubles as trumps: a scripted seat (:mod:`arena.check.scripted`) bids first
    and names them, and the bot must follow suit by that trump; then a hand the bot's own
    bid wins (scripted passers beside it, the bot the dealer forced to bid), so it must
    take the widow, discard and name trumps;
@@ -41,17 +41,17 @@ from typing import TYPE_CHECKING
 
 from moon_sdk.rules import GameState, Ruleset
 
-from . import checkbots
-from .bots import BotSpec
-from .errors import BotError, ConfigError, InfrastructureError
-from .executor import FinishedGame, GameRequest
-from .probes import PLANTED_REJECTION, PROBED_SEAT, WITHOUT_REJOINING
-from .referee import BEFORE_JOINING
-from .results import Fault, FaultReason
-from .timecontrol import TimeControl
+from ..bots.manifest import BotSpec
+from ..core.results import Fault, FaultReason
+from ..core.timecontrol import TimeControl
+from ..errors import BotError, ConfigError, InfrastructureError
+from ..executor.local import FinishedGame, GameRequest
+from ..referee.probes import PLANTED_REJECTION, PROBED_SEAT, WITHOUT_REJOINING
+from ..referee.referee import BEFORE_JOINING
+from . import scripted
 
 if TYPE_CHECKING:
-    from .sandbox.docker import DockerLimits
+    from ..sandbox.docker import DockerLimits
 
 LOG_LIMIT = 256 * 1024
 """Most of a build log kept (its end), bytes."""
@@ -114,7 +114,7 @@ def problem_line(f: Fault, context: str = "", fix: str = "") -> str:
     """One line for a bot's fault: what happened (``context`` added to its kind) and what
     to do about it (``fix``, else the fix of its kind).
 
-    >>> from arena.results import Fault, FaultReason
+    >>> from arena.core.results import Fault, FaultReason
     >>> problem_line(Fault(1, FaultReason.ILLEGAL_ACTION, "must follow fives: holds 5-5",
     ...                    True))  # doctest: +NORMALIZE_WHITESPACE
     "seat 1 illegal_action: must follow fives: holds 5-5 (forfeit); fix: answer with one
@@ -192,8 +192,8 @@ def build_bot(spec: BotSpec, log_path: Path, timeout_s: float = 600.0,
         InfrastructureError: no Docker engine answers (:class:`arena.sandbox.SandboxError`:
             the machine's failure, not the bot's: try later).
     """
-    from . import sandbox
-    from .bots import missing_command
+    from .. import sandbox
+    from ..bots.manifest import missing_command
 
     log_path.parent.mkdir(parents=True, exist_ok=True)
     limits = docker_limits
@@ -224,7 +224,7 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
     """The games of the check of ``spec`` (see the module's docstring), in order: for each
     ``(preset, ruleset)`` one hand against itself (the first with the planted refusal),
     then with the first ruleset: a hand under no trumps and one under doubles as trumps
-    named by a scripted declarer (:mod:`arena.checkbots`; each if the ruleset allows it),
+    named by a scripted declarer (:mod:`arena.check.scripted`; each if the ruleset allows it),
     a hand whose bid the bot wins (scripted passers beside it), a dropped stream, and a
     whole game against ``opponents`` (cycled over the other seats).
 
@@ -268,7 +268,7 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
             continue
         # the declarer bids first (21: the auction ends at once), the bot in the others
         first = GameState(ruleset, seed + len(games)).current
-        bots = [checkbots.spec("declare", trump) if i == first else spec
+        bots = [scripted.spec("declare", trump) if i == first else spec
                 for i in range(ruleset.players)]
         words = "no trumps" if trump == "none" else "doubles as trumps"
         add(f"{words}: a scripted seat shoots the moon and names {words}; the bot follows suit "
@@ -277,7 +277,7 @@ def check_games(spec: BotSpec, opponents: Sequence[BotSpec],
     # the widow, discard and name trumps
     forced = dataclasses.replace(ruleset, all_pass="force_dealer")
     dealer = GameState(forced, seed + len(games)).dealer
-    bots = [spec if i == dealer else checkbots.spec("pass") for i in range(ruleset.players)]
+    bots = [spec if i == dealer else scripted.spec("pass") for i in range(ruleset.players)]
     add("its own bid: the others pass, the bot wins the bid"
         + (", takes the widow, discards" if ruleset.has_widow else "") + " and names trumps",
         "declare", bots, preset, forced, one_hand)
@@ -334,7 +334,7 @@ def judge(game: CheckGame, finished: FinishedGame) -> Item:
 def _before_joining(f: Fault) -> bool:
     """The fault came before the seat's bot joined (it died or was refused at start): the
     planted drop, which breaks a joined stream, never happened to it (the referee's
-    wording, :meth:`arena.referee.Match._exit_forfeit`)."""
+    wording, :meth:`arena.referee.referee.Match._exit_forfeit`)."""
     return f.reason is FaultReason.STARTUP_STALL or f.detail.endswith(BEFORE_JOINING) \
         or f"{BEFORE_JOINING}: " in f.detail
 
@@ -354,8 +354,8 @@ def _refused_first(game: CheckGame, finished: FinishedGame) -> bool:
 def _tail(record: Path | None, seat: int) -> tuple[str, ...]:
     if record is None or not record.is_file():
         return ()
-    from .records import read_record
-    from .text import clean
+    from ..core.text import clean
+    from ..records.record import read_record
 
     text = read_record(record).logs.get(str(seat), "")
     return tuple(clean(text).rstrip().splitlines()[-TAIL_LINES:])
@@ -402,17 +402,17 @@ async def check_folder(folder: Path, *, opponents: Sequence[BotSpec],
                        rulesets: Sequence[tuple[str, Ruleset]], tc: TimeControl,
                        work: Path, seed: int = 1) -> Report:
     """`moon bot check`: the whole check of the bot in ``folder`` on this machine, its
-    games played by a :class:`~arena.executor.LocalExecutor` whose records and logs go to
+    games played by a :class:`~arena.executor.local.LocalExecutor` whose records and logs go to
     ``work``. A bad bot.toml or a failed build is a failed item (and the games are not
     played); a ``language`` the arena does not know makes the bot.toml item a ``warn``
-    (:func:`arena.bots.language_warning`: informative, not a failure).
+    (:func:`arena.bots.manifest.language_warning`: informative, not a failure).
 
     Raises:
         InfrastructureError: a game could not be played through no fault of the bot (a
             Docker bot without an engine, say).
     """
-    from .bots import language_warning, load_bot
-    from .executor import LocalExecutor
+    from ..bots.manifest import language_warning, load_bot
+    from ..executor.local import LocalExecutor
 
     try:
         spec = load_bot(folder)

@@ -1,5 +1,5 @@
 """The arena's own types as ``moon.v1`` messages and back, in one place: results, faults
-and time controls (:mod:`arena.results`, :mod:`arena.timecontrol`). The referee uses it
+and time controls (:mod:`arena.core.results`, :mod:`arena.core.timecontrol`). The referee uses it
 for what it sends to seats and spectators, the server for the match service; nothing
 else in the arena handles these messages. The rules engine's values go through
 :mod:`moon_sdk.convert`.
@@ -12,8 +12,8 @@ from typing import Any
 
 from moon_sdk.v1 import game_pb2 as pb
 
-from .results import Fault, FaultReason, GameResult, Termination
-from .timecontrol import TimeControl
+from ..core.results import Fault, FaultReason, GameResult, Termination
+from ..core.timecontrol import TimeControl
 
 
 def fault_to_pb(f: Fault) -> pb.Fault:

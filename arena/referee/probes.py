@@ -1,5 +1,5 @@
-"""The conformance check's planted situations (`moon bot check`, :mod:`arena.botcheck`):
-kinds of :class:`~arena.referee.Match` that do one thing a real game rarely does, once,
+"""The conformance check's planted situations (`moon bot check`, :mod:`arena.check.conformance`):
+kinds of :class:`~arena.referee.referee.Match` that do one thing a real game rarely does, once,
 to seat 0 (:data:`PROBED_SEAT`, where the check seats the bot) at its first turn, and
 otherwise referee exactly as a match does.
 
@@ -14,7 +14,7 @@ otherwise referee exactly as a match does.
   the bot had joined again (:data:`AFTER_REJOINING`) or not (:data:`WITHOUT_REJOINING`):
   a bot that rejoined and then crashed is not to be told to reconnect.
 
-A game request asks for one by name (:attr:`arena.executor.GameRequest.probe`).
+A game request asks for one by name (:attr:`arena.executor.local.GameRequest.probe`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Tables (the leaderboard, the cross-table, the per-bot figures, the live view) sh
 bot by a label. Two rules hold for every list of labels made here:
 
 - Two different entries never share a label. Entries whose text is the same (the same bot
-  twice, or two names that print alike once made safe, :mod:`arena.text`) get ``#1``,
+  twice, or two names that print alike once made safe, :mod:`arena.core.text`) get ``#1``,
   ``#2``, ... in their order.
 - A label wider than the column is cut *in the middle* (``search-mc…-v2``), keeping both
   ends, and where that would make two labels alike, the cut moves to keep the part that
@@ -33,7 +33,7 @@ __all__ = ["ELLIPSIS", "MIN_WIDTH", "distinct", "fit_width", "unique_labels"]
 
 
 def distinct(names: Sequence[object]) -> list[str]:
-    """Each entry's printable text (:func:`~arena.text.clean_line`), entries whose text
+    """Each entry's printable text (:func:`~arena.core.text.clean_line`), entries whose text
     repeats numbered ``#1``, ``#2``... in order (``["a", "b", "a"]`` → ``["a #1", "b",
     "a #2"]``). Raises nothing."""
     texts = [clean_line(n) for n in names]

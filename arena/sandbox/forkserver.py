@@ -7,8 +7,8 @@ already imported them (:class:`ForkServer`, one per executor, started with its f
 that has such a bot). Each game still gets its own process that never played: the child is
 forked from the server, which never runs a bot, so it holds no game, no connection and no
 state of another game; Python's ``random`` is reseeded in it as after any fork. The child
-then does what :class:`arena.bots.LocalProcess` has done for a started process: it enters
-the bot run's own cgroup (:mod:`arena.containment`) before anything else, starts a session
+then does what :class:`arena.sandbox.local.LocalProcess` has done for a started process: it enters
+the bot run's own cgroup (:mod:`arena.sandbox.containment`) before anything else, starts a session
 of its own (its own process group), gets SIGKILL if the server dies (which itself gets
 SIGKILL if the arena dies), takes the same rlimits (address space, CPU seconds, open
 files), writes stdout and stderr to the seat's log pipe, gets the bot's environment
@@ -19,7 +19,7 @@ the script as ``__main__`` as ``python <script>.py`` would: the same ``sys.argv`
 interpreter's lines, word for word); at exit it waits for the bot's non-daemon threads and
 runs its exit handlers (only the interpreter's module teardown, which costs a bot as much
 CPU as its game, is skipped). Killing and cleaning up is :class:`ForkedProcess.kill`,
-which is :class:`~arena.bots.LocalProcess`'s.
+which is :class:`~arena.sandbox.local.LocalProcess`'s.
 
 What differs from a started process: the hash seed (``PYTHONHASHSEED``) is the server's,
 drawn at random when it starts and the same for every bot it forks (it cannot be drawn
@@ -47,7 +47,7 @@ server cannot start, bots start as processes; if it dies, its children die with 
 executor voids their games (an infrastructure failure, never the bots') and later bots
 start as processes.
 
-Run by the arena as ``python -m arena.forkserver <socket path>``; it exits when its
+Run by the arena as ``python -m arena.sandbox.forkserver <socket path>``; it exits when its
 standard input closes (the arena is done or gone).
 """
 
@@ -67,9 +67,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .bots import INSTANCE_VAR, BotSpec, LocalProcess, _LogDrain
+from ..bots.manifest import BotSpec
+from .local import INSTANCE_VAR, LocalProcess, _LogDrain
 
-logger = logging.getLogger("arena.forkserver")
+logger = logging.getLogger("arena.sandbox.forkserver")
 
 ENV_VAR = "MOON_FORK_SERVER"
 """``0``/``off``/``false``/``no`` turns the fork server off where nothing else says;
@@ -109,7 +110,7 @@ def enabled_by_env() -> bool:
         return False
     if value in _ON or not value:
         return True
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     raise ConfigError(f"{ENV_VAR}={os.environ[ENV_VAR]!r}: use 0 to start every bot as a "
                       "process, or 1 (the default) to fork Python SDK bots")
@@ -123,7 +124,7 @@ def startup_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def forkable(spec: BotSpec) -> Path | None:
-    """The script to run if ``spec`` (an :class:`arena.bots.BotSpec`) is a Python SDK bot
+    """The script to run if ``spec`` (an :class:`arena.bots.manifest.BotSpec`) is a Python SDK bot
     the fork server can start, else None: a local bot (not stdio) whose ``run`` is exactly
     ``{python} <file>.py``, the file in its folder, importing ``moon_sdk``."""
     import shlex
@@ -185,7 +186,7 @@ class ForkServer:
         env = dict(os.environ, GRPC_ENABLE_FORK_SUPPORT="false")
         env[INSTANCE_VAR] = PLACEHOLDER
         self.env = startup_env(env)
-        argv = [sys.executable, "-m", "arena.forkserver", self.path, " " * _ROOM]
+        argv = [sys.executable, "-m", "arena.sandbox.forkserver", self.path, " " * _ROOM]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=env, start_new_session=True)
         assert self.proc.stdout is not None
@@ -328,7 +329,7 @@ class _ForkedChild:
 
 
 class ForkedProcess(LocalProcess):
-    """A :class:`~arena.bots.LocalProcess` forked by a :class:`ForkServer` instead of
+    """A :class:`~arena.sandbox.local.LocalProcess` forked by a :class:`ForkServer` instead of
     started: the same environment, limits, log, containment, ``poll``, ``kill``."""
 
     def __init__(self, server: ForkServer, script: Path, *args: Any,
@@ -421,7 +422,7 @@ def _mark(instance: str) -> bool:
     block, the memory that ``/proc/<pid>/environ`` shows (``env_start``..``env_end`` of
     ``/proc/self/stat``): then this process, and what it forks without executing anything,
     carries its run's marker there as a started bot does, for the process-group mode's
-    scan (:func:`arena.containment.kill_marked`). False if it could not (no placeholder,
+    scan (:func:`arena.sandbox.containment.kill_marked`). False if it could not (no placeholder,
     another length)."""
     import ctypes
 
@@ -619,7 +620,7 @@ def _from_script(tb: Any, script: str) -> Any:
 
 
 def main() -> None:
-    """``python -m arena.forkserver <socket>``: serve; in a forked child, run the bot."""
+    """``python -m arena.sandbox.forkserver <socket>``: serve; in a forked child, run the bot."""
     _set_pdeathsig()
     req = serve(sys.argv[1])
     if req is None:

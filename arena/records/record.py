@@ -32,11 +32,11 @@ from moon_sdk.records import SCHEMA, SCHEMA_VERSION, hands_from_actions  # noqa:
 from moon_sdk.records import game_record as record_document
 from moon_sdk.rules import DEAL_VERSION, GameState, IllegalActionError, Ruleset, RulesetError
 
-from .errors import RecordError
-from .results import Fault, GameResult
+from ..core.results import Fault, GameResult
+from ..errors import RecordError
 
 if TYPE_CHECKING:
-    from .referee import Match
+    from ..referee.referee import Match
 
 
 def fault_dict(f: Fault) -> dict[str, Any]:
@@ -254,7 +254,7 @@ class RecordedSeat:
     @property
     def shown_name(self) -> str:
         """The name to show: a seat started by hand (named ``manual``,
-        :data:`arena.game.MANUAL`) shows the name its bot reported once it joined."""
+        :data:`arena.executor.game.MANUAL`) shows the name its bot reported once it joined."""
         return self.reported_name if self.name == "manual" and self.reported_name else self.name
 
 

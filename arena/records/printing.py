@@ -6,13 +6,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .records import GameRecord
-from .text import clean
+from ..core.text import clean
+from .record import GameRecord
 
 
 def _e(x: object) -> str:
     """Text of a record, safe to print with rich (a record is a file: its strings are data,
-    never markup, and their control characters are shown as escapes, :mod:`arena.text`)."""
+    never markup, and their control characters are shown as escapes, :mod:`arena.core.text`)."""
     return escape(clean(x))
 
 

@@ -1,9 +1,9 @@
-"""The scripted seats of the conformance check (`moon bot check`, :mod:`arena.botcheck`):
+"""The scripted seats of the conformance check (`moon bot check`, :mod:`arena.check.conformance`):
 small bots that make a phase come up for the bot under check, shipped inside the arena
 package so that the check works wherever the arena is installed.
 
-    python -m arena.checkbots declare doubles|none   # shoots the moon, names that trump
-    python -m arena.checkbots pass                   # passes whenever it may
+    python -m arena.check.scripted declare doubles|none   # shoots the moon, names that trump
+    python -m arena.check.scripted pass                   # passes whenever it may
 
 A *declarer* bids 21 (shoots the moon, which ends the auction at once: docs/rules.md,
 "Bidding"), takes the widow and discards its first legal tile, names the trump contract it
@@ -15,7 +15,7 @@ A *passer* passes whenever it may (else it bids the least it may) and plays its 
 legal tile: beside a bot that deals under ``all_pass = "force_dealer"``, the bot under
 check wins the bid and must name trumps.
 
-:func:`spec` gives either as a :class:`~arena.bots.BotSpec` for a game request.
+:func:`spec` gives either as a :class:`~arena.bots.manifest.BotSpec` for a game request.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from moon_sdk.rules import (
     parse_trump,
 )
 
-from .bots import BotSpec
+from ..bots.manifest import BotSpec
 
 TRUMPS = ("doubles", "none")
 """The trump contracts a declarer may be told to name."""
@@ -82,10 +82,10 @@ def spec(mode: str, trump: str = "") -> BotSpec:
     where = Path(__file__).resolve().parents[1]
     if mode == "declare" and trump in TRUMPS:
         return BotSpec(f"check-declarer-{trump}", where,
-                       f"{{python}} -m arena.checkbots declare {trump}", "1", "python")
+                       f"{{python}} -m arena.check.scripted declare {trump}", "1", "python")
     if mode == "pass" and not trump:
         return BotSpec("check-passer", where,
-                       "{python} -m arena.checkbots pass", "1", "python")
+                       "{python} -m arena.check.scripted pass", "1", "python")
     raise ValueError(f"no scripted seat {mode!r} {trump!r}")
 
 
@@ -95,7 +95,7 @@ def main(argv: list[str]) -> None:
         run(Declarer(argv[1]))
     elif argv == ["pass"]:
         run(Passer())
-    print("usage: python -m arena.checkbots declare doubles|none | pass", file=sys.stderr)
+    print("usage: python -m arena.check.scripted declare doubles|none | pass", file=sys.stderr)
     sys.exit(2)
 
 

@@ -40,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-log = logging.getLogger("arena.containment")
+log = logging.getLogger("arena.sandbox.containment")
 
 CGROUP_VAR = "MOON_CGROUP"
 """``auto`` (default), ``off``, or the cgroup v2 folder to make bots' cgroups in."""

@@ -21,16 +21,16 @@ from typing import TYPE_CHECKING
 from moon_sdk.rules import Ruleset
 from moon_sdk.v1 import game_pb2 as pb
 
-from .bots import BotSpec, Limits
-from .errors import ArenaError, ConfigError, InfrastructureError
-from .referee import Match, Referee
-from .sandbox import BotProcess, exit_detail, make_process
-from .server import OpenStreams, create_server, set_serving
-from .timecontrol import TimeControl
+from ..bots.manifest import BotSpec, Limits
+from ..core.timecontrol import TimeControl
+from ..errors import ArenaError, ConfigError, InfrastructureError
+from ..referee.referee import Match, Referee
+from ..referee.server import OpenStreams, create_server, set_serving
+from ..sandbox import BotProcess, exit_detail, make_process
 
 if TYPE_CHECKING:
-    from .forkserver import ForkServer
-    from .sandbox.docker import DockerLimits
+    from ..sandbox.docker import DockerLimits
+    from ..sandbox.forkserver import ForkServer
 
 _STARTER = ThreadPoolExecutor(max_workers=32, thread_name_prefix="moon-bot-proc")
 """Starting and killing a container blocks for a while: it happens here, never on the
@@ -119,7 +119,7 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     sees the match, and its ``tokens``, before the start-up clock matters). ``seat_clocks``
     gives seats a clock of their own, ``match_cls`` the kind of match
     (:meth:`Referee.create_match`). With a
-    ``fork_server``, Python SDK bots are forked from it (:mod:`arena.forkserver`).
+    ``fork_server``, Python SDK bots are forked from it (:mod:`arena.sandbox.forkserver`).
 
     Raises:
         ConfigError: wrong number of bots for the ruleset (other failures of a bot are

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 NAME_RULE = ("1-64 letters, digits, '-', '_' or '.', starting with a letter or digit, "
              "without '..'")

@@ -1,4 +1,4 @@
-"""``python -m arena.healthcheck [TARGET]``: exit 0 when the server at TARGET is healthy,
+"""``python -m arena.referee.healthcheck [TARGET]``: exit 0 when the server at TARGET is healthy,
 else 1 with one line saying why. The referee image's ``HEALTHCHECK`` runs it.
 
 TARGET (default: ``$MOON_HEALTHCHECK``, else ``unix:///run/moon/referee.sock``, where the
@@ -60,7 +60,7 @@ def problem(target: str, timeout_s: float = 3.0) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arena.healthcheck",
+    parser = argparse.ArgumentParser(prog="python -m arena.referee.healthcheck",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("target", nargs="?",
                         default=os.environ.get("MOON_HEALTHCHECK") or DEFAULT_TARGET)

@@ -1,31 +1,13 @@
-"""Bot folders, their manifests, and running a bot as a local process.
-
-A bot folder holds ``bot.toml``::
-
-    name = "heuristic"          # required: see arena.names (letters, digits, '-', '_', '.')
-    version = "1.0"             # optional, default "0"
-    language = "python"         # informative, except "stdio": run through the stdio bridge
-                                # (one not in LANGUAGES is warned of: language_warning)
-    run = "{python} bot.py"     # required: run from the folder; {python} is our Python
-    build = "go build -o bot ." # optional: run once before the first game (through sh)
-    outputs = ["bot"]           # with build: what it writes (files or folders), never
-                                # part of the version, never uploaded or sent to workers
-
-    [limits]                    # optional
-    memory_mb = 4096            # address space, MiB (default 2048, at most MAX_MEMORY_MB)
-
-``run`` is split into words like a shell would (quotes work) and executed directly, not
-through a shell: no pipes, redirections, ``$VARIABLES`` or ``VAR=value`` prefixes (write
-``env VAR=value prog`` or ``sh -c '...'``); ``build`` is a shell command line.
+"""Running a bot as a local process, and building it there.
 
 Each game gets a fresh process (so a bot cannot remember a duplicate deal) with the
 referee's address and the seat's token in ``MOON_ADDRESS`` and ``MOON_TOKEN``, and a
 random ``MOON_BOT_INSTANCE`` that its descendants inherit. It is contained as
-:mod:`arena.containment` says: in a cgroup of its own where the arena may make one (then
-every descendant dies with it after the game), else by its process group and that marker.
-With util-linux's ``setpriv`` the bot also gets SIGKILL if the arena itself dies; what its
-descendants left then is cleaned up when an arena next starts. stdout and stderr go
-through one pipe to the log file, of which only the first LOG_MAX_BYTES and the last
+:mod:`arena.sandbox.containment` says: in a cgroup of its own where the arena may make one
+(then every descendant dies with it after the game), else by its process group and that
+marker. With util-linux's ``setpriv`` the bot also gets SIGKILL if the arena itself dies;
+what its descendants left then is cleaned up when an arena next starts. stdout and stderr
+go through one pipe to the log file, of which only the first LOG_MAX_BYTES and the last
 LOG_TAIL_BYTES are kept (a stdio bot's stdout is the protocol: only its stderr is kept).
 
 This is containment for bots you trust: local bots run as your user (they can read each
@@ -37,39 +19,26 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import difflib
 import fcntl
 import os
 import re
 import resource
 import secrets
 import select
-import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import termios
 import threading
-import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..bots.manifest import MAX_MEMORY_MB, BotSpec, Limits, missing_command
+from ..core.text import clean
+from ..errors import BotError
 from .containment import Containment, kill_marked
-from .errors import BotError, ConfigError
-from .names import check_name, toml_key_line
-from .text import clean
 
-MANIFEST = "bot.toml"
-STDIO = "stdio"
-"""The language of a bot that reads JSON turns on stdin and writes JSON actions on stdout."""
-LANGUAGES = ("python", "go", "node", "typescript", "javascript", "java", "kotlin", "cpp", "c",
-             "csharp", "rust", "ruby", "php", STDIO)
-"""The ``language`` values the arena knows: those of the starters (`moon new-bot --lang`),
-of the example bots, and of the gRPC languages docs/protocol.md names. The language is
-informative, except :data:`STDIO`; another value gets a warning
-(:func:`language_warning`), never a refusal."""
 LOG_TAIL_BYTES = 8 * 1024
 """How much of a bot's output a game record keeps (the end of it), bytes."""
 LOG_MAX_BYTES = 1024 * 1024
@@ -132,242 +101,14 @@ class BuildOutput:
             return "".join(self._head) + gap + "".join(self._tail)
 
 
-DEFAULT_MEMORY_MB = 2048
-"""A local bot's address-space limit (RLIMIT_AS) unless its ``bot.toml`` sets one, MiB."""
-MAX_MEMORY_MB = 16384
-"""The most address space a ``bot.toml`` may ask for (``[limits] memory_mb``), MiB: 16 GiB.
-A JVM or a .NET runtime reserves far more address space than it uses; this bounds it."""
 MEMORY_TROUBLE = re.compile(r"memory|allocat|reserve|address space|initialization of VM",
                             re.IGNORECASE)
 """Output of a bot that failed for want of address space (Python's ``MemoryError``, a JVM's
 "Could not allocate compressed class space", .NET's "GC heap initialization failed",
 "Cannot allocate memory"): the crash detail then says where the limit is set."""
-MIN_MEMORY_MB = 64
-"""The least a ``bot.toml`` may set, MiB (below it not even an interpreter starts)."""
 INSTANCE_VAR = "MOON_BOT_INSTANCE"
 """The environment variable that marks every process of one local bot run (a random hex
 value per :class:`LocalProcess`): :meth:`LocalProcess.kill` kills whatever still has it."""
-
-_RUN_KEYS = ("name", "version", "language", "run", "build", "outputs", "runner", "limits")
-_DOCKER_KEYS = ("image", "dockerfile", "host_runtime")
-MANIFEST_KEYS = frozenset(_RUN_KEYS + _DOCKER_KEYS)
-LIMIT_KEYS = ("memory_mb",)
-"""The keys of a ``bot.toml``'s ``[limits]`` table."""
-SHELL_WORDS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "&>",
-                         "|&", "<<", "(", ")"})
-"""Words of a ``run`` command that only a shell understands (``run`` has no shell)."""
-"""Every key a ``bot.toml`` may have (the Docker ones are read by :mod:`arena.sandbox`);
-any other is refused, so that a misspelt key is an error, not silently ignored."""
-
-
-@dataclass(frozen=True)
-class BotSpec:
-    """A bot as its manifest describes it."""
-
-    name: str
-    folder: Path
-    run: str
-    version: str = "0"
-    language: str = ""
-    build: str = ""
-    outputs: tuple[str, ...] = ()
-    """What ``build`` writes, relative to the folder (files, or folders with all in them):
-    never part of the version (:func:`arena.versions.version_files`)."""
-    runner: str = "local"
-    """``local`` (a process) or ``docker`` (a container)."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    memory_mb: int | None = None
-    """The address-space limit its ``bot.toml`` asks for (``[limits] memory_mb``), MiB; None
-    for the runner's default (:data:`DEFAULT_MEMORY_MB`)."""
-
-    def command(self) -> list[str]:
-        """The run command as argv, with ``{python}`` filled in. A ``stdio`` bot's command
-        runs under the stdio bridge (:mod:`arena.stdio_bridge`), which speaks gRPC for it."""
-        argv = [sys.executable if w == "{python}" else w for w in shlex.split(self.run)]
-        if self.language == STDIO:
-            argv = [sys.executable, "-m", "arena.stdio_bridge", "--name", self.name,
-                    "--version", self.version, "--", *argv]
-        return argv
-
-
-def load_bot(path: str | Path) -> BotSpec:
-    """Read a bot folder (or its ``bot.toml``).
-
-    Raises:
-        ConfigError: no such folder, no manifest, bad TOML, a missing/invalid or unknown
-            field (a name that :func:`arena.names.check_name` refuses, a ``run`` with shell
-            syntax, limits above the arena's maximum); one line naming the file, the line
-            and the field.
-    """
-    p = Path(path)
-    manifest = p if p.name == MANIFEST else p / MANIFEST
-    if not manifest.parent.is_dir():
-        raise ConfigError(f"bot {str(path)!r}: no such folder")
-    if not manifest.is_file():
-        raise ConfigError(f"bot {str(path)!r}: no {MANIFEST} in {manifest.parent} "
-                          "(see the README's 'Write a bot', or `moon new-bot`)")
-    try:
-        text = manifest.read_text()
-        data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{manifest}: cannot be read: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{manifest}: not valid TOML: {e}") from None
-
-    def at(key: str, table: str = "") -> str:
-        line = toml_key_line(text, key, table)
-        return f"{manifest}:{line}" if line else str(manifest)
-
-    unknown = sorted(set(data) - MANIFEST_KEYS)
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], MANIFEST_KEYS, n=1)
-        raise ConfigError(f"{at(unknown[0])}: unknown key {unknown[0]!r}"
-                          + (f" (did you mean {close[0]!r}?)" if close else "")
-                          + f"; a bot.toml has {', '.join(_RUN_KEYS)}, and for Docker "
-                          f"{', '.join(_DOCKER_KEYS)}")
-    for key in ("name", "run"):
-        if key not in data:
-            raise ConfigError(f"{manifest}: the field {key!r} is required (a string)")
-        if not isinstance(data[key], str) or not data[key].strip():
-            if key == "name":
-                check_name(data[key], at(key))
-            raise ConfigError(f"{at(key)}: the field {key!r} must be a non-empty string")
-    name = check_name(data["name"], at("name"))
-    for key in ("build", "language", "runner"):
-        if key in data and not isinstance(data[key], str):
-            raise ConfigError(f"{at(key)}: the field {key!r} must be a string (in quotes), "
-                              f"not {data[key]!r}"[:300])
-    if "version" in data and (isinstance(data["version"], bool)
-                              or not isinstance(data["version"], str | int | float)):
-        raise ConfigError(f"{at('version')}: the field 'version' must be a string such as "
-                          f"\"1.0\", not {data['version']!r}"[:300])
-    if data.get("runner", "local") not in ("local", "docker"):
-        raise ConfigError(f"{at('runner')}: runner {data['runner']!r} must be 'local' or "
-                          "'docker'")
-    problem = run_problem(data["run"])
-    if problem:
-        raise ConfigError(f"{at('run')}: {problem}")
-    memory_mb = _limits(data.get("limits", {}), at)
-    outputs = _outputs(data, at)
-    known = set(_RUN_KEYS)
-    return BotSpec(
-        name=name, folder=manifest.parent.resolve(), run=data["run"],
-        version=str(data.get("version", "0")),
-        language=str(data.get("language", "")).strip().lower(),
-        build=str(data.get("build", "")), outputs=outputs,
-        runner=str(data.get("runner", "local")),
-        extra={k: v for k, v in data.items() if k not in known}, memory_mb=memory_mb,
-    )
-
-
-def language_warning(spec: BotSpec) -> str | None:
-    """A one-line warning for a ``language`` the arena does not know (a typo such as
-    "pyton", or "stdi0" for "stdio", which would run the bot without the stdio bridge),
-    naming the known ones (:data:`LANGUAGES`) and that the language is informative only;
-    None for a known language or none at all. `moon bot check` shows it as a ``warn``
-    item, a competition host in the version's build and validation log.
-
-    >>> from pathlib import Path
-    >>> print(language_warning(BotSpec("b", Path("/nowhere"), "./bot", language="pyton"))
-    ...       .split(";")[0])
-    bot.toml: language 'pyton' is unknown (did you mean 'python'?)
-    >>> language_warning(BotSpec("b", Path("/nowhere"), "./bot", language="rust")) is None
-    True
-    """
-    lang = spec.language
-    if not lang or lang in LANGUAGES:
-        return None
-    try:
-        line = toml_key_line((spec.folder / MANIFEST).read_text(), "language")
-    except (OSError, UnicodeDecodeError):
-        line = None
-    close = difflib.get_close_matches(lang, LANGUAGES, n=1)
-    return (f"{MANIFEST}{f':{line}' if line else ''}: language {lang!r} is unknown"
-            + (f" (did you mean {close[0]!r}?)" if close else "")
-            + f"; it is informative only, except {STDIO!r} (run through the stdio bridge), "
-            f"so the bot runs as its 'run' says; known: {', '.join(LANGUAGES)}")
-
-
-def run_problem(run: str) -> str | None:
-    """Why a ``run`` command cannot work as written, or None. ``run`` is not given to a
-    shell: it is split into words (:func:`shlex.split`) and executed, so shell syntax in it
-    (a pipe, a redirection, ``&&``, a ``VAR=value`` prefix, ``$VAR``) would reach the program
-    as arguments, or name a program that does not exist."""
-    try:
-        words = shlex.split(run)
-    except ValueError as e:
-        return f"run = {run!r}: cannot be split into words ({e})"
-    fix = (f"run is not passed to a shell; write run = \"sh -c '{run}'\", or put the "
-           "command in a script")
-    shell = [w for w in words if w in SHELL_WORDS or re.fullmatch(r"[0-9]?[<>].*", w)]
-    if shell:
-        return f"run = {run!r} has the shell syntax {shell[0]!r}: {fix}"
-    if words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]):
-        return (f"run = {run!r} starts with the variable {words[0]!r}: write run = "
-                f"\"env {run}\" (run is not passed to a shell)")
-    if any(w.startswith("$") for w in words):
-        return f"run = {run!r} uses a shell variable: {fix}"
-    return None
-
-
-def _outputs(data: dict[str, Any], at: Any) -> tuple[str, ...]:
-    """The ``outputs`` of a bot.toml: the paths its ``build`` writes, relative to the
-    folder, without a trailing ``/``.
-
-    Raises:
-        ConfigError: not a list of relative paths in the folder, one names ``bot.toml``,
-            or there is no ``build``.
-    """
-    if "outputs" not in data:
-        return ()
-    value = data["outputs"]
-    example = 'e.g. outputs = ["bot"] or outputs = ["build/"]'
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{at('outputs')}: outputs must be a list of paths in quotes, "
-                          f"{example}, not {value!r}"[:300])
-    if not data.get("build"):
-        raise ConfigError(f"{at('outputs')}: outputs lists what the 'build' command writes, "
-                          "and this bot.toml has no build: remove outputs, or add the build")
-    out: list[str] = []
-    for v in value:
-        rel = v.strip().strip("/")
-        parts = rel.split("/")
-        if (not rel or v.strip().startswith("/") or ".." in parts or "." in parts
-                or "" in parts):
-            raise ConfigError(f"{at('outputs')}: outputs entry {v!r} must be a path inside "
-                              f"the bot's folder, relative to it ({example})")
-        if rel == MANIFEST:
-            raise ConfigError(f"{at('outputs')}: outputs cannot hold {MANIFEST} (the build "
-                              "must not write the manifest)")
-        out.append(rel)
-    return tuple(out)
-
-
-def _limits(table: object, at: Any) -> int | None:
-    """The ``[limits]`` table of a bot.toml: its ``memory_mb`` (or None).
-
-    Raises:
-        ConfigError: not a table, an unknown key, a value that is not a whole number from
-            MIN_MEMORY_MB to MAX_MEMORY_MB.
-    """
-    if not isinstance(table, dict):
-        raise ConfigError(f"{at('limits')}: limits must be a table, e.g. [limits] then "
-                          "memory_mb = 4096")
-    unknown = sorted(set(table) - set(LIMIT_KEYS))
-    if unknown:
-        raise ConfigError(f"{at(unknown[0], 'limits')}: unknown key {unknown[0]!r} in "
-                          f"[limits]; known: {', '.join(LIMIT_KEYS)}")
-    mb = table.get("memory_mb")
-    if mb is None:
-        return None
-    if not isinstance(mb, int) or isinstance(mb, bool) or mb < MIN_MEMORY_MB:
-        raise ConfigError(f"{at('memory_mb', 'limits')}: memory_mb = {mb!r}: must be a whole "
-                          f"number of MiB from {MIN_MEMORY_MB} to {MAX_MEMORY_MB}")
-    if mb > MAX_MEMORY_MB:
-        raise ConfigError(f"{at('memory_mb', 'limits')}: memory_mb = {mb} is above the "
-                          f"arena's maximum of {MAX_MEMORY_MB} MiB of address space; ask for "
-                          "less (a JVM needs far less with -Xmx, see docs/sandbox.md)")
-    return mb
 
 
 _BUILDS: set[Containment] = set()
@@ -397,7 +138,7 @@ def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
     """Run the bot's build command (if any) in its folder with ``/bin/sh``; returns the
     build log (its stdout, then its stderr).
 
-    The build is held like a bot run (:class:`arena.containment.Containment`: its own
+    The build is held like a bot run (:class:`arena.sandbox.containment.Containment`: its own
     process group, a cgroup where one can be made, the ``MOON_BOT_INSTANCE`` marker): when
     it ends, times out, or the arena exits while it runs, everything it started is killed,
     so a build's leftovers never outlive it (a killed arena's are cleaned up at its next
@@ -452,29 +193,6 @@ def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
         raise BotError(f"bot {spec.name}: build failed (exit {proc.returncode}):\n"
                        f"{clean(out[-2000:])}")
     return out
-
-
-def missing_command(spec: BotSpec) -> str | None:
-    """Why the bot's run command cannot start (its program is not found), or None."""
-    argv = spec.command()
-    exe = argv[0] if argv else ""
-    found = (spec.folder / exe).is_file() if "/" in exe else shutil.which(exe)
-    if found:
-        return None
-    hint = " (has it been built? its bot.toml says build = " \
-        f"{spec.build!r})" if spec.build else ""
-    return f"bot {spec.name}: cannot run {spec.run!r} in {spec.folder}: {exe!r} not found{hint}"
-
-
-@dataclass
-class Limits:
-    """Resource limits of a local bot process (applied with setrlimit)."""
-
-    memory_mb: int = DEFAULT_MEMORY_MB
-    """Address-space limit, MiB; a bot's ``[limits] memory_mb`` replaces it."""
-    cpu_s: int = 600
-    """CPU seconds for the whole game."""
-    open_files: int = 256
 
 
 class _LogDrain:
@@ -576,7 +294,7 @@ class _LogDrain:
 
 
 class LocalProcess:
-    """A bot process for one game, contained as :mod:`arena.containment` says (a cgroup of
+    """A bot process for one game, contained as :mod:`arena.sandbox.containment` says (a cgroup of
     its own, or its process group and instance marker).
 
     Use :meth:`start`, then :meth:`poll`/:meth:`wait`; :meth:`kill` ends the bot and every
@@ -724,6 +442,5 @@ class LocalProcess:
         return ("[...]\n" + text) if size > LOG_TAIL_BYTES else text
 
 
-__all__ = ["BUILD_LOG_CHARS", "LANGUAGES", "BotSpec", "BuildOutput", "Limits", "LocalProcess",
-           "build_bot", "kill_marked", "language_warning", "load_bot", "missing_command",
-           "run_problem"]
+__all__ = ["BUILD_LOG_CHARS", "INSTANCE_VAR", "LOG_TAIL_BYTES", "BuildOutput", "LocalProcess",
+           "build_bot", "kill_marked"]

@@ -32,20 +32,20 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from moon_sdk.rules import Ruleset
 
-from .bots import BotSpec, Limits
-from .errors import ConfigError, InfrastructureError
-from .results import Fault, GameResult, HandResult, hand_results
-from .timecontrol import TimeControl
+from ..bots.manifest import BotSpec, Limits
+from ..core.results import Fault, GameResult, HandResult, hand_results
+from ..core.timecontrol import TimeControl
+from ..errors import ConfigError, InfrastructureError
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from .forkserver import ForkServer
+    from ..referee.referee import Referee
+    from ..sandbox.docker import DockerLimits
+    from ..sandbox.forkserver import ForkServer
     from .game import Endpoint
-    from .referee import Referee
-    from .sandbox.docker import DockerLimits
 
-log = logging.getLogger("arena.executor")
+log = logging.getLogger("arena.executor.local")
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class GameRequest:
     docker_limits: DockerLimits | None = None
     """Limits of the bots run with ``runner = "docker"`` (None: the defaults)."""
     probe: str = ""
-    """A planted situation of the conformance check (:mod:`arena.probes`: ``"reject"``,
+    """A planted situation of the conformance check (:mod:`arena.referee.probes`: ``"reject"``,
     ``"drop"``), or "" for a game like any other."""
 
 
@@ -83,7 +83,7 @@ class FinishedGame:
     hands: tuple[HandResult, ...]
     """Each hand in brief; an unfinished last one when a forfeit cut it short."""
     record_path: str | None
-    """The game record's file (:mod:`arena.records`), or None when none was written. Text,
+    """The game record's file (:mod:`arena.records.record`), or None when none was written. Text,
     not a Path: pathlib interns every part of a path it builds, and a long-running host
     names a new file in every game."""
     wall_ms: int
@@ -117,9 +117,9 @@ class GameExecutor(Protocol):
 
 
 class LocalExecutor:
-    """The local pool: an in-process referee (:class:`arena.referee.Referee`) served on a
-    Unix socket in a temporary folder (:func:`arena.game.serving`), and a fresh process
-    or container per bot and game on this machine (:func:`arena.game.play_game`), at most
+    """The local pool: an in-process referee (:class:`arena.referee.referee.Referee`) served on a
+    Unix socket in a temporary folder (:func:`arena.executor.game.serving`), and a fresh process
+    or container per bot and game on this machine (:func:`arena.executor.game.play_game`), at most
     ``concurrency`` games at once.
 
     A finished match is forgotten as soon as its game is returned (memory stays flat over a
@@ -133,7 +133,7 @@ class LocalExecutor:
         grace_s: on exit, how long games still running may go on before they are aborted
             (seconds; 0: at once). Their ``play`` then raises InfrastructureError.
         fork_server: fork Python SDK bots from a server that has imported gRPC and the SDK
-            (:mod:`arena.forkserver`; still a fresh process per bot and game, contained
+            (:mod:`arena.sandbox.forkserver`; still a fresh process per bot and game, contained
             alike) rather than start each; False: start every bot as a process; None: as
             ``MOON_FORK_SERVER`` says (unset: on, the default; ``0``: off). If the server
             cannot start, bots are started as processes; if it dies, the games that had
@@ -159,21 +159,21 @@ class LocalExecutor:
         self._referee: Referee | None = None
         self._endpoint: Endpoint | None = None
         if fork_server is None:
-            from .forkserver import enabled_by_env
+            from ..sandbox.forkserver import enabled_by_env
 
             fork_server = enabled_by_env()
         self.fork_server = fork_server
         self.forks: ForkServer | None = None
         """The fork server (None: off, not needed yet, or it could not start). It starts
-        with the first game that has a Python SDK bot (:func:`arena.forkserver.forkable`),
+        with the first game that has a Python SDK bot (:func:`arena.sandbox.forkserver.forkable`),
         so that an executor of other bots only (one per game on a cluster's worker) never
         pays for it."""
         self._forks_tried = False
         self._forks_lock = asyncio.Lock()
 
     async def __aenter__(self) -> Self:
+        from ..referee.referee import Referee
         from .game import serving
-        from .referee import Referee
 
         # the executor hands each game back and forgets it: the referee keeps none
         self._referee = Referee(record_dir=self.record_dir, keep_finished=0)
@@ -197,7 +197,7 @@ class LocalExecutor:
         needed, or it could not start (bots are then started as processes)."""
         if not self.fork_server or self._forks_tried:
             return self.forks
-        from .forkserver import ForkServer, forkable
+        from ..sandbox.forkserver import ForkServer, forkable
 
         if not any(forkable(b) for b in bots):
             return None
@@ -231,8 +231,8 @@ class LocalExecutor:
         referee, endpoint = self._referee, self._endpoint
         if referee is None or endpoint is None or self._stack is None:
             raise InfrastructureError(f"game {request.game_id}: the executor is not running")
+        from ..referee.probes import PROBES
         from .game import play_game
-        from .probes import PROBES
 
         if request.probe and request.probe not in PROBES:
             raise ConfigError(f"game {request.game_id}: no probe {request.probe!r} "

@@ -1,9 +1,9 @@
 """The stdio bridge: plays a bot that speaks JSON lines on stdin/stdout through the referee.
 
-    python -m arena.stdio_bridge [--name NAME] [--version V] -- CMD [ARGS...]
+    python -m arena.sandbox.stdio_bridge [--name NAME] [--version V] -- CMD [ARGS...]
 
 A bot whose manifest says ``language = "stdio"`` is run through this bridge automatically
-(:meth:`arena.bots.BotSpec.command`). The bridge is an ordinary gRPC bot: it reads
+(:meth:`arena.bots.manifest.BotSpec.command`). The bridge is an ordinary gRPC bot: it reads
 ``MOON_ADDRESS`` and ``MOON_TOKEN``, opens the ``BotService.Play`` stream and joins. It
 starts ``CMD`` in the same folder with pipes and then
 
@@ -57,7 +57,7 @@ from typing import IO
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m arena.stdio_bridge",
+        prog="python -m arena.sandbox.stdio_bridge",
         description="Play a bot that speaks JSON lines on stdin/stdout through the referee "
                     "(MOON_ADDRESS, MOON_TOKEN from the environment).")
     parser.add_argument("--name", default="", help="bot name for the join "

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 NO_LIMIT_MS = 86_400_000
 """A decision limit that is no limit in practice: a day, the most a time control takes (a

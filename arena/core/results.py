@@ -1,7 +1,7 @@
 """The arena's own result types: how a game ended, a bot's fault, a game's result and its
 hands. Plain enums and frozen dataclasses, no protobuf (in the manner of python-chess's
-``Outcome`` and ``Termination``): :mod:`arena.convert` turns them into ``moon.v1``
-messages for the wire, :mod:`arena.records` into a record's JSON, and the ladder's store
+``Outcome`` and ``Termination``): :mod:`arena.protocol.convert` turns them into ``moon.v1``
+messages for the wire, :mod:`arena.records.record` into a record's JSON, and the ladder's store
 into rows.
 
 The enums are :class:`enum.IntEnum`s whose values are the wire numbers of ``moon.v1``'s

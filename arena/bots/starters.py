@@ -1,7 +1,7 @@
 """New bot folders from templates (`moon new-bot`): one per language, each ready to build
 and play, with a README that says what to change.
 
-The templates are in ``arena/templates/<language>/``; ``__NAME__``, ``__GO_MODULE__``,
+The templates are in ``arena/bots/templates/<language>/``; ``__NAME__``, ``__GO_MODULE__``,
 ``__PACKAGE__`` (the name as a package name), ``__DIR__``, ``__EXAMPLES__`` and
 ``__PROTO__`` (the folders of the example bots and of the protocol that came with moon: a
 checkout's, or an installed wheel's copies) in them are replaced, and a file named
@@ -29,8 +29,8 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from .errors import ConfigError
-from .names import name_problem
+from ..core.names import name_problem
+from ..errors import ConfigError
 from .resources import resource_dir
 
 LANGUAGES = ("python", "node", "go", "stdio", "java", "typescript", "cpp")
@@ -89,7 +89,7 @@ def _derived(source: Path, edits: list[tuple[str, str]]) -> str:
     for pattern, replacement in edits:
         text, n = re.subn(pattern, lambda _m, r=replacement: r, text, count=1, flags=re.M)
         if n != 1:
-            raise ConfigError(f"{source} no longer has {pattern!r}: update arena/scaffold.py")
+            raise ConfigError(f"{source} no longer has {pattern!r}: update arena/bots/starters.py")
     return text
 
 
@@ -140,7 +140,7 @@ def scaffold(name: str, lang: str, parent: Path) -> Path:
         ConfigError: a bad name or language, the folder exists (and is not empty), or a
             file the template needs is missing.
     """
-    if name_problem(name):  # the one check of arena.names
+    if name_problem(name):  # the one check of arena.core.names
         raise ConfigError(f"bot name {name_problem(name)}")
     if lang not in LANGUAGES:
         raise ConfigError(f"language {lang!r}: one of {', '.join(LANGUAGES)}")

@@ -22,7 +22,7 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "target", "__pycac
 """Folders that are never part of a version (VCS data, build outputs, caches)."""
 SKIP_FILES = frozenset({".build-stamp", ".build-lock", ".DS_Store"})
 """Files that are never part of a version (the build stamp and lock of
-:mod:`arena.botbuild`)."""
+:mod:`arena.sandbox.build`)."""
 SKIP_SUFFIXES = (".pyc", ".pyo")
 SHORT = 12
 """Hex digits of the hash shown in ``name@hash``."""
@@ -31,7 +31,7 @@ SHORT = 12
 def declared_outputs(folder: Path) -> tuple[str, ...]:
     """What the ``bot.toml`` in ``folder`` lists in ``outputs`` (the paths its ``build``
     writes, relative to the folder, ``/``-separated, without a trailing ``/``); empty when
-    it lists none or cannot be read (:func:`arena.bots.load_bot` reports a bad one)."""
+    it lists none or cannot be read (:func:`arena.bots.manifest.load_bot` reports a bad one)."""
     try:
         data = tomllib.loads((folder / "bot.toml").read_text())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PACKAGE_DATA = Path(__file__).resolve().parent / "_data"
+PACKAGE_DATA = Path(__file__).resolve().parents[1] / "_data"
 """Where an installed wheel keeps the folders (absent in a checkout)."""
-CHECKOUT = Path(__file__).resolve().parents[1]
+CHECKOUT = Path(__file__).resolve().parents[2]
 """The repository's root when the arena runs from a checkout (editable install, tests)."""
 BUNDLED = ("example_bots", "proto")
 """The top-level folders a wheel carries (``setup.py`` copies these)."""

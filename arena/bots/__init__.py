@@ -1,0 +1,1 @@
+"""Bots as folders: the manifest (bot.toml), versions (content hashes), builds, starters."""

@@ -1,0 +1,1 @@
+"""The protocol's messages to and from the arena's own values."""

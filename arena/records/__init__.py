@@ -1,0 +1,1 @@
+"""Game records: write, read, verify and print them."""

@@ -1,0 +1,1 @@
+"""The referee: seats, matches, the gRPC server bots join, probes, the health check."""
