@@ -33,7 +33,7 @@ RUN for wheel in /tmp/dist/wheelhouse/pip-*.whl; do pip="$wheel/pip"; done \
     && python3 -m venv --without-pip /opt/moon-arena \
     && /opt/moon-arena/bin/python "$pip" install --no-index --no-cache-dir \
         --disable-pip-version-check --root-user-action=ignore \
-        --find-links /tmp/dist --find-links /tmp/dist/wheelhouse moon-arena
+        --find-links /tmp/dist --find-links /tmp/dist/wheelhouse 'moon-arena[host]'
 
 FROM ${BASE}
 LABEL moon-arena=1 org.opencontainers.image.title="Moon Arena referee" \

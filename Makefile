@@ -22,7 +22,7 @@ all: test
 $(STAMP): pyproject.toml sdk/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e 'sdk/python[research]' -e '.[dev]'
+	$(PY) -m pip install --quiet -e 'sdk/python[research]' -e '.[host,dev]'
 	touch $(STAMP)
 
 setup: $(STAMP) engine

@@ -144,3 +144,23 @@ def arena_examples() -> str:
     from arena.bots.resources import resource_dir
 
     return str(resource_dir("example_bots"))
+
+
+def test_moon_host_without_the_host_extra_says_what_to_install(tmp_path):
+    # a bot author's `pip install moon-arena` has no web framework or database driver:
+    # `moon host` is still listed, and running it says in one line how to get them
+    listed = blocked("fastapi", "sqlalchemy", args=["--help"])
+    assert listed.returncode == 0 and "host" in listed.stdout
+    # writing a competition's folder needs neither; serving it needs both
+    made = blocked("fastapi", "sqlalchemy", args=["host", "init", str(tmp_path / "c")])
+    assert made.returncode == 0, made.stderr
+    out = blocked("fastapi", "sqlalchemy", args=["host", "run", str(tmp_path / "c")])
+    assert out.returncode == 1, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: moon host"), lines
+    assert "pip install 'moon-arena[host]'" in lines[0]
+    # the commands a bot author uses do not need it
+    for argv in (["play", "--help"], ["ladder", "--help"], ["bot", "check", "--help"],
+                 ["submit", "--help"]):
+        ok = blocked("fastapi", "sqlalchemy", args=argv)
+        assert ok.returncode == 0 and "Traceback" not in ok.stderr, (argv, ok.stderr)

@@ -101,7 +101,9 @@ def fill_wheelhouse(wheels: list[Path], wheelhouse: Path) -> bool:
     links = sorted({str(w.parent) for w in wheels})
     argv = [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(wheelhouse),
             "--find-links", str(wheelhouse), *(f"--find-links={d}" for d in links),
-            *map(str, wheels), "pip"]
+            # the arena with its host extra: the referee's image runs `moon host` too
+            *(f"{w}[host]" if w.name.startswith("moon_arena-") else str(w) for w in wheels),
+            "pip"]
     with _locked(wheelhouse):
         _drop_ours(wheelhouse)
         try:

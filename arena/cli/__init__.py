@@ -37,6 +37,10 @@ PACKAGES = {"scipy": "scipy", "numpy": "numpy", "openskill": "openskill", "docke
             "grpc_reflection": "grpcio-reflection", "google": "protobuf", "rich": "rich"}
 """Top-level module → the distribution that provides it (where the names differ, or to
 say so), for the missing-package message. A module not listed is named as it is."""
+HOST_EXTRA = frozenset({"fastapi", "starlette", "uvicorn", "multipart", "python_multipart",
+                        "sqlalchemy", "alembic", "psycopg"})
+"""Modules that come with ``moon-arena[host]`` (the competition host), not with the arena
+itself."""
 
 
 def missing_package_message(command: str, module: str) -> str:
@@ -47,6 +51,9 @@ def missing_package_message(command: str, module: str) -> str:
         module: the module that could not be imported (``ModuleNotFoundError.name``).
     """
     top = module.split(".")[0]
+    if top in HOST_EXTRA:
+        return (f"{command} needs the competition host's packages ({top!r} is not installed "
+                "here): pip install 'moon-arena[host]'")
     dist = PACKAGES.get(top, top)
     return (f"{command} needs the Python package {dist!r}, which is not installed here: "
             f"install it (pip install {dist}), or reinstall moon-arena with its dependencies")

@@ -71,6 +71,23 @@ def test_installed_packages_come_from_the_wheels(arena_venv: Path, work: Path) -
     assert arena.__version__ in version
 
 
+def test_a_bot_author_gets_no_web_framework_and_is_told_how_to_host(arena_venv: Path,
+                                                                     work: Path) -> None:
+    """`pip install moon-arena` brings play, ladders, matches, the sandbox and `moon bot
+    check`, without the host's web framework or database driver; `moon host run` then says
+    in one line what to install (`moon-arena[host]`)."""
+    found = json.loads(_python(arena_venv, work, (
+        "import json, importlib.util as u; print(json.dumps({m: u.find_spec(m) is not None "
+        "for m in ('fastapi', 'uvicorn', 'sqlalchemy', 'alembic', 'psycopg', 'starlette')}))")))
+    assert not any(found.values()), found
+    _ok(run_in(arena_venv, work, "moon", "host", "init", "comp"))
+    done = run_in(arena_venv, work, "moon", "host", "run", "comp")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "Error: moon host needs the competition host's packages ('sqlalchemy' is not "
+        "installed here): pip install 'moon-arena[host]'"], done.stderr
+
+
 def test_new_bot_play_and_ladder_without_a_clone(arena_venv: Path, work: Path) -> None:
     out = _ok(run_in(arena_venv, work, "moon", "new-bot", "mybot"))
     assert "made ./mybot (python)" in out
