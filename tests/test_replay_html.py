@@ -324,7 +324,7 @@ def test_forfeit_and_trick_in_progress(tmp_path):
 @pytest.mark.parametrize("content, message", [
     ("{ not json", "is not valid JSON"),
     ('{"hello": 1}', "is not a Moon Arena game record"),
-    ('{"schema": "moon-arena.executor.game-record", "schema_version": 1, "ruleset": {}, "seed": 1, '
+    ('{"schema": "moon-arena.game-record", "schema_version": 1, "ruleset": {}, "seed": 1, '
      '"seats": [], "actions": [], "hands": [7], "result": {}}',
      "the field 'hands' must be a list of objects"),
     ("[" * 100000 + "]" * 100000, "nests too deeply"),

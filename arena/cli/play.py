@@ -57,7 +57,7 @@ def build_local_bots(specs: list[BotSpec]) -> None:
     Raises:
         BotError: a build failed, its tool is missing, or a program is not found.
     """
-    from ..bots.build import ensure_built, missing_tool
+    from ..sandbox.build import ensure_built, missing_tool
 
     for spec in {s.folder: s for s in specs if s.runner == "local"}.values():
         if spec.build:
@@ -116,8 +116,8 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
               moon play manual random heuristic
     """
     from ..executor.game import MANUAL, play_game, serving
-    from ..records.record import GameRecord, game_record
-    from ..referee.referee import Match, Referee
+    from ..records.record import GameRecord
+    from ..referee.referee import Match, Referee, game_record
 
     ruleset = make_ruleset(preset, options)
     if len(bots) != ruleset.players:

@@ -1,6 +1,6 @@
 """Game records as data: the hands of a game from its actions, and the record document.
 
-A record is one JSON object per game (schema ``moon-arena.executor.game-record``, version
+A record is one JSON object per game (schema ``moon-arena.game-record``, version
 :data:`SCHEMA_VERSION`): the ruleset, the seed and the version of the deal that dealt from
 it, the seats (bot name and version), every hand (dealer, each seat's dealt tiles and the
 widow, the bids, the discard, the trump, every play with its seat and milliseconds, each
@@ -33,7 +33,7 @@ from .rules import (
     trump_name,
 )
 
-SCHEMA = "moon-arena.executor.game-record"
+SCHEMA = "moon-arena.game-record"
 SCHEMA_VERSION = 1
 
 
