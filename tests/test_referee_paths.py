@@ -20,8 +20,7 @@ from moon_sdk.v1 import bot_pb2 as bpb
 from moon_sdk.v1 import game_pb2 as pb
 
 from arena.core.timecontrol import TimeControl
-from arena.records.record import game_record
-from arena.referee.referee import Match, Referee
+from arena.referee.referee import Match, Referee, game_record
 
 Reply = Callable[[int, bpb.Turn, int], bytes | None]
 """What a seat sends for a turn: ``(seat, turn, how many turns it had before)`` -> bytes

@@ -10,8 +10,9 @@ result and its termination reason, and every fault. The seed plus the actions ar
 whole game; the rest is there for people and tools, and `verify` checks that it agrees
 with a re-simulation.
 
-Writing: :func:`game_record` (a match's document, built by :mod:`moon_sdk.records`, which
-the SDK's in-process runner shares) and :func:`write_json_atomic`. Reading:
+Writing: the referee builds a match's document (:func:`arena.referee.referee.game_record`,
+with :mod:`moon_sdk.records`, which the SDK's in-process runner shares, and
+:func:`fault_dict`, :func:`result_dict` here); :func:`write_json_atomic` writes it. Reading:
 :func:`load_record` checks a file's envelope and gives its JSON document;
 :func:`read_record` gives a :class:`GameRecord`, every field typed, whose
 :attr:`~GameRecord.errors` name each damaged field (in the manner of python-chess's
@@ -26,17 +27,13 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from moon_sdk.records import SCHEMA, SCHEMA_VERSION, hands_from_actions  # noqa: F401 (re-exported)
-from moon_sdk.records import game_record as record_document
 from moon_sdk.rules import DEAL_VERSION, GameState, IllegalActionError, Ruleset, RulesetError
 
 from ..core.results import Fault, GameResult
 from ..errors import RecordError
-
-if TYPE_CHECKING:
-    from ..referee.referee import Match
 
 
 def fault_dict(f: Fault) -> dict[str, Any]:
@@ -53,29 +50,6 @@ def result_dict(r: GameResult | None) -> dict[str, Any]:
             "places": list(r.places),
             "forfeit": None if r.forfeit is None else fault_dict(r.forfeit),
             "hands_played": r.hands_played}
-
-
-def game_record(match: Match) -> dict[str, Any]:
-    """The record of a match (finished, or as far as it went), as the JSON document
-    described above, built by :func:`moon_sdk.records.game_record` (which the SDK's
-    in-process runner shares) from the match's own types.
-
-    Raises:
-        IllegalActionError: never for a refereed match (its actions were all applied).
-    """
-    return record_document(
-        match_id=match.match_id, created_at=match.created_at,
-        finished_at=match.finished_at, preset=match.preset, ruleset=match.ruleset,
-        seed=match.seed, time_control=match.tc.__dict__.copy(),
-        seats=[{"seat": s.index, "name": s.name, "version": s.version,
-                "reported_name": s.joined_as[0], "reported_version": s.joined_as[1],
-                **({"clock": {"decision_ms": s.tc.decision_ms, "bank_ms": s.tc.bank_ms}}
-                   if s.tc != match.tc else {})}
-               for s in match.seats],
-        actions=match.state.history, action_ms=match.action_ms,
-        result=result_dict(match.result), faults=[fault_dict(f) for f in match.faults],
-        bank_ms_left=[s.clock.bank_ms for s in match.seats], logs=match.logs,
-        state=match.state)
 
 
 def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:

@@ -41,6 +41,7 @@ from moon_sdk.convert import (
     trump_to_pb,
 )
 from moon_sdk.convert import ProtocolError as SdkProtocolError
+from moon_sdk.records import game_record as record_document
 from moon_sdk.rules import (
     Action,
     ActionKind,
@@ -63,7 +64,7 @@ from ..core.timecontrol import TimeControl
 from ..errors import ConfigError, ProtocolError
 from ..protocol.convert import fault_to_pb, result_to_pb, time_control_to_pb
 from ..protocol.turns import EncodedTurn, TurnBytes, TurnEncoder, legal_actions_field
-from ..records.record import game_record, write_json_atomic
+from ..records.record import fault_dict, result_dict, write_json_atomic
 
 log = logging.getLogger("arena.referee.referee")
 
@@ -1197,6 +1198,29 @@ class Referee:
             await m.done.wait()
 
 
+def game_record(match: Match) -> dict[str, Any]:
+    """The record of a match (finished, or as far as it went), as the JSON document
+    :mod:`arena.records.record` describes, built by :func:`moon_sdk.records.game_record` (which the SDK's
+    in-process runner shares) from the match's own types.
+
+    Raises:
+        IllegalActionError: never for a refereed match (its actions were all applied).
+    """
+    return record_document(
+        match_id=match.match_id, created_at=match.created_at,
+        finished_at=match.finished_at, preset=match.preset, ruleset=match.ruleset,
+        seed=match.seed, time_control=match.tc.__dict__.copy(),
+        seats=[{"seat": s.index, "name": s.name, "version": s.version,
+                "reported_name": s.joined_as[0], "reported_version": s.joined_as[1],
+                **({"clock": {"decision_ms": s.tc.decision_ms, "bank_ms": s.tc.bank_ms}}
+                   if s.tc != match.tc else {})}
+               for s in match.seats],
+        actions=match.state.history, action_ms=match.action_ms,
+        result=result_dict(match.result), faults=[fault_dict(f) for f in match.faults],
+        bank_ms_left=[s.clock.bank_ms for s in match.seats], logs=match.logs,
+        state=match.state)
+
+
 def default_record_dir() -> Path:
     """``./runs/records`` — where games are recorded unless told otherwise."""
     return Path("runs") / "records"
@@ -1205,4 +1229,4 @@ def default_record_dir() -> Path:
 __all__ = ["EXIT_REFUSED", "KEEP_FINISHED", "MAX_MESSAGE_BYTES", "MAX_REJOINS",
            "Garbled", "Inbox", "InboxEvent", "Joined", "Match", "Outbox",
            "ProcessExited", "Referee", "Refusal", "Replied", "Seat", "SeatLink", "SeatStatus",
-           "Status", "StreamGone", "default_record_dir"]
+           "Status", "StreamGone", "default_record_dir", "game_record"]
