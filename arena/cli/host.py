@@ -50,11 +50,8 @@ def init(folder: Path, name: str, open_registration: bool, trust_local: bool,
     """
     from ..host import init_competition
 
-    try:
-        token = init_competition(folder, name=name, open_registration=open_registration,
-                                 trust_local=trust_local, seed=seed)
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    token = init_competition(folder, name=name, open_registration=open_registration,
+                             trust_local=trust_local, seed=seed)
     click.echo(f"wrote {folder}/competition.toml (edit it), {folder}/reference/random and "
                f"{folder}/admin.token (the organiser's token: {token[:9]}…, keep it secret)")
     click.echo(f"serve it: moon host run {folder}; invite participants with "
@@ -84,17 +81,14 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
     from ..host.settings import load_settings
 
     console = make_console(stderr=True)
-    try:
-        load_settings(folder)  # a folder that is no competition: said first
-        check_not_served(folder)  # ... then another host on it (not "port in use")
-        sock = bind(address)  # a port in use is said before anything is recovered
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    load_settings(folder)  # a folder that is no competition: said first
+    check_not_served(folder)  # ... then another host on it (not "port in use")
+    sock = bind(address)  # a port in use is said before anything is recovered
     try:
         host_, recovered = open_host(folder, database, cluster=cluster)
-    except ConfigError as e:
+    except ConfigError:
         sock.close()
-        raise click.ClickException(str(e)) from None
+        raise
     if host_.settings.runner.kind == "docker":
         from ..sandbox.docker import engine_problem
 
@@ -126,8 +120,6 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
     try:
         serve(host_, sock, ready)
         served = True
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
     except KeyboardInterrupt:
         served = True
     finally:
@@ -171,15 +163,10 @@ def rerate(folder: Path, database: str | None) -> None:
     """
     from ..host.run import open_host
 
-    try:
-        host_, _ = open_host(folder, database, recover=False)
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
+    host_, _ = open_host(folder, database, recover=False)
     try:
         n = host_.rerate()
         host_.batch_now()
-    except ConfigError as e:
-        raise click.ClickException(str(e)) from None
     finally:
         host_.close()
     click.echo(f"rerated from {n} games: live (OpenSkill) and batch ratings recomputed")
@@ -193,10 +180,7 @@ def status(url: str) -> None:
     \b
     Example:  moon host status http://127.0.0.1:8000
     """
-    try:
-        st = api("GET", url, "/api/status")
-    except ClientError as e:
-        raise click.ClickException(str(e)) from None
+    st = api("GET", url, "/api/status")
     t = Table(title=escape(clean_line(st["name"])), show_header=False)
     for key in ("queued", "running", "finished", "voided", "games_per_min", "workers",
                 "runner", "builds_pending", "uptime_s"):
@@ -229,10 +213,7 @@ def invite(url: str, token: str | None, folder: Path | None) -> None:
     if not token:
         raise click.ClickException("the organiser's token is needed: --admin-token, "
                                    "MOON_ADMIN_TOKEN or --folder COMPETITION")
-    try:
-        click.echo(api("POST", url, "/api/invites", token)["code"])
-    except ClientError as e:
-        raise click.ClickException(str(e)) from None
+    click.echo(api("POST", url, "/api/invites", token)["code"])
 
 
 @host.command()
@@ -253,15 +234,12 @@ def register(url: str, name: str, invite: str | None, save: bool) -> None:
     \b
     Example:  moon host register http://127.0.0.1:8000 alice --invite CODE
     """
-    try:
-        if save:  # a config file that cannot be read is said before the name is taken
-            try:
-                check_config()
-            except ClientError as e:
-                raise ClientError(f"{e}, or register with --no-save") from None
-        out = api("POST", url, "/api/register", json={"name": name, "invite": invite})
-    except ClientError as e:
-        raise click.ClickException(str(e)) from None
+    if save:  # a config file that cannot be read is said before the name is taken
+        try:
+            check_config()
+        except ClientError as e:
+            raise ClientError(f"{e}, or register with --no-save") from None
+    out = api("POST", url, "/api/register", json={"name": name, "invite": invite})
     token = out["token"]
     name = out.get("name", name)
     click.echo(token)  # first: if saving fails, the token is not lost
@@ -301,17 +279,11 @@ def new_token(url: str, token: str | None, as_: str | None, save: bool) -> None:
     \b
     Example:  moon host new-token http://127.0.0.1:8000 --as alice
     """
-    try:
-        tok = find_token(url, token, as_)
-    except ClientError as e:
-        raise click.ClickException(str(e)) from None
+    tok = find_token(url, token, as_)
     if not tok:
         raise click.ClickException(f"no token for {url}: pass --token, set MOON_TOKEN, or "
                                    "register first (moon host register)")
-    try:
-        out = api("POST", url, "/api/token", tok)
-    except ClientError as e:
-        raise click.ClickException(str(e)) from None
+    out = api("POST", url, "/api/token", tok)
     name = out.get("name")
     click.echo(out["token"])  # first: the old token no longer works, this one must not be lost
     try:

@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from ..core.text import clean, clean_line
-from ..errors import ConfigError
 from .client import ClientError, api, find_token
 
 FINAL = ("active", "rejected", "disabled", "retired")
@@ -37,21 +36,15 @@ def submit(folder: Path, server: str, token: str | None, as_: str | None, wait: 
     """
     from ..host.submissions import pack
 
-    try:
-        tok = find_token(server, token, as_)
-    except ClientError as e:
-        raise click.ClickException(str(e)) from None
+    tok = find_token(server, token, as_)
     if not tok:
         raise click.ClickException(f"no token for {server}: pass --token, set MOON_TOKEN, or "
                                    f"register first with `moon host register {server} NAME "
                                    "--invite CODE` (the code from the organiser; no --invite "
                                    "if the host's registration is open)")
-    try:
-        data = pack(folder)
-        v = api("POST", server, "/api/submissions", tok,
-                files={"archive": (f"{folder.name}.tar.gz", data, "application/gzip")})
-    except (ConfigError, ClientError) as e:
-        raise click.ClickException(str(e)) from None
+    data = pack(folder)
+    v = api("POST", server, "/api/submissions", tok,
+            files={"archive": (f"{folder.name}.tar.gz", data, "application/gzip")})
     click.echo(clean_line(f"{v['label']}: version {v['number']} of {v['bot']}, "
                           f"{v['status']}"))
     if not wait:
@@ -60,10 +53,7 @@ def submit(folder: Path, server: str, token: str | None, as_: str | None, wait: 
     status = v["status"]
     while status not in FINAL and time.monotonic() < deadline:
         time.sleep(1.0)
-        try:
-            v = api("GET", server, f"/api/versions/{v['id']}", tok)
-        except ClientError as e:
-            raise click.ClickException(str(e)) from None
+        v = api("GET", server, f"/api/versions/{v['id']}", tok)
         if v["status"] != status:
             status = v["status"]
             click.echo(clean_line(f"{v['label']}: {status}"))
