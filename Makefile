@@ -13,7 +13,7 @@ BUF_STAMP := tools/node_modules/.installed
 # released, committed in tools/ (`make proto-baseline` writes it, deliberately, at a release).
 BUF_BASELINE := tools/protocol-v1.binpb
 
-.PHONY: all setup test lint typecheck pytest demo host-demo screenshots proto clean
+.PHONY: all setup test check lint typecheck pytest demo host-demo screenshots proto clean
 .PHONY: buf buflint proto-baseline docker-up docker-down
 
 all: test
@@ -56,7 +56,16 @@ typecheck: setup
 pytest: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test: buflint lint typecheck bots go-plugins grpcurl pytest
+# The fast tier: lint, types, and the tests that run in process (the rules, the referee's
+# parts, records, the CLI through CliRunner, ladders' policy, the host's parts, ratings,
+# the layering: tests/conftest.py's FAST list), a few minutes on 2 cores. Run it often.
+check: lint typecheck
+	$(PY) -m pytest -m fast $(PYTEST_ARGS)
+
+# Every check: the fast tier first, then the rest (real processes, gRPC, Docker,
+# PostgreSQL, a browser, a Dask cluster).
+test: buflint check bots go-plugins grpcurl
+	$(PY) -m pytest -m "not fast" $(PYTEST_ARGS)
 
 # A Docker engine for the sandbox tests (tests/sandbox, marker `docker`) and Docker bots:
 # installs docker.io and starts dockerd if needed (as root), imports the base image.

@@ -4,8 +4,40 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
+FAST = (
+    # the rules engine, the statistics, the layering
+    "rules/", "stats/", "test_layering.py",
+    # the arena's values, the referee's parts without a server, records, the docs
+    "test_clock.py", "test_results.py", "test_text.py", "test_labels.py", "test_turns.py",
+    "test_records.py", "test_referee.py", "test_referee_limits.py", "test_referee_paths.py",
+    "test_bot_replies.py", "test_server_watchdog.py", "test_observation_reader.py",
+    "test_doctests.py", "test_sdk_docs.py", "test_codegen.py", "test_docs.py",
+    # the CLI through click's CliRunner
+    "test_cli.py", "test_help.py",
+    # ladders' and matches' policy, in process
+    "ladder/test_ratings.py", "ladder/test_report.py", "ladder/test_schedule.py",
+    "ladder/test_config.py", "ladder/test_match_tally.py",
+    # the host's parts, in process
+    "host/test_settings.py", "host/test_versions.py", "host/test_matchmaking.py",
+    "host/test_submissions.py",
+)
+"""The fast tier (`make check`): test files (or folders, ending in /) under tests/ whose
+tests run in process, in a few minutes in all on 2 cores. Their tests are marked ``fast``
+unless marked ``slow``; `make test` runs the fast tier first, then everything else."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the fast tier's tests ``fast`` (:data:`FAST`)."""
+    for item in items:
+        rel = Path(item.path).resolve().relative_to(TESTS).as_posix()
+        if any(rel == f or (f.endswith("/") and rel.startswith(f)) for f in FAST) \
+                and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.fast)
 
 # Tests press Ctrl-C on the processes they start (SIGINT) and expect what a user sees. A shell
 # that starts a job in the background without job control (`.ci/run &`, nohup) makes it
