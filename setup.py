@@ -25,7 +25,7 @@ from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 ROOT = Path(__file__).resolve().parent
-BUNDLED: tuple[str, ...] = runpy.run_path(str(ROOT / "arena" / "resources.py"))["BUNDLED"]
+BUNDLED: tuple[str, ...] = runpy.run_path(str(ROOT / "arena" / "bots" / "resources.py"))["BUNDLED"]
 DATA = Path("arena") / "_data"
 SKIP_DIRS = {"node_modules", "target", "__pycache__", ".venv", ".git", ".mypy_cache",
              ".pytest_cache", ".ruff_cache"}
