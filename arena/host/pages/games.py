@@ -76,6 +76,8 @@ def games_page(request: Request, host: HostDep, s: SessionDep,
 
 
 def visible_game(s: Session, game_id: str, user: Participant | None) -> Game | None:
+    """The game ``game_id`` (seats, versions, bots and faults loaded) if ``user`` may see
+    it (a rated game: anyone; another: its versions' owners and the organiser), else None."""
     g = s.scalar(select(Game).where(Game.id == game_id).options(
         selectinload(Game.seats).selectinload(GameSeat.version).selectinload(Version.bot),
         selectinload(Game.faults)))
