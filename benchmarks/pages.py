@@ -1,8 +1,8 @@
 """The host's pages against the number of games: a leaderboard view the old way (every
 finished rated game's seat rows of every active version read and counted in Python at
-each view) against the new (:class:`arena.web.pages.ResultTally`, which reads only the
-games finished since the last view), in one run, at growing numbers of games; and the
-other pages and API answers, to show which grow with the games table.
+each view) against the new (:class:`arena.host.pages.leaderboard.ResultTally`, which reads
+only the games finished since the last view), in one run, at growing numbers of games; and
+the other pages and API answers, to show which grow with the games table.
 
     .venv/bin/python benchmarks/pages.py [--games 10000,50000,100000] [--views 5]
         [--between 3] [--database URL]
@@ -54,11 +54,12 @@ from arena.host.models import (  # noqa: E402
     Participant,
     Version,
 )
+from arena.host.pages import leaderboard as board  # noqa: E402
+from arena.host.pages.leaderboard import ResultTally  # noqa: E402
 from arena.host.routes.leaderboard import leaderboard as api_leaderboard  # noqa: E402
 from arena.host.run import open_host  # noqa: E402
 from arena.host.service import Host  # noqa: E402
-from arena.web import pages  # noqa: E402
-from arena.web.pages import TREND_GAMES, Record, ResultTally, win_figures  # noqa: E402
+from arena.web.views import TREND_GAMES, Record, win_figures  # noqa: E402
 
 BOTS = 8
 T0 = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
@@ -66,7 +67,7 @@ T0 = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 
 # -- the old way: the reference model -------------------------------------------------------
 def old_records(s: Session, version_ids: list[int]) -> dict[int, list[bool]]:
-    """The leaderboard's read before ResultTally (arena/web/pages.py ``_records``): per
+    """The leaderboard's read before ResultTally (the leaderboard page's ``_records``): per
     version, its finished rated games in result order, True where it won."""
     out: dict[int, list[bool]] = {v: [] for v in version_ids}
     if not version_ids:
@@ -282,14 +283,14 @@ def run(host: Host, targets: list[int], args: argparse.Namespace) -> None:
         new_ms = median_ms(new_view, args.views, more)
         with host.Session() as s:
             assert new_figures(s, tally) == old_figures(s)
-        pages._TALLIES[host] = tally  # the page's own tally, caught up
+        board._TALLIES[host] = tally  # the page's own tally, caught up
         new_page = median_ms(lambda: client.get("/").raise_for_status(), args.views, more)
-        keep = pages.host_tally
-        pages.host_tally = old_way  # type: ignore[assignment]
+        keep = board.host_tally
+        board.host_tally = old_way  # type: ignore[assignment]
         try:
             old_page = median_ms(lambda: client.get("/").raise_for_status(), args.views, more)
         finally:
-            pages.host_tally = keep
+            board.host_tally = keep
         print(f"{filler.rated:>8} {old_ms:>9.1f} {new_ms:>9.2f} {old_ms / new_ms:>8.0f} "
               f"{first_ms:>10.1f} {old_page:>10.1f} {new_page:>10.1f} "
               f"{old_page / new_page:>8.1f}", flush=True)

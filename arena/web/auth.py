@@ -1,4 +1,6 @@
-"""Signing in on the pages: a cookie session and CSRF protection for forms.
+"""Signing in on the pages, the part that needs no database: a cookie session's value and
+its check, and CSRF protection for forms (the host looks the participant up:
+:mod:`arena.host.pages.sessions`).
 
 - The session cookie (``moon_session``, ``HttpOnly``, ``SameSite=Lax``) holds the
   participant's id, when it was issued, and an HMAC-SHA256 over both and the hash of the
@@ -23,30 +25,14 @@ import secrets
 import time
 
 from fastapi import Request, Response
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
-from ..host.models import Meta, Participant
-from ..host.security import digest
 
 SESSION = "moon_session"
 CSRF = "moon_csrf"
 SESSION_DAYS = 30
-_SECRET_KEY = "web_secret"
 
 
 _NUMBER = re.compile(r"[0-9]{1,18}")
 """A participant id or a time in a session cookie: ASCII digits, below 2**63."""
-
-
-def host_secret(s: Session) -> bytes:
-    """The host's key for session cookies (made on first use, kept in ``meta``)."""
-    row = s.get(Meta, _SECRET_KEY)
-    if row is None:
-        row = Meta(key=_SECRET_KEY, value=secrets.token_hex(32))
-        s.add(row)
-        s.commit()
-    return bytes.fromhex(str(row.value))
 
 
 def _sign(secret: bytes, pid: int, issued: int, token_hash: str) -> str:
@@ -54,19 +40,16 @@ def _sign(secret: bytes, pid: int, issued: int, token_hash: str) -> str:
     return hmac.new(secret, msg, hashlib.sha256).hexdigest()
 
 
-def sign_in(s: Session, token: str) -> tuple[Participant, str] | None:
-    """The participant whose API token this is and their new session cookie value, or
-    None for a token that is not known."""
-    p = s.scalar(select(Participant).where(Participant.token_hash == digest(token.strip())))
-    if p is None:
-        return None
+def session_value(secret: bytes, pid: int, token_hash: str) -> str:
+    """A new session cookie's value for participant ``pid`` (``ID.ISSUED.HMAC``, issued
+    now), signed with the host's ``secret`` over the hash of their API token."""
     issued = int(time.time())
-    return p, f"{p.id}.{issued}.{_sign(host_secret(s), p.id, issued, p.token_hash)}"
+    return f"{pid}.{issued}.{_sign(secret, pid, issued, token_hash)}"
 
 
-def signed_in(request: Request, s: Session) -> Participant | None:
-    """Who the request's session cookie belongs to, or None (no cookie, a forged or
-    expired one, or one made with a token that has since changed)."""
+def read_session(request: Request) -> tuple[int, int, str] | None:
+    """The request's session cookie as ``(participant id, issued (Unix seconds), HMAC)``,
+    or None: no cookie, a malformed one, or one over :data:`SESSION_DAYS` old."""
     raw = request.cookies.get(SESSION, "")
     parts = raw.split(".")
     # ASCII digits only ("²".isdigit() is true too), few enough for a database integer
@@ -75,11 +58,15 @@ def signed_in(request: Request, s: Session) -> Participant | None:
     pid, issued = int(parts[0]), int(parts[1])
     if time.time() - issued > SESSION_DAYS * 86400:
         return None
-    p = s.get(Participant, pid)
-    if p is None:
-        return None
-    good = _sign(host_secret(s), pid, issued, p.token_hash)
-    return p if hmac.compare_digest(good.encode(), parts[2].encode()) else None
+    return pid, issued, parts[2]
+
+
+def session_ok(secret: bytes, session: tuple[int, int, str], token_hash: str) -> bool:
+    """Whether a session of :func:`read_session` was signed with ``secret`` for the
+    participant whose API token has the hash ``token_hash``."""
+    pid, issued, mac = session
+    good = _sign(secret, pid, issued, token_hash)
+    return hmac.compare_digest(good.encode(), mac.encode())
 
 
 def _secure(request: Request) -> bool:
@@ -121,5 +108,5 @@ def csrf_ok(request: Request, field: str | None) -> bool:
                                                                 (field or "").encode())
 
 
-__all__ = ["CSRF", "SESSION", "csrf_ok", "csrf_token", "host_secret", "keep_csrf",
-           "set_session", "sign_in", "signed_in"]
+__all__ = ["CSRF", "SESSION", "csrf_ok", "csrf_token", "keep_csrf", "read_session",
+           "session_ok", "session_value", "set_session"]

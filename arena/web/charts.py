@@ -19,7 +19,7 @@ def rating_chart(points: Sequence[tuple[int, float]], width: int = 640, height: 
     """A line chart of ``(game number, rating)`` points (the game number counts the bot's
     rated games from 1), with the lowest and highest rating and the last game labelled.
     ``points`` may be some of the games only, the first and the last among them (a bot
-    page draws at most a point a unit or so: :meth:`arena.web.pages.RatingReplay.series`);
+    page draws at most a point a unit or so: :meth:`arena.host.pages.bots.RatingReplay.series`);
     then ``games`` is how many there are, and ``low`` and ``high`` the lowest and highest
     rating of all of them (the axis's labels). An empty chart says so. Returns SVG markup
     with a ``viewBox`` (it scales to its box)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
-from arena.web.pages import STREAMS_MAX, STREAMS_PER_CLIENT
+from arena.host.pages.live import STREAMS_MAX, STREAMS_PER_CLIENT
 
 SLEEP_S = 45
 """How long the sleepy bot sleeps before it connects, once told to: each of its games runs

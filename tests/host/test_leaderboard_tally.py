@@ -1,8 +1,9 @@
-"""The leaderboard's games, win % and trend (:class:`arena.web.pages.ResultTally`, which
-counts each game once as it finishes) agree with a second model — every finished rated
-game's seat rows read whole and counted in Python, as the page did before — on SQLite and
-PostgreSQL: versions in two seats of a game, games of other kinds and statuses, more
-games than the trend's window, and games that finish between two views."""
+"""The leaderboard's games, win % and trend
+(:class:`arena.host.pages.leaderboard.ResultTally`, which counts each game once as it
+finishes) agree with a second model — every finished rated game's seat rows read whole and
+counted in Python, as the page did before — on SQLite and PostgreSQL: versions in two
+seats of a game, games of other kinds and statuses, more games than the trend's window,
+and games that finish between two views."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from sqlalchemy.orm import Session
 
 from arena.host import init_competition
 from arena.host.models import Bot, Game, GameSeat, Participant, Version
+from arena.host.pages.bots import RatingReplay
+from arena.host.pages.leaderboard import ResultTally
 from arena.host.run import open_host
-from arena.web.pages import TREND_GAMES, RatingReplay, Record, ResultTally, win_figures
+from arena.web.views import TREND_GAMES, Record, win_figures
 
 NAMES = ("a", "b", "c", "d", "e")
 STATUSES = {"a": "active", "b": "active", "c": "active", "d": "retired", "e": "rejected"}

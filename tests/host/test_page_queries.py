@@ -17,9 +17,9 @@ from sqlalchemy.orm import Session, selectinload
 from arena.host import init_competition
 from arena.host.db import make_engine, migrate
 from arena.host.models import Bot, FaultRow, Game, GameSeat, Participant, Version
+from arena.host.pages.leaderboard import ResultTally
 from arena.host.routes.games import list_games, with_seat
 from arena.host.run import open_host
-from arena.web.pages import ResultTally
 
 T0 = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 # bot -> its versions' statuses: "on" plays (its second version), "off" no longer does

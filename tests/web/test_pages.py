@@ -183,9 +183,9 @@ def test_rating_history_is_the_live_ratings(competition: Competition, tmp_path):
 
     from arena.host.db import make_engine
     from arena.host.models import Version
+    from arena.host.pages.bots import rating_history
     from arena.host.ratings import finished_games as whole_games
     from arena.ladder.ratings import LiveRatings
-    from arena.web.pages import rating_history
 
     c = competition
     enough_games(c, 6)
@@ -226,7 +226,7 @@ def test_a_bot_page_replays_only_the_games_finished_since_the_last(competition: 
 
     from arena.host.db import make_engine
     from arena.host.models import Game, GameSeat, Version
-    from arena.web.pages import RatingReplay, rating_history
+    from arena.host.pages.bots import RatingReplay, rating_history
 
     c = competition
     enough_games(c, 6)

@@ -10,9 +10,10 @@ from pathlib import Path
 from web_support import make_competition
 
 from arena.host.models import Bot, Game, GameSeat, Participant, Version
+from arena.host.pages.leaderboard import ResultTally
 from arena.host.run import open_host
 from arena.host.security import digest
-from arena.web.pages import TREND_GAMES, Record, ResultTally, win_figures
+from arena.web.views import TREND_GAMES, Record, win_figures
 
 # three 3-player games of versions a and b, places by seat, in the order they finished
 GAMES = [

@@ -1,8 +1,10 @@
-"""The host's status."""
+"""The host's status, and the API's own index (``/api``)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any
+
+from fastapi import APIRouter, Request
 
 from ..deps import HostDep, SessionDep
 from ..schemas import StatusOut
@@ -20,3 +22,12 @@ def status(host: HostDep, s: SessionDep) -> StatusOut:
     return StatusOut(**host.status(s), builds_waiting=(
         f"submissions wait (pending) until the host can build them: {problem}"
         if problem else ""))
+
+
+@router.get("", include_in_schema=False)
+def api_index(request: Request) -> dict[str, Any]:
+    """What the API offers: its endpoints (paths under ``/api``) and where the
+    OpenAPI schema and its browsable docs are."""
+    # from the schema: the app's own route list holds included routers unexpanded
+    paths = sorted(p for p in request.app.openapi()["paths"] if p.startswith("/api/"))
+    return {"openapi": "/openapi.json", "docs": "/docs", "endpoints": paths}

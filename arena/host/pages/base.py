@@ -1,0 +1,27 @@
+"""What every page of the host does: render its template with the competition's name and
+who is signed in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
+
+from ...web.render import html_page
+from ..service import Host
+from .sessions import signed_in
+
+
+def page(request: Request, s: Session, host: Host, name: str, status: int = 200,
+         **context: Any) -> HTMLResponse:
+    """Render ``pages/<name>.html`` with what every page needs (the competition, who is
+    signed in, the CSRF value) and the pages' security headers
+    (:func:`arena.web.render.html_page`)."""
+    user = signed_in(request, s)
+    return html_page(request, name, status, competition=host.settings.competition.name,
+                     user=user, **context)
+
+
+__all__ = ["page"]

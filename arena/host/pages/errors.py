@@ -1,0 +1,27 @@
+"""The pages' "Not found": for something a page looks up, and for an address with no page
+at all (the app's 404 handler: :mod:`arena.host.middleware`)."""
+
+from __future__ import annotations
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
+
+from ..service import Host
+from .base import page
+
+
+def not_found(request: Request, s: Session, host: Host, what: str) -> HTMLResponse:
+    """The error page (404) saying ``what`` is not there."""
+    return page(request, s, host, "error", status=404, title="Not found", message=what)
+
+
+def no_page(request: Request, host: Host) -> HTMLResponse:
+    """The error page (404) for an address with no page (a session of its own)."""
+    with host.Session() as s:
+        return page(request, s, host, "error", status=404, title="Not found",
+                    message="There is no page at this address: the leaderboard "
+                    "links to every bot and game.")
+
+
+__all__ = ["no_page", "not_found"]
