@@ -3,8 +3,8 @@
 Every error the arena raises on purpose is one of these, and its message is one line a
 person can act on (what was wrong, and what to do). The CLI turns any :class:`ArenaError`
 into that line in one place (:class:`arena.cli.ArenaGroup`): a command catches one only to
-add to what it says (or to clean up), never to print it. In the model of pip-tools' ``exceptions.py`` and
-python-chess's narrow errors under ``ValueError``::
+add to what it says (or to clean up), never to print it. In the model of pip-tools'
+``exceptions.py`` and python-chess's narrow errors under ``ValueError``::
 
     ArenaError
     ├── ConfigError          a bad setting: time control, ladder file, bot.toml, flag

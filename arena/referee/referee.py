@@ -1200,8 +1200,8 @@ class Referee:
 
 def game_record(match: Match) -> dict[str, Any]:
     """The record of a match (finished, or as far as it went), as the JSON document
-    :mod:`arena.records.record` describes, built by :func:`moon_sdk.records.game_record` (which the SDK's
-    in-process runner shares) from the match's own types.
+    :mod:`arena.records.record` describes, built by :func:`moon_sdk.records.game_record`
+    (which the SDK's in-process runner shares) from the match's own types.
 
     Raises:
         IllegalActionError: never for a refereed match (its actions were all applied).
