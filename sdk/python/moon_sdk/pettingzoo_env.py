@@ -31,7 +31,10 @@ works: give a preset name, a ``Ruleset``, or a preset name and option overrides
 - ``render_mode="ansi"``: :meth:`raw_env.render` returns the table as text.
 
 :func:`env` wraps :class:`raw_env` in PettingZoo's usual wrappers: an illegal action ends
-the game with reward -1 for the seat that made it (``TerminateIllegalWrapper``).
+the game with reward -1 for the seat that made it (``TerminateIllegalWrapper``, judging by
+the game's own legal actions). Observations (the dict and its arrays) are new at every
+``observe()``/``last()``, the caller's to change: writing into the mask or the features
+changes nothing the env knows.
 """
 
 from __future__ import annotations
@@ -63,10 +66,21 @@ def env(ruleset: Ruleset | str = "moon3", **kwargs: Any) -> AECEnv:
     that made it; actions out of range and a wrong calling order raise). Arguments as
     :class:`raw_env`."""
     e: AECEnv = raw_env(ruleset, **kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = _TerminateIllegal(e, illegal_reward=-1)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
+
+
+class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper``, judging each action by the game's own legal
+    actions. PettingZoo's checks the action mask of the very observation it handed out,
+    which is the caller's: writing into it let an illegal action through to
+    :meth:`raw_env.step`, which raises."""
+
+    def step(self, action: Any) -> None:
+        self._prev_obs = {"action_mask": self.env.unwrapped._legal_mask(self.agent_selection)}
+        super().step(action)
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
@@ -173,16 +187,28 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": features, "action_mask": legal actions}`` of ``agent``'s seat
         (no legal action once its episode is over: after a truncation the features show
-        the game as it would go on, the next hand dealt)."""
+        the game as it would go on, the next hand dealt). The dict and its arrays are new
+        at every call, the caller's to change: what the env takes as legal is the game's
+        own (writing a 1 into the mask makes no action legal)."""
         seat = self._seat[agent]
         s = self.game
+        legal = self._legal(agent)
         mask = np.zeros(NUM_ACTIONS, np.int8)
-        done = self.terminations.get(agent, True) or self.truncations.get(agent, True)
-        legal = s.legal_actions() if s.current_player == seat and not done else []
         mask[legal] = 1
         view = self._observer(s, seat, legal)  # = observe(s, seat), kept up as the game goes
         return {"observation": np.asarray(self._features(view), np.float32),
                 "action_mask": mask}
+
+    def _legal(self, agent: str) -> list[int]:
+        """``agent``'s legal actions now (none unless it is to act in a live episode)."""
+        s = self.game
+        done = self.terminations.get(agent, True) or self.truncations.get(agent, True)
+        return s.legal_actions() if s.current_player == self._seat[agent] and not done else []
+
+    def _legal_mask(self, agent: str) -> np.ndarray:
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        mask[self._legal(agent)] = 1
+        return mask
 
     def step(self, action: Any) -> None:
         """The agent to act plays ``action`` (an int in 0..71; ``None`` for an agent whose
