@@ -15,10 +15,11 @@ default time control) with uniformly random legal actions through:
   dealt from ``chance_outcomes()``, the action drawn from ``legal_actions()`` (no tensors
   asked for).
 
-Each measurement runs in a fresh process (the engine is chosen at import) and the
-variants take turns, ``--repeats`` times; the table shows decisions per CPU-second of the
-measuring process (min / median / max over the repeats: on a shared machine CPU time is
-the steadier figure) and each median's ratio to ``play_local``'s. A figure, not a test.
+Each measurement runs in a fresh process (the engine is chosen at import; imports, set-up
+and a warm-up game are not timed) and the variants take turns, ``--repeats`` times; the
+table shows decisions per CPU-second of the measuring process (min / median / max over
+the repeats: on a shared machine CPU time is the steadier figure) and each median's
+ratio to ``play_local``'s. A figure, not a test.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 VARIANTS: dict[str, tuple[str, str]] = {
@@ -42,7 +44,7 @@ VARIANTS: dict[str, tuple[str, str]] = {
 """Row label: (what is measured, MOON_ENGINE)."""
 
 
-def measure_play_local(preset: str, seeds: range, max_hands: int) -> int:
+def measure_play_local(preset: str, max_hands: int) -> Callable[[range], int]:
     from moon_sdk import Bot
     from moon_sdk.local import play_local
     from moon_sdk.rules import Ruleset
@@ -57,51 +59,60 @@ def measure_play_local(preset: str, seeds: range, max_hands: int) -> int:
             return self.rng.choice(obs.legal_actions)  # type: ignore[no-any-return]
 
     n = Ruleset.preset(preset).players
-    decisions = 0
-    for seed in seeds:
-        record = play_local([Random(seed * 10 + i) for i in range(n)], preset, seed=seed,
-                            time_control={"max_hands": max_hands})
-        decisions += len(record["actions"])
-    return decisions
+
+    def play(seeds: range) -> int:
+        decisions = 0
+        for seed in seeds:
+            record = play_local([Random(seed * 10 + i) for i in range(n)], preset, seed=seed,
+                                time_control={"max_hands": max_hands})
+            decisions += len(record["actions"])
+        return decisions
+    return play
 
 
-def measure_pettingzoo(preset: str, seeds: range, max_hands: int) -> int:
+def measure_pettingzoo(preset: str, max_hands: int) -> Callable[[range], int]:
     import numpy as np
     from moon_sdk.pettingzoo_env import env
 
     e = env(preset, max_hands=max_hands)
-    decisions = 0
-    for seed in seeds:
-        rng = random.Random(seed)
-        e.reset(seed=seed)
-        for _agent in e.agent_iter():
-            obs, _, terminated, truncated, _ = e.last()
-            if terminated or truncated:
-                e.step(None)
-                continue
-            legal = np.flatnonzero(obs["action_mask"])
-            e.step(int(legal[rng.randrange(len(legal))]))
-            decisions += 1
-    return decisions
+
+    def play(seeds: range) -> int:
+        decisions = 0
+        for seed in seeds:
+            rng = random.Random(seed)
+            e.reset(seed=seed)
+            for _agent in e.agent_iter():
+                obs, _, terminated, truncated, _ = e.last()
+                if terminated or truncated:
+                    e.step(None)
+                    continue
+                legal = np.flatnonzero(obs["action_mask"])
+                e.step(int(legal[rng.randrange(len(legal))]))
+                decisions += 1
+        return decisions
+    return play
 
 
-def measure_openspiel(preset: str, seeds: range, max_hands: int) -> int:
+def measure_openspiel(preset: str, max_hands: int) -> Callable[[range], int]:
     from moon_sdk import openspiel_game
 
     game = openspiel_game.load_game(preset, max_hands=max_hands)
-    decisions = 0
-    for seed in seeds:
-        rng = random.Random(seed)
-        s = game.new_initial_state()
-        while not s.is_terminal():
-            if s.is_chance_node():
-                outcomes = s.chance_outcomes()
-                s.apply_action(outcomes[rng.randrange(len(outcomes))][0])
-                continue
-            legal = s.legal_actions()
-            s.apply_action(legal[rng.randrange(len(legal))])
-            decisions += 1
-    return decisions
+
+    def play(seeds: range) -> int:
+        decisions = 0
+        for seed in seeds:
+            rng = random.Random(seed)
+            s = game.new_initial_state()
+            while not s.is_terminal():
+                if s.is_chance_node():
+                    outcomes = s.chance_outcomes()
+                    s.apply_action(outcomes[rng.randrange(len(outcomes))][0])
+                    continue
+                legal = s.legal_actions()
+                s.apply_action(legal[rng.randrange(len(legal))])
+                decisions += 1
+        return decisions
+    return play
 
 
 MEASURES = {"play_local": measure_play_local, "pettingzoo": measure_pettingzoo,
@@ -112,9 +123,10 @@ def child(what: str, preset: str, games: int, max_hands: int) -> None:
     """Measure one variant in this process; print its figures as JSON."""
     from moon_sdk.rules import fast
 
-    seeds = range(1000, 1000 + games)
+    play = MEASURES[what](preset, max_hands)  # imports and set-up, untimed
+    play(range(1, 2))  # a warm-up game
     c0, t0 = time.process_time(), time.perf_counter()
-    decisions = MEASURES[what](preset, seeds, max_hands)
+    decisions = play(range(1000, 1000 + games))
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     print(json.dumps({"decisions": decisions, "cpu_s": cpu, "wall_s": wall,
                       "compiled": fast.COMPILED}))

@@ -204,3 +204,47 @@ def test_writing_into_an_observation_changes_nothing_the_env_knows(preset, legal
     assert np.flatnonzero(second["action_mask"]).tolist() == fresh.legal_actions()
     assert second["observation"].tolist() == pytest.approx(
         observation_features(observe(fresh, fresh.current_player)))
+
+
+@pytest.mark.parametrize("engine", ["compiled", "pure"])
+@pytest.mark.parametrize("preset,options", CONFIGS, ids=lambda c: str(c))
+def test_observations_are_the_features_of_what_the_arena_shows(preset, options, engine,
+                                                               monkeypatch):
+    """At every step of random games, every agent's observation (both feature kinds) is
+    exactly the :mod:`moon_sdk.features` vector of :func:`~moon_sdk.rules.observe` of the
+    game, and its mask the game's legal actions, with the compiled core and the pure
+    engine (the env builds them from the engine state it follows, not from an
+    Observation)."""
+    from moon_sdk import pettingzoo_env
+    from moon_sdk.features import information_state_features
+    from moon_sdk.rules import fast
+
+    if engine == "pure":
+        monkeypatch.setattr(pettingzoo_env, "GameState", GameState)
+    elif not fast.COMPILED:
+        pytest.skip(f"no compiled core: {fast.REASON}")
+    for features, f in (("observation", observation_features),
+                        ("information_state", information_state_features)):
+        e = env(preset, features=features, max_hands=8, **options)
+        raw = e.unwrapped
+        for seed in (1, 2):
+            e.reset(seed=seed)
+            assert isinstance(raw.game, fast.GameState if engine == "compiled" else GameState)
+            rng = random.Random(seed)
+            for _agent in e.agent_iter():
+                game = raw.game
+                for other in raw.possible_agents:
+                    seat = int(other.split("_")[1])
+                    want = observe(game, seat)
+                    got = e.observe(other)
+                    assert got["observation"].dtype == np.float32
+                    assert np.array_equal(got["observation"], np.asarray(f(want), np.float32))
+                    assert np.flatnonzero(got["action_mask"]).tolist() == (
+                        [] if raw.terminations.get(other, True)
+                        or raw.truncations.get(other, True)
+                        else list(want.legal_actions))
+                obs, _, terminated, truncated, _ = e.last()
+                if terminated or truncated:
+                    e.step(None)
+                else:
+                    e.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
