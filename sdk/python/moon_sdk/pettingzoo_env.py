@@ -35,6 +35,10 @@ the game with reward -1 for the seat that made it (``TerminateIllegalWrapper``, 
 the game's own legal actions). Observations (the dict and its arrays) are new at every
 ``observe()``/``last()``, the caller's to change: writing into the mask or the features
 changes nothing the env knows.
+
+The env plays :data:`moon_sdk.rules.fast.GameState`: the compiled core when it is installed
+(which then builds the feature vectors too), else the pure engine (``MOON_ENGINE=pure``
+chooses it); ``benchmarks/research_envs.py`` measures both.
 """
 
 from __future__ import annotations
@@ -145,10 +149,42 @@ class _AssertOutOfBounds(_fast_wrapper(wrappers.AssertOutOfBoundsWrapper)):  # t
 
 
 class _OrderEnforcing(_fast_wrapper(wrappers.OrderEnforcingWrapper)):  # type: ignore[misc]
-    """PettingZoo's ``OrderEnforcingWrapper``."""
+    """PettingZoo's ``OrderEnforcingWrapper``, the outermost of :func:`env`'s wrappers.
+    After a reset, ``observe``/``last`` ask the raw env at once (the wrappers beneath add
+    nothing to an observation), and a legal int action of a live agent goes straight to
+    the raw env's ``step`` (what the wrappers beneath would do with it, after checking
+    it); any other call takes PettingZoo's path through every wrapper."""
+
+    def observe(self, agent: str) -> Any:
+        if self._has_reset:
+            return self._raw.observe(agent)
+        return super().observe(agent)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            return super().last(observe)  # type: ignore[no-any-return]
+        raw = self._raw
+        agent = raw.agent_selection
+        return (raw.observe(agent) if observe else None, raw._cumulative_rewards[agent],
+                raw.terminations[agent], raw.truncations[agent], raw.infos[agent])
+
+    def step(self, action: Any) -> None:
+        raw = self._raw
+        if (self._has_reset and action.__class__ is int and 0 <= action < NUM_ACTIONS
+                and raw.agents):
+            agent = raw.agent_selection
+            if (not raw.terminations[agent] and not raw.truncations[agent]
+                    and action in raw._legal(agent)):
+                self._has_updated = True
+                raw.step(action)
+                return
+        super().step(action)
 
 
 _O = _OFFSET
+_FEATURES_STATE: type | None = GameState if hasattr(GameState, "features") else None
+"""The compiled state class when it builds feature vectors (a core built before it could
+is played without), else None."""
 _GAME_OVER = Phase.GAME_OVER
 _TRICK_SIZE = 4 + 4 * 28
 """One trick in the information-state vector's sequence: its leader, the tile at each
@@ -175,7 +211,7 @@ class _Features:
     compare them at every step, with either engine)."""
 
     __slots__ = ("n", "sequence", "template", "rel", "side_rel", "target", "played", "plays",
-                 "half")
+                 "half", "rules")
 
     def __init__(self, ruleset: Ruleset, sequence: bool) -> None:
         self.n = n = ruleset.players
@@ -188,6 +224,7 @@ class _Features:
         for i in range(_O["players"], _O["phase"]):
             static[i] = int(first[i])
         self.template = bytes(static)
+        self.rules = np.asarray(first[_O["rules"]:_O["phase"]], np.float32)
         self.rel = [[(x - me) % n for x in range(n)] for me in range(n)]
         sides = ruleset.num_sides
         self.side_rel = [[(x - ruleset.side_of(me)) % sides for x in range(sides)]
@@ -210,6 +247,11 @@ class _Features:
         self.plays.append((seat, tile))
 
     def __call__(self, s: Any, me: int) -> np.ndarray:
+        if s.__class__ is _FEATURES_STATE:
+            # the compiled core builds the vector, all but the ruleset's options
+            vector = np.frombuffer(s.features(me, self.sequence), np.float32).copy()
+            vector[_O["rules"]:_O["phase"]] = self.rules
+            return vector
         n = self.n
         rel = self.rel[me]
         half = self.half
