@@ -154,3 +154,97 @@ def test_render_ansi_shows_the_table():
     assert silent.render() is None
     with pytest.raises(ValueError, match="render_mode"):
         raw_env("moon3", render_mode="human")
+
+
+@pytest.mark.parametrize("preset,legal_steps", [("moon3", 0), ("moon3", 5), ("moon4", 12)])
+def test_writing_into_an_observation_changes_nothing_the_env_knows(preset, legal_steps):
+    """The mask and features that ``last()``/``observe()`` return are the caller's: after
+    writing a 1 over an illegal action (and scribbling on the features), the env's next
+    observation is still the game's, and that action, played, ends the game as the
+    module doc says: reward -1 for the seat that made it, 0 for the others."""
+    ruleset = Ruleset.preset(preset)
+    mirror = GameState(ruleset, 9)  # the same game, followed apart from the env
+    rng = random.Random(3)
+    e = env(preset)
+    e.reset(seed=9)
+    for _ in range(legal_steps):
+        action = rng.choice(mirror.legal_actions())
+        mirror.apply(action)
+        e.step(action)
+    offender = e.agent_selection
+    seat = int(offender.split("_")[1])
+    assert seat == mirror.current_player
+    want = observe(mirror, seat)
+    illegal = next(a for a in range(72) if a not in want.legal_actions)
+    obs, *_ = e.last()
+    obs["action_mask"][illegal] = 1
+    obs["action_mask"][list(want.legal_actions)] = 0
+    obs["observation"][:] = 2.0
+    again = e.observe(offender)
+    assert np.flatnonzero(again["action_mask"]).tolist() == list(want.legal_actions)
+    assert again["observation"].tolist() == pytest.approx(observation_features(want))
+    again["action_mask"][illegal] = 1  # the latest observation, written into too
+    e.step(illegal)
+    rewards = {}
+    for agent in e.agent_iter():
+        obs, reward, terminated, truncated, _ = e.last()
+        assert terminated and truncated and not obs["action_mask"].any()
+        rewards[agent] = reward
+        e.step(None)
+    assert rewards == {a: (-1.0 if a == offender else 0.0) for a in e.possible_agents}
+    assert e.unwrapped.game.history == mirror.history  # the illegal action was not played
+    # the raw env: its observations are new arrays too
+    raw = raw_env(preset)
+    raw.reset(seed=9)
+    first = raw.observe(raw.agent_selection)
+    first["action_mask"][:] = 1
+    first["observation"][:] = 2.0
+    fresh = GameState(ruleset, 9)
+    second = raw.observe(raw.agent_selection)
+    assert np.flatnonzero(second["action_mask"]).tolist() == fresh.legal_actions()
+    assert second["observation"].tolist() == pytest.approx(
+        observation_features(observe(fresh, fresh.current_player)))
+
+
+@pytest.mark.parametrize("engine", ["compiled", "pure"])
+@pytest.mark.parametrize("preset,options", CONFIGS, ids=lambda c: str(c))
+def test_observations_are_the_features_of_what_the_arena_shows(preset, options, engine,
+                                                               monkeypatch):
+    """At every step of random games, every agent's observation (both feature kinds) is
+    exactly the :mod:`moon_sdk.features` vector of :func:`~moon_sdk.rules.observe` of the
+    game, and its mask the game's legal actions, with the compiled core and the pure
+    engine (the env builds them from the engine state it follows, not from an
+    Observation)."""
+    from moon_sdk import pettingzoo_env
+    from moon_sdk.features import information_state_features
+    from moon_sdk.rules import fast
+
+    if engine == "pure":
+        monkeypatch.setattr(pettingzoo_env, "GameState", GameState)
+    elif not fast.COMPILED:
+        pytest.skip(f"no compiled core: {fast.REASON}")
+    for features, f in (("observation", observation_features),
+                        ("information_state", information_state_features)):
+        e = env(preset, features=features, max_hands=8, **options)
+        raw = e.unwrapped
+        for seed in (1, 2):
+            e.reset(seed=seed)
+            assert isinstance(raw.game, fast.GameState if engine == "compiled" else GameState)
+            rng = random.Random(seed)
+            for _agent in e.agent_iter():
+                game = raw.game
+                for other in raw.possible_agents:
+                    seat = int(other.split("_")[1])
+                    want = observe(game, seat)
+                    got = e.observe(other)
+                    assert got["observation"].dtype == np.float32
+                    assert np.array_equal(got["observation"], np.asarray(f(want), np.float32))
+                    assert np.flatnonzero(got["action_mask"]).tolist() == (
+                        [] if raw.terminations.get(other, True)
+                        or raw.truncations.get(other, True)
+                        else list(want.legal_actions))
+                obs, _, terminated, truncated, _ = e.last()
+                if terminated or truncated:
+                    e.step(None)
+                else:
+                    e.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))

@@ -258,3 +258,33 @@ def test_from_deal_refuses_the_same_deals_with_the_same_words() -> None:
             messages.append(str(e.value))
         assert messages[0] == messages[1]
         assert words in messages[1]
+
+
+@needs_core
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_features_are_the_pure_features_of_the_observation(preset: str) -> None:
+    """``GameState.features(seat, sequence)`` is ``moon_sdk.features``' vector of the pure
+    engine's ``observe`` of the same game (the ruleset's options left 0), for every seat at
+    every step of random games, as float32."""
+    import numpy as np
+    from moon_sdk.features import information_state_features, observation_features
+    from moon_sdk.rules import observe
+
+    ruleset = PRESETS[preset]
+    rng = random.Random(7)
+    for seed in (3, 4):
+        pure, fast = GameState(ruleset, seed), moon_engine.GameState(ruleset, seed)
+        while not pure.is_terminal() and len(pure.hand_records) < 6:
+            for seat in range(ruleset.players):
+                obs = observe(pure, seat)
+                for sequence, f in ((False, observation_features),
+                                    (True, information_state_features)):
+                    want = np.asarray(f(obs), np.float32)
+                    want[2:14] = 0.0  # the rules piece
+                    got = np.frombuffer(fast.features(seat, sequence), np.float32)
+                    assert np.array_equal(got, want)
+            action = rng.choice(pure.legal_actions())
+            pure.apply(action)
+            fast.apply(action)
+    with pytest.raises(ValueError, match="seat"):
+        fast.features(ruleset.players, False)

@@ -32,6 +32,10 @@ tiles a player has not seen consistently with everything it saw (:mod:`moon_sdk.
 voids, hand sizes, the widow), so OpenSpiel's Python information-set MCTS
 (``open_spiel.python.algorithms.ismcts``) searches it.
 
+A state serializes at any point (``state.serialize()``, ``pyspiel.serialize_game_and_state``,
+``pickle``) and comes back, in this process or another that imported this module, with
+``game.deserialize_state`` / ``pyspiel.deserialize_game_and_state`` / ``pickle.loads``.
+
 :class:`OpenSpielBot` enters any ``pyspiel.Bot`` (or a function of a state) in the arena:
 each turn it rebuilds an OpenSpiel state from the arena's observation (the hidden tiles
 sampled consistently with it) and plays the bot's answer.
@@ -118,6 +122,10 @@ def load_game(ruleset: Ruleset | str = "moon3", **kwargs: Any) -> pyspiel.Game:
     return pyspiel.load_game(GAME_NAME, game_params(ruleset, **kwargs))
 
 
+_GAME_ATTRIBUTES = frozenset({"ruleset", "max_hands", "returns_mode", "first_dealer",
+                               "hand_length"})
+
+
 class MoonGame(pyspiel.Game):
     """The ``python_moon`` game (see the module doc).
 
@@ -128,6 +136,22 @@ class MoonGame(pyspiel.Game):
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         p = {**DEFAULT_PARAMS, **(params or {})}
+        self._configure(p)
+        n = self.ruleset.players
+        if self.returns_mode == "win":
+            lo, hi = -1.0, 1.0
+        elif self.ruleset.scoring == "marks":
+            lo, hi = 0.0, float(self.max_hands)
+        else:
+            lo, hi = -21.0 * self.max_hands, 21.0 * self.max_hands
+        info = pyspiel.GameInfo(
+            num_distinct_actions=NUM_ACTIONS, max_chance_outcomes=28, num_players=n,
+            min_utility=lo, max_utility=hi, utility_sum=None,
+            max_game_length=self.max_hands * self.hand_length)
+        super().__init__(_GAME_TYPE, info, p)
+
+    def _configure(self, p: dict[str, Any]) -> None:
+        """Set the Python-side attributes from the game's parameters."""
         self.ruleset = Ruleset.from_dict({k: p[k] for k in _RULE_DEFAULTS})
         self.max_hands = int(p["max_hands"])
         self.returns_mode = str(p["returns"])
@@ -141,19 +165,17 @@ class MoonGame(pyspiel.Game):
         if not -1 <= self.first_dealer < n:
             raise ValueError(f"python_moon: first_dealer must be -1 (chance) or a seat "
                              f"0..{n - 1}, not {self.first_dealer}")
-        if self.returns_mode == "win":
-            lo, hi = -1.0, 1.0
-        elif self.ruleset.scoring == "marks":
-            lo, hi = 0.0, float(self.max_hands)
-        else:
-            lo, hi = -21.0 * self.max_hands, 21.0 * self.max_hands
         self.hand_length = 8 * n + 2
         """Most decisions in one hand: a bid each, a discard, a trump, 7 tricks."""
-        info = pyspiel.GameInfo(
-            num_distinct_actions=NUM_ACTIONS, max_chance_outcomes=28, num_players=n,
-            min_utility=lo, max_utility=hi, utility_sum=None,
-            max_game_length=self.max_hands * self.hand_length)
-        super().__init__(_GAME_TYPE, info, p)
+
+    def __getattr__(self, name: str) -> Any:
+        # A game that pyspiel rebuilt on the C++ side (unpickling a game:
+        # ``pickle.loads``, an old state string) can reach Python without the attributes
+        # __init__ set: they follow from the parameters, which the C++ side keeps.
+        if name in _GAME_ATTRIBUTES and "ruleset" not in self.__dict__:
+            self._configure({**DEFAULT_PARAMS, **self.get_parameters()})
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __deepcopy__(self, memo: dict[int, Any]) -> MoonGame:
         return self  # immutable: a cloned state shares its game
@@ -201,9 +223,13 @@ class MoonState(pyspiel.State):
     """A ``python_moon`` state: the engine's :class:`~moon_sdk.rules.GameState` plus the
     chance nodes of the deal."""
 
+    # A state's Python attributes are what OpenSpiel serializes (``serialize()`` pickles
+    # the instance's __dict__, ``game.deserialize_state`` sets them on a new initial state
+    # of the game); they hold only plain data (the engine state, the deal so far, two
+    # flags), never the game: a pickled pyspiel game comes back as another game object
+    # without its Python attributes. The game is the state's own (``get_game()``).
     def __init__(self, game: MoonGame) -> None:
         super().__init__(game)
-        self._moon = game
         g = GameState(game.ruleset, 0)
         _blank_deal(g)
         self._engine = _Engine(g)
@@ -213,6 +239,10 @@ class MoonState(pyspiel.State):
         self._over = False
         if not self._choose_dealer:
             self._set_first_dealer(game.first_dealer)
+
+    @property
+    def _moon(self) -> MoonGame:
+        return self.get_game()  # type: ignore[no-any-return]
 
     # -- the engine inside -------------------------------------------------------------------
     @property

@@ -24,9 +24,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyInt, PyList, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyTuple, PyType};
 
-use game::{Config, Game, HandRec, Trick, GAME_OVER, PHASE_NAMES};
+use game::{Config, Game, HandRec, Trick, GAME_OVER, MOON_BID, PHASE_NAMES};
+
+/// Length of `moon_sdk.features.observation_features`' vector, and what the
+/// information-state vector adds (7 tricks: a leader, 4 positions of 28 tiles).
+const FEATURES: usize = 397;
+const SEQUENCE: usize = 7 * (4 + 4 * 28);
 
 /// The SDK's Python types the state hands out, imported once.
 struct SdkTypes {
@@ -362,6 +367,92 @@ impl GameState {
     /// In the play phase, the tiles the current seat may play, as a mask.
     fn legal_plays(&self) -> u32 {
         self.g.legal_plays()
+    }
+
+    /// `moon_sdk.features.observation_features(observe(state, seat))` (`sequence`: the
+    /// information-state vector) as little-endian float32 bytes, except the ruleset's
+    /// options (the `rules` piece, left 0: they do not change in a game).
+    fn features<'py>(&self, py: Python<'py>, seat: usize, sequence: bool) -> PyResult<Bound<'py, PyBytes>> {
+        let n = self.seats();
+        if seat >= n {
+            return Err(PyValueError::new_err(format!("seat must be 0..{}, got {}", n - 1, seat)));
+        }
+        let g = &self.g;
+        let mut out = vec![0f32; if sequence { FEATURES + SEQUENCE } else { FEATURES }];
+        let rel = |x: u8| (x as usize + n - seat) % n;
+        let bits = |out: &mut Vec<f32>, base: usize, mut mask: u32| {
+            while mask != 0 {
+                out[base + mask.trailing_zeros() as usize] = 1.0;
+                mask &= mask - 1;
+            }
+        };
+        out[n - 3] = 1.0;
+        if (1..=4).contains(&g.phase) {
+            out[14 + g.phase as usize - 1] = 1.0;
+        }
+        out[18 + rel(g.dealer)] = 1.0;
+        if g.phase != GAME_OVER {
+            out[22 + rel(g.current)] = 1.0;
+        }
+        bits(&mut out, 26, g.hands[seat]);
+        if g.bidder == seat as i8 {
+            if g.widow_taken {
+                bits(&mut out, 54, g.widow);
+            }
+            if g.discard >= 0 {
+                out[82 + g.discard as usize] = 1.0;
+            }
+        }
+        let mut bid_slot = [0usize; 4];
+        for &(s, v) in &g.bids {
+            bid_slot[s as usize] = if v == 0 { 1 } else if v == MOON_BID { 7 } else { v as usize - 1 };
+        }
+        for (s, slot) in bid_slot.iter().enumerate().take(n) {
+            out[110 + 8 * rel(s as u8) + slot] = 1.0;
+        }
+        let high = g.high_bid;
+        out[142 + if high == 0 { 0 } else if high == MOON_BID { 6 } else { high as usize - 2 }] = 1.0;
+        if g.bidder >= 0 {
+            out[149 + rel(g.bidder as u8)] = 1.0;
+        }
+        if g.trump >= 0 {
+            out[153 + g.trump as usize] = 1.0;
+        }
+        let current = &g.trick[..g.trick_len as usize];
+        for t in &g.tricks {
+            for &(s, tile) in &t.plays[..t.len as usize] {
+                out[162 + 28 * rel(s) + tile as usize] = 1.0;
+            }
+        }
+        for &(s, tile) in current {
+            out[162 + 28 * rel(s) + tile as usize] = 1.0;
+            out[274 + 28 * rel(s) + tile as usize] = 1.0;
+        }
+        if let Some(&(leader, _)) = current.first() {
+            out[386 + rel(leader)] = 1.0;
+        }
+        for (s, &taken) in g.tricks_taken[..n].iter().enumerate() {
+            out[390 + rel(s as u8)] = (taken as f64 / 7.0) as f32;
+        }
+        let sides = self.sides();
+        let mine = g.side_of(seat as u8) as usize;
+        let target = g.cfg.target as f64;
+        for (side, &score) in g.scores[..sides].iter().enumerate() {
+            out[394 + (side + sides - mine) % sides] = (score as f64 / target).clamp(-2.0, 2.0) as f32;
+        }
+        if sequence {
+            let plays = g.tricks.iter().map(|t| &t.plays[..t.len as usize]).chain(
+                if current.is_empty() { None } else { Some(current) });
+            for (i, trick) in plays.enumerate() {
+                let at = FEATURES + i * (4 + 4 * 28);
+                out[at + rel(trick[0].0)] = 1.0;
+                for (position, &(_, tile)) in trick.iter().enumerate() {
+                    out[at + 4 + 28 * position + tile as usize] = 1.0;
+                }
+            }
+        }
+        let bytes: Vec<u8> = out.iter().flat_map(|x| x.to_le_bytes()).collect();
+        Ok(PyBytes::new(py, &bytes))
     }
 
     /// The current seat's legal actions, sorted ascending; empty only at game end.
