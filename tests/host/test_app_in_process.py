@@ -1,0 +1,134 @@
+"""The host's API and pages in process: FastAPI's TestClient over the real app
+(:func:`arena.host.app.create_app`) on a real competition folder and its SQLite database,
+without a server process and without the host's loops (the client is not entered, so the
+app's lifespan, which plays the games, never starts). What needs a process (restarts,
+kills, the lock, the CLI end to end) is tested with one elsewhere in tests/host."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from host_support import EXAMPLES, make_competition, tar_folder
+from sqlalchemy import select
+
+from arena.host import deps
+from arena.host.app import create_app
+from arena.host.models import Participant
+from arena.host.run import open_host
+from arena.host.service import Host
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[tuple[TestClient, Host, str]]:
+    folder = make_competition(tmp_path / "comp")
+    host, _ = open_host(folder, None)
+    try:
+        yield TestClient(create_app(host)), host, (folder / "admin.token").read_text().strip()
+    finally:
+        host.close()
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def register(client: TestClient, admin: str, name: str) -> str:
+    code = client.post("/api/invites", headers=bearer(admin)).json()["code"]
+    r = client.post("/api/register", json={"name": name, "invite": code})
+    assert r.status_code == 201, r.text
+    return str(r.json()["token"])
+
+
+def test_an_invite_admits_one_participant_once(app) -> None:
+    client, _, admin = app
+    # invite registration: no code, a bad code, then a code of the organiser's, used twice
+    assert client.post("/api/register", json={"name": "ann"}).status_code == 403
+    assert client.post("/api/register", json={"name": "ann", "invite": "nope"}).status_code \
+        == 403
+    code = client.post("/api/invites", headers=bearer(admin)).json()["code"]
+    first = client.post("/api/register", json={"name": "ann", "invite": code})
+    assert first.status_code == 201
+    again = client.post("/api/register", json={"name": "ben", "invite": code})
+    assert again.status_code == 403
+    me = client.get("/api/me", headers=bearer(first.json()["token"]))
+    assert me.status_code == 200 and me.json()["name"] == "ann"
+    # only the organiser makes invites
+    assert client.post("/api/invites", headers=bearer(first.json()["token"])).status_code \
+        == 403
+    assert client.get("/api/me").status_code == 401
+
+
+def test_a_submission_is_a_pending_version_of_its_bot(app) -> None:
+    client, _, admin = app
+    ann = register(client, admin, "ann")
+    r = client.post("/api/submissions", headers=bearer(ann),
+                    files={"archive": ("h.tar.gz", tar_folder(EXAMPLES / "heuristic"),
+                                       "application/gzip")})
+    assert r.status_code == 201, r.text
+    v = r.json()
+    # nothing builds in process (no lifespan): the version waits, numbered 1, named by its
+    # bot.toml, readable by its owner
+    assert (v["bot"], v["number"], v["status"]) == ("heuristic", 1, "pending")
+    assert v["label"].startswith("heuristic@")
+    got = client.get(f"/api/versions/{v['id']}", headers=bearer(ann)).json()
+    assert (got["id"], got["status"]) == (v["id"], "pending")
+    # the same sources again are the same version, not a second one
+    same = client.post("/api/submissions", headers=bearer(ann),
+                       files={"archive": ("h.tar.gz", tar_folder(EXAMPLES / "heuristic"),
+                                          "application/gzip")})
+    assert same.status_code == 200 and same.json()["id"] == v["id"]
+    # a name another participant holds is refused for ben
+    ben = register(client, admin, "ben")
+    taken = client.post("/api/submissions", headers=bearer(ben),
+                        files={"archive": ("h.tar.gz", tar_folder(EXAMPLES / "heuristic"),
+                                           "application/gzip")})
+    assert taken.status_code == 409, taken.text
+    assert "belongs to another participant" in taken.json()["detail"]
+
+
+def test_an_archive_that_is_not_one_is_a_4xx(app) -> None:
+    client, _, admin = app
+    ann = register(client, admin, "ann")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        data = b"not a manifest"
+        info = tarfile.TarInfo("README")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+    for body in (b"garbage, not gzip", buf.getvalue()):
+        r = client.post("/api/submissions", headers=bearer(ann),
+                        files={"archive": ("x.tar.gz", body, "application/gzip")})
+        assert 400 <= r.status_code < 500, (r.status_code, r.text)
+        assert r.json()["detail"], r.text
+
+
+def test_the_pages_answer_in_process(app) -> None:
+    client, host, _ = app
+    front = client.get("/")
+    assert front.status_code == 200
+    assert host.settings.competition.name in front.text
+    assert client.get("/bots/nosuchbot").status_code == 404
+    status = client.get("/api/status").json()
+    assert status["name"] == host.settings.competition.name
+    assert (status["finished"], status["running"]) == (0, 0)
+    assert client.get("/api/leaderboard").json() == []
+
+
+def test_a_dependency_override_stands_in_for_the_caller(app) -> None:
+    # the routes take the caller from deps.optional_participant: a test can seat anyone
+    client, host, admin = app
+    register(client, admin, "ann")
+    with host.Session() as s:
+        ann = s.scalars(select(Participant).where(Participant.name == "ann")).one()
+    overrides = client.app.dependency_overrides  # type: ignore[attr-defined]
+    overrides[deps.optional_participant] = lambda: ann
+    try:
+        assert client.get("/api/me").json()["name"] == "ann"
+    finally:
+        overrides.clear()
+    assert client.get("/api/me").status_code == 401
