@@ -148,9 +148,9 @@ GRPCURL_STAMP := tools/bin/.grpcurl-$(GRPCURL_VERSION)
 .PHONY: bots gen-go go-plugins grpcurl
 
 # Build the example bots whose build is stale (their bot.toml `build`: npm ci, go build,
-# cargo build); python -m arena.sandbox.build keeps a stamp per bot folder.
+# cargo build); python -m arena.sandbox.stamps keeps a stamp per bot folder.
 bots: setup
-	$(PY) -m arena.sandbox.build example_bots/*
+	$(PY) -m arena.sandbox.stamps example_bots/*
 
 # Regenerate the Go code of the protocol (example_bots/go-heuristic/gen/moonv1); it is
 # committed, and tests/test_codegen.py fails when it is stale. protoc comes from grpcio-tools,

@@ -118,6 +118,22 @@ def test_every_import_of_arena_names_a_module_that_exists():
     assert wrong == []
 
 
+def test_no_submodule_shadows_a_name_of_its_package():
+    # `from arena.sandbox import build` gave the function until arena/sandbox/build.py
+    # existed; once anything imported that module, the package's `build` was the module
+    wrong = []
+    for module, path in ARENA.items():
+        if path.name != "__init__.py":
+            continue
+        tree = ast.parse(path.read_text())
+        names = {n.name for n in tree.body
+                 if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+        names |= {t.id for n in tree.body if isinstance(n, ast.Assign)
+                  for t in n.targets if isinstance(t, ast.Name)}
+        wrong += [f"{module}.{n}" for n in sorted(names) if f"{module}.{n}" in ARENA]
+    assert wrong == []
+
+
 def test_the_sdk_imports_no_arena_code():
     wrong = [f"{m} imports {t}" for m, p in MOON_SDK.items() for t in _imports(m, p)
              if t == "arena" or t.startswith("arena.")]

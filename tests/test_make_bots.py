@@ -1,4 +1,4 @@
-"""`make bots` (python -m arena.sandbox.build) skips, in one line, a bot whose toolchain program
+"""`make bots` (python -m arena.sandbox.stamps) skips, in one line, a bot whose toolchain program
 is on PATH but does not run (a rustup proxy with no default toolchain, as a changed HOME
 leaves it), as it skips one whose toolchain is missing: make demo goes on."""
 
@@ -32,7 +32,7 @@ def test_a_bot_whose_toolchain_does_not_run_is_skipped(tmp_path: Path, kind: str
         cargo.chmod(0o755)
     env = {**os.environ, "PATH": str(fake),
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "sdk" / "python")])}
-    done = subprocess.run([sys.executable, "-m", "arena.sandbox.build", str(bot)], env=env,
+    done = subprocess.run([sys.executable, "-m", "arena.sandbox.stamps", str(bot)], env=env,
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr == ""
@@ -48,7 +48,7 @@ def test_a_declared_output_written_after_the_build_does_not_make_it_stale(
     """A file the build writes (listed in ``outputs``) that is newer than the stamp is not a
     changed source; a source newer than the stamp is."""
     from arena.bots.manifest import load_bot
-    from arena.sandbox.build import STAMP, ensure_built, is_stale
+    from arena.sandbox.stamps import STAMP, ensure_built, is_stale
 
     bot = tmp_path / "b"
     bot.mkdir()

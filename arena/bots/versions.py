@@ -22,7 +22,7 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "target", "__pycac
 """Folders that are never part of a version (VCS data, build outputs, caches)."""
 SKIP_FILES = frozenset({".build-stamp", ".build-lock", ".DS_Store"})
 """Files that are never part of a version (the build stamp and lock of
-:mod:`arena.sandbox.build`)."""
+:mod:`arena.sandbox.stamps`)."""
 SKIP_SUFFIXES = (".pyc", ".pyo")
 SHORT = 12
 """Hex digits of the hash shown in ``name@hash``."""

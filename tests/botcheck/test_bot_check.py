@@ -227,7 +227,7 @@ def test_a_bot_that_does_not_follow_suit_under_no_trumps_or_doubles_fails_there(
 def test_the_go_and_node_examples_pass_and_rejoin(tmp_path, bot):
     from arena.bots.manifest import load_bot
     from arena.records.record import read_record
-    from arena.sandbox.build import missing_tool
+    from arena.sandbox.stamps import missing_tool
 
     why = missing_tool(load_bot(ROOT / "example_bots" / bot))
     if why:
@@ -422,6 +422,6 @@ def test_every_starter_and_example_language_is_known():
         if (folder / "bot.toml").is_file():
             assert language_warning(load_bot(folder)) is None, folder
     for lang in STARTERS:
-        toml = (ROOT / "arena" / "templates" / lang / "bot.toml").read_text()
+        toml = (ROOT / "arena" / "bots" / "templates" / lang / "bot.toml").read_text()
         [said] = [x for x in toml.splitlines() if x.startswith("language = ")]
         assert lang in LANGUAGES and said.split('"')[1] in LANGUAGES, (lang, said)

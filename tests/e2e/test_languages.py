@@ -28,7 +28,7 @@ from arena.bots.starters import LANGUAGES
 from arena.core.timecontrol import TimeControl
 from arena.executor.game import play_game
 from arena.records.record import load_record, verify_record
-from arena.sandbox.build import ensure_built, missing_tool
+from arena.sandbox.stamps import ensure_built, missing_tool
 
 # Start-up is generous: a 2-core machine may be busy with other tests while four runtimes
 # start; the decision limits are the defaults.

@@ -271,7 +271,7 @@ def test_a_ladder_mixing_python_node_go_and_stdio_bots(tmp_path):
     # One board of 4-player Moon among four languages: every 4-set in all 3 pairings, each
     # at two tables with the partnerships swapped = 6 games, all ending by the rules.
     from arena.bots.manifest import load_bot
-    from arena.sandbox.build import ensure_built, missing_tool
+    from arena.sandbox.stamps import ensure_built, missing_tool
 
     bots = ["heuristic", "node-heuristic", "go-heuristic", "rust-stdio"]
     for b in bots[1:]:

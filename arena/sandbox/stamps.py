@@ -1,7 +1,7 @@
 """Build bot folders when they need it: `make bots` and the tests use this.
 
-    python -m arena.sandbox.build example_bots/*     # build what is stale, skip what is fresh
-    python -m arena.sandbox.build --force DIR...     # build anyway
+    python -m arena.sandbox.stamps example_bots/*     # build what is stale, skip what is fresh
+    python -m arena.sandbox.stamps --force DIR...     # build anyway
 
 A bot is built with its manifest's ``build`` command (:func:`arena.sandbox.local.build_bot`). A
 ``.build-stamp`` file in its folder records a successful build: the bot is stale when a
@@ -125,7 +125,7 @@ def ensure_built(spec: BotSpec, force: bool = False, timeout_s: float = 900.0) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arena.sandbox.build",
+    parser = argparse.ArgumentParser(prog="python -m arena.sandbox.stamps",
                                      description="Build bot folders that need it.")
     parser.add_argument("folders", nargs="+", type=Path, help="bot folders")
     parser.add_argument("--force", action="store_true", help="build even if up to date")
