@@ -25,7 +25,6 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,8 +48,11 @@ from . import matchmaking
 from .batchworker import BatchWorker
 from .builds import build_version_async
 from .executor import (
+    ExecutorFactory,
     FinishedGame,
+    GameExecutor,
     GameRequest,
+    GameSlots,
     InfrastructureError,
     LocalExecutor,
     name_of,
@@ -72,6 +74,7 @@ from .ratings import batch_from_database, live_update
 from .registrations import RegistrationWindow
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
+from .writer import Writer
 
 log = logging.getLogger("arena.host")
 
@@ -137,7 +140,7 @@ class Host:
     """
 
     def __init__(self, folder: Path, settings: Settings, engine: Engine,
-                 executor_factory: Callable[[Path, int], Any] | None = None,
+                 executor_factory: ExecutorFactory | None = None,
                  lock: HostLock | None = None) -> None:
         self.folder = folder.resolve()
         self._lock = lock
@@ -165,19 +168,17 @@ class Host:
         (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
         first's version (its quota, its number, its sources)."""
         self.rng = random.Random()
-        self._executor_factory = executor_factory or functools.partial(
+        self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
-        self._executor: Any = None
+        self.slots = GameSlots(self.capacity)
         self._builder_problem = ""
         """The last infrastructure failure of the builder that was logged ("" after a
         success): said once, not at every retry."""
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moon-host-writer")
+        self.writer = Writer()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake_builder = asyncio.Event()
         self._wake_games = asyncio.Event()
-        self._slots: asyncio.Semaphore | None = None
         self._running: dict[str, asyncio.Task[None]] = {}
-        self._inflight: set[asyncio.Task[FinishedGame]] = set()
         self._stopping = asyncio.Event()
         self._specs: dict[int, BotSpec] = {}
         self.docker_limits: Any = None
@@ -253,8 +254,12 @@ class Host:
     # -- running --------------------------------------------------------------------------
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` on the one writer thread."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._writer, fn, *args)
+        return await self.writer.write(fn, *args)
+
+    @property
+    def _executor(self) -> GameExecutor | None:
+        """The executor while :meth:`run` runs (the game pages follow its games)."""
+        return self.slots.executor
 
     def wake(self) -> None:
         """A new version was stored: start its build (thread-safe)."""
@@ -267,14 +272,13 @@ class Host:
         containers are stopped and removed) and stay ``running`` in the database: the
         next start voids and replays them, as after a crash."""
         self._loop = asyncio.get_running_loop()
-        self._slots = asyncio.Semaphore(self.capacity)
         # what a killed host left: bot processes and cgroups, containers
         await asyncio.to_thread(cleanup_stale_once)
         if self.settings.runner.kind == "docker":
             await asyncio.to_thread(sandbox.cleanup_stale)
         try:
             async with self._executor_factory(self.record_dir, self.capacity) as ex:
-                self._executor = ex
+                self.slots.executor = ex
                 tasks = [*(asyncio.create_task(self._builder(), name=f"host-builder-{i}")
                            for i in range(self.settings.runner.builders)),
                          asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
@@ -287,18 +291,9 @@ class Host:
                     await asyncio.gather(*tasks, *self._running.values(),
                                          return_exceptions=True)
             # the executor has aborted what was still playing: let those games end
-            await asyncio.gather(*self._inflight, return_exceptions=True)
+            await self.slots.settle()
         finally:
-            self._writer.shutdown(wait=True)
-
-    async def _play_game(self, req: GameRequest) -> FinishedGame:
-        """``executor.play(req)`` in a task of its own that a cancelled caller does not
-        cancel: a game is never interrupted while its bots or containers start (they would
-        be left behind), only aborted by the executor, which stops them."""
-        task = asyncio.create_task(self._executor.play(req), name=f"play-{req.game_id}")
-        self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
-        return await asyncio.shield(task)
+            self.writer.shutdown()
 
     def stop(self) -> None:
         """Ask :meth:`run` to end (games still running are voided, replayed next time)."""
@@ -494,10 +489,9 @@ class Host:
         if recorded:
             await self.write(self._add_validation_game, req.game_id, version_id, req.seed,
                              req.bots)
-        assert self._slots is not None
-        async with self._slots:
+        async with self.slots:
             try:
-                fg = await self._play_game(req)
+                fg = await self.slots.play(req)
             except InfrastructureError as e:
                 if recorded:
                     await self.write(self._void_game, req.game_id, str(e))
@@ -623,18 +617,17 @@ class Host:
         return True
 
     async def _matchmaker(self) -> None:
-        assert self._slots is not None
         while True:
-            await self._slots.acquire()
+            await self.slots.acquire()
             try:
                 job = await self.write(self._claim)
             except Exception:
-                self._slots.release()
+                self.slots.release()
                 log.exception("matchmaking failed")
                 await asyncio.sleep(2)
                 continue
             if job is None:
-                self._slots.release()
+                self.slots.release()
                 self._wake_games.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(1.0):
@@ -646,13 +639,12 @@ class Host:
             task.add_done_callback(lambda _t, g=game_id: self._running.pop(g, None))
 
     async def _play(self, game_id: str, seed: int, bots: tuple[BotSpec, ...]) -> None:
-        assert self._slots is not None
         slot = True
         try:
             req = GameRequest(game_id, bots, self.ruleset, self.settings.competition.preset,
                               seed, self.tc, self.docker_limits)
             try:
-                fg = await self._play_game(req)
+                fg = await self.slots.play(req)
             except InfrastructureError as e:
                 log.warning("game %s voided: %s", game_id, e)
                 if not self._stopping.is_set():
@@ -660,7 +652,7 @@ class Host:
                 return
             # the slot is free for the next game now; its claim queues on the one writer
             # behind this result, so it sees this game's outcome (a version disabled...)
-            self._slots.release()
+            self.slots.release()
             slot = False
             await self.write(self._record, fg)
             self.counters.game_finished()
@@ -676,7 +668,7 @@ class Host:
                 await self.write(self._void_game, game_id, "the host failed")
         finally:
             if slot:
-                self._slots.release()
+                self.slots.release()
 
     def _record(self, fg: FinishedGame) -> None:
         """Write a finished game whole, with its rating update, in one transaction."""
@@ -757,7 +749,7 @@ class Host:
         this process (``moon host rerate``; a running host fits in its worker process, see
         :meth:`_batch_loop`); returns how many games went into it."""
         n, ratings = batch_from_database(*self._batch_args())
-        self._writer.submit(self._store_batch, n, ratings).result()
+        self.writer.write_now(self._store_batch, n, ratings)
         return n
 
     def _batch_args(self) -> tuple[str, int, int]:
@@ -837,7 +829,7 @@ class Host:
                 s.execute(update(Game).where(Game.id.in_(old)).values(record_path=None))
 
         if old:
-            self._writer.submit(mark).result()
+            self.writer.write_now(mark)
             pruned = len(old)
         return pruned
 
@@ -885,9 +877,7 @@ class Host:
 
     def seat_log(self, game_id: str, seat: int) -> Path:
         """Where a seat's stderr of a game is kept."""
-        if self._executor is not None and hasattr(self._executor, "seat_log"):
-            return Path(self._executor.seat_log(game_id, seat))
-        return self._seat_log(game_id, seat)
+        return self.slots.seat_log(game_id, seat) or self._seat_log(game_id, seat)
 
     # -- status ---------------------------------------------------------------------------
     def status(self, s: Session, finished: int | None = None) -> dict[str, Any]:
