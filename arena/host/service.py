@@ -26,7 +26,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,7 +48,6 @@ from .batchworker import BatchWorker
 from .builds import build_version_async
 from .executor import (
     ExecutorFactory,
-    FinishedGame,
     GameExecutor,
     GameRequest,
     GameSlots,
@@ -62,7 +60,6 @@ from .memory import trim_heap
 from .models import (
     Bot,
     DuplicateSet,
-    FaultRow,
     Game,
     GameSeat,
     Meta,
@@ -71,6 +68,7 @@ from .models import (
     utcnow,
 )
 from .ratings import batch_from_database, live_update
+from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
 from .registrations import RegistrationWindow
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
@@ -84,32 +82,8 @@ _INSTALL_ROOTS = sorted({str(Path(p).resolve().parents[1]) for p in (
 or site-packages), longest first: :meth:`Host.for_participant` hides them."""
 T = TypeVar("T")
 
-MAX_ATTEMPTS = 3
-"""How often a voided game is played again before its set gives it up (cancelled)."""
 RECORDS = "records"
 STORE = "store"
-
-
-RATE_WINDOW_S = 300.0
-"""The status's games/min is over the last this many seconds."""
-
-
-@dataclass
-class Counters:
-    """What the host has done since it started (for the status page)."""
-
-    started: float = dataclasses.field(default_factory=time.monotonic)
-    finished: collections.deque[float] = dataclasses.field(default_factory=collections.deque)
-    """When (``time.monotonic()``) each game of the last :data:`RATE_WINDOW_S` finished."""
-    voided: int = 0
-
-    def game_finished(self, now: float | None = None) -> None:
-        """Count a finished game, and forget those older than the rate's window (the host's
-        memory must not grow with the games it plays)."""
-        now = time.monotonic() if now is None else now
-        self.finished.append(now)
-        while self.finished and now - self.finished[0] > RATE_WINDOW_S:
-            self.finished.popleft()
 
 
 
@@ -154,6 +128,9 @@ class Host:
         self.capacity = settings.matchmaking.concurrency
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
+        self.writer = Writer()
+        self.recorder = Recorder(self.Session, self.writer, self.ruleset.players,
+                                 settings.matchmaking.forfeit_limit, self.counters)
         self.registrations = RegistrationWindow(settings.competition.registrations_per_hour)
         """Open registrations per client address in the last hour (docs/host.md); its
         ``lock`` is held by every registration from its checks (the name, and for an open
@@ -174,7 +151,6 @@ class Host:
         self._builder_problem = ""
         """The last infrastructure failure of the builder that was logged ("" after a
         success): said once, not at every retry."""
-        self.writer = Writer()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake_builder = asyncio.Event()
         self._wake_games = asyncio.Event()
@@ -229,27 +205,8 @@ class Host:
             running = s.scalars(select(Game).where(Game.status == "running")
                                 .options(selectinload(Game.seats))).all()
             for g in running:
-                self._void(s, g, "the host stopped while the game was being played")
+                self.recorder.void(s, g, "the host stopped while the game was being played")
         return {"voided": len(running), "rebuilt": int(rebuilt or 0)}
-
-    def _void(self, s: Session, g: Game, reason: str) -> None:
-        """Void ``g`` (never rated) and queue its replay, unless it was a validation game
-        (the version is validated again) or has had its tries."""
-        g.status = "voided"
-        g.void_reason = reason
-        self.counters.voided += 1
-        if g.kind != "rated":
-            return
-        if g.attempt + 1 >= MAX_ATTEMPTS:
-            log.warning("game %s voided %d times: given up", g.id, g.attempt + 1)
-            return
-        base = g.id.split("-r")[0]
-        again = Game(id=f"{base}-r{g.attempt + 1}", kind="rated", dset_id=g.dset_id,
-                     seating=g.seating, attempt=g.attempt + 1, seed=g.seed, status="queued",
-                     created_at=g.created_at)
-        again.seats = [GameSeat(seat=x.seat, version_id=x.version_id, side=x.side)
-                       for x in g.seats]
-        s.add(again)
 
     # -- running --------------------------------------------------------------------------
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
@@ -487,14 +444,14 @@ class Host:
         req = cg.request
         recorded = self._is_validation_game(cg)
         if recorded:
-            await self.write(self._add_validation_game, req.game_id, version_id, req.seed,
-                             req.bots)
+            await self.recorder.add_validation_game(req.game_id, version_id, req.seed,
+                                                    req.bots)
         async with self.slots:
             try:
                 fg = await self.slots.play(req)
             except InfrastructureError as e:
                 if recorded:
-                    await self.write(self._void_game, req.game_id, str(e))
+                    await self.recorder.void_game(req.game_id, str(e))
                 await self.write(self._set_status, version_id, "pending")
                 await asyncio.sleep(1)
                 return None
@@ -506,34 +463,15 @@ class Host:
                       req.bots[f0.seat].name, f0.seat, name_of(f0.reason), f0.detail,
                       version_id)
             if recorded:
-                await self.write(self._void_game, req.game_id,
-                                 f"reference bot faulted: {name_of(f0.reason)}")
+                await self.recorder.void_game(req.game_id,
+                                              f"reference bot faulted: {name_of(f0.reason)}")
             await self.write(self._set_status, version_id, "pending")
             await asyncio.sleep(30)
             return None
         if recorded:
-            await self.write(self._record, fg)
+            await self.recorder.record(fg)
         item = judge(cg, fg)
         return item, blocks_the_rest(cg, fg, item)
-
-    def _add_validation_game(self, game_id: str, version_id: int, seed: int,
-                             seats: tuple[BotSpec, ...]) -> None:
-        with self.Session.begin() as s:
-            g = Game(id=game_id, kind="validation", seed=seed, status="running",
-                     started_at=utcnow())
-            g.seats = [GameSeat(seat=i, version_id=version_id if i == 0 else None,
-                                reference="" if i == 0 else b.name, side=self._side(i))
-                       for i, b in enumerate(seats)]
-            s.add(g)
-
-    def _side(self, seat: int) -> int:
-        return seat if self.ruleset.players == 3 else seat % 2
-
-    def _void_game(self, game_id: str, reason: str) -> None:
-        with self.Session.begin() as s:
-            g = s.get(Game, game_id)
-            if g is not None and g.status == "running":
-                self._void(s, g, reason)
 
     # -- rated games ----------------------------------------------------------------------
     def _claim(self) -> tuple[str, int, tuple[BotSpec, ...]] | None:
@@ -610,7 +548,8 @@ class Host:
                                                          self.rng)):
             g = Game(id=f"s{dset.id}-{k}", kind="rated", dset_id=dset.id, seating=k,
                      seed=dset.seed, status="queued", created_at=now)
-            g.seats = [GameSeat(seat=i, version_id=v, side=self._side(i))
+            g.seats = [GameSeat(seat=i, version_id=v,
+                                side=matchmaking.side(i, self.ruleset.players))
                        for i, v in enumerate(seating)]
             s.add(g)
         s.flush()
@@ -648,13 +587,13 @@ class Host:
             except InfrastructureError as e:
                 log.warning("game %s voided: %s", game_id, e)
                 if not self._stopping.is_set():
-                    await self.write(self._void_game, game_id, str(e))
+                    await self.recorder.void_game(game_id, str(e))
                 return
             # the slot is free for the next game now; its claim queues on the one writer
             # behind this result, so it sees this game's outcome (a version disabled...)
             self.slots.release()
             slot = False
-            await self.write(self._record, fg)
+            await self.recorder.record(fg)
             self.counters.game_finished()
             try:
                 await asyncio.to_thread(self.cut_logs, game_id)
@@ -665,61 +604,10 @@ class Host:
         except Exception:
             log.exception("game %s: the host failed", game_id)
             with contextlib.suppress(Exception):
-                await self.write(self._void_game, game_id, "the host failed")
+                await self.recorder.void_game(game_id, "the host failed")
         finally:
             if slot:
                 self.slots.release()
-
-    def _record(self, fg: FinishedGame) -> None:
-        """Write a finished game whole, with its rating update, in one transaction."""
-        res = fg.result
-        with self.Session.begin() as s:
-            g = s.get(Game, fg.request.game_id, with_for_update=True)
-            if g is None or g.status != "running":
-                log.warning("game %s finished here, but the database has it %s (did "
-                            "another process change it?): its result is not recorded",
-                            fg.request.game_id,
-                            f"as {g.status}" if g else "no longer")
-                return
-            g.status = "finished"
-            g.termination, g.winner = name_of(res.termination), res.winner
-            g.scores, g.places = list(res.scores), list(res.places)
-            g.hands, g.wall_ms, g.think_ms = res.hands_played, fg.wall_ms, fg.think_ms
-            g.record_path = str(fg.record_path) if fg.record_path else None
-            g.finished_at = utcnow()
-            g.seq = (s.scalar(select(func.max(Game.seq))) or 0) + 1
-            for seat in g.seats:
-                seat.place = res.places[seat.side]
-                seat.score = res.scores[seat.side]
-            by_seat = {x.seat: x.version_id for x in g.seats}
-            for f in fg.faults:
-                g.faults.append(FaultRow(seat=f.seat, version_id=by_seat.get(f.seat),
-                                         reason=name_of(f.reason), detail=f.detail[:2000],
-                                         forfeit=f.forfeit))
-            if g.kind != "rated":
-                return
-            forfeited = {by_seat[f.seat] for f in fg.faults if f.forfeit}
-            limit = self.settings.matchmaking.forfeit_limit
-            for vid in sorted({v for v in by_seat.values() if v is not None}):
-                v = s.get(Version, vid)
-                assert v is not None
-                v.games += 1
-                if vid not in forfeited:
-                    v.forfeits_in_row = 0
-                    continue
-                v.forfeits_in_row += 1
-                if v.forfeits_in_row >= limit and v.status == "active":
-                    last = next(f for f in fg.faults if f.forfeit and by_seat[f.seat] == vid)
-                    v.status = "disabled"
-                    v.reason = (f"disabled after {v.forfeits_in_row} forfeits in a row "
-                                f"(forfeit_limit = {limit}); the last: "
-                                f"{name_of(last.reason)} in game {g.id}"
-                                + (f" ({last.detail})" if last.detail else "")
-                                + "; submit a new version to play again")
-                    if v.bot.active_version_id == v.id:
-                        v.bot.active_version_id = None
-            live_update(s, g)
-            g.rated = True
 
     def rerate(self) -> int:
         """Recompute every version's live rating and game count from all finished rated
@@ -920,4 +808,4 @@ class Host:
                 f"({'none is' if active == 0 else 'only 1 is'} now)")
 
 
-__all__ = ["Host", "Counters", "MAX_ATTEMPTS"]
+__all__ = ["MAX_ATTEMPTS", "RATE_WINDOW_S", "Counters", "Host"]
