@@ -16,10 +16,8 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
-import datetime as dt
 import functools
 import logging
-import os
 import random
 import secrets
 import threading
@@ -42,7 +40,6 @@ from ..errors import ConfigError
 from ..ladder.ratings import Rating
 from ..ladder.schedule import board_seed, check_seed
 from ..sandbox.containment import cleanup_stale_once
-from ..sandbox.local import LOG_TAIL_BYTES
 from . import matchmaking
 from .batchworker import BatchWorker
 from .builds import build_version_async
@@ -70,6 +67,7 @@ from .models import (
 from .ratings import batch_from_database, live_update
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
 from .registrations import RegistrationWindow
+from .retention import Retention, seat_log_path
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
 from .writer import Writer
@@ -86,25 +84,6 @@ RECORDS = "records"
 STORE = "store"
 
 
-
-def cut_log(path: Path, tail: int, kept: int) -> bool:
-    """Cut a seat's log to its last ``tail`` bytes, after a line saying how much was cut
-    (written aside, then moved over it); False if it is that short already, or cannot be
-    read or written (then it stays as it was)."""
-    try:
-        size = path.stat().st_size
-        if size <= tail + 256:
-            return False
-        with open(path, "rb") as f:
-            f.seek(size - tail)
-            end = f.read()
-        aside = path.with_name(path.name + ".cut")
-        aside.write_bytes(f"[... {size - tail} bytes cut by the host: a version's logs are "
-                          f"kept whole for its last {kept} games ...]\n".encode() + end)
-        os.replace(aside, path)
-    except OSError:
-        return False
-    return True
 
 class Host:
     """One competition: its folder, settings, database and loops.
@@ -128,18 +107,18 @@ class Host:
         self.capacity = settings.matchmaking.concurrency
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
+        self.slots = GameSlots(self.capacity)
         self.writer = Writer()
         self.recorder = Recorder(self.Session, self.writer, self.ruleset.players,
                                  settings.matchmaking.forfeit_limit, self.counters)
+        self.retention = Retention(self.Session, self.writer, self.record_dir,
+                                   self.ruleset.players, settings.retention.full_logs,
+                                   settings.retention.record_days, self.seat_log)
         self.registrations = RegistrationWindow(settings.competition.registrations_per_hour)
         """Open registrations per client address in the last hour (docs/host.md); its
         ``lock`` is held by every registration from its checks (the name, and for an open
         one its limits) to its commit: of two names that read alike sent at once, the
         second sees the first."""
-        self._kept_logs: dict[int, collections.deque[tuple[str, list[int]]]] = {}
-        """Per version, its last finished games (and its seats in each) whose logs are
-        kept whole (:meth:`cut_logs`)."""
-        self._logs_lock = threading.Lock()
         self.submissions = threading.Lock()
         """Held by a submission from its quota check to its new version's commit
         (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
@@ -147,7 +126,6 @@ class Host:
         self.rng = random.Random()
         self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
-        self.slots = GameSlots(self.capacity)
         self._builder_problem = ""
         """The last infrastructure failure of the builder that was logged ("" after a
         success): said once, not at every retry."""
@@ -689,83 +667,19 @@ class Host:
             worker.stop()
 
     def prune(self) -> int:
-        """Retention: delete the records and seat logs of finished games older than
-        ``record_days`` whose versions are all retired or disabled (their results stay);
-        returns how many games were pruned."""
-        days = self.settings.retention.record_days
-        if not days:
-            return 0
-        cutoff = utcnow() - dt.timedelta(days=days)
-        pruned = 0
-        with self.Session() as s:
-            games = s.scalars(select(Game).where(
-                Game.status == "finished", Game.record_path.is_not(None),
-                Game.finished_at < cutoff).options(selectinload(Game.seats)
-                                                   .selectinload(GameSeat.version))).all()
-            old = [g.id for g in games
-                   if all(x.version is None or x.version.status in ("retired", "disabled")
-                          for x in g.seats)]
-        for gid in old:
-            with contextlib.suppress(OSError):
-                (self.record_dir / f"{gid}.json").unlink(missing_ok=True)
-            for seat in range(self.ruleset.players):
-                with contextlib.suppress(OSError):
-                    self._seat_log(gid, seat).unlink(missing_ok=True)
-
-        def mark() -> None:
-            with self.Session.begin() as s:
-                s.execute(update(Game).where(Game.id.in_(old)).values(record_path=None))
-
-        if old:
-            self.writer.write_now(mark)
-            pruned = len(old)
-        return pruned
+        """Retention: delete old records of retired versions' games
+        (:meth:`arena.host.retention.Retention.prune`); how many games were pruned."""
+        return self.retention.prune()
 
     def cut_logs(self, game_id: str) -> int:
-        """After game ``game_id``: for each version in it, cut the seat logs of its game
-        just past its last ``[retention] full_logs`` finished ones to their last
-        :data:`arena.sandbox.local.LOG_TAIL_BYTES`, after a line saying how much was cut. A
-        bot's log
-        of a game is up to 1 MiB, and an active version's are never pruned: before, one
-        that wrote without end filled the host's disk at 1 MiB a game (115 GB a day at 90
-        games a minute). Each version's last games are kept in memory (a version first
-        seen since the start reads its last ones from the database once), so the cost of a
-        game does not grow with the games. Returns how many logs were cut; a log that
-        cannot be read or written is left as it is."""
-        keep = self.settings.retention.full_logs
-        with self.Session() as s:
-            seats: dict[int, list[int]] = {}
-            for vid, seat in s.execute(select(GameSeat.version_id, GameSeat.seat).where(
-                    GameSeat.game_id == game_id, GameSeat.version_id.is_not(None))):
-                if vid is not None:
-                    seats.setdefault(vid, []).append(seat)
-            old: list[tuple[str, list[int]]] = []
-            with self._logs_lock:
-                for vid, its in seats.items():
-                    kept = self._kept_logs.get(vid)
-                    if kept is None:  # its games before this start, newest first
-                        kept = self._kept_logs[vid] = collections.deque()
-                        earlier: dict[str, list[int]] = {}
-                        for gid, seat in s.execute(
-                                select(GameSeat.game_id, GameSeat.seat).join(Game).where(
-                                    GameSeat.version_id == vid, Game.status == "finished",
-                                    Game.seq.is_not(None), Game.id != game_id)
-                                .order_by(Game.seq.desc()).limit(2 * (keep + 50))):
-                            earlier.setdefault(gid, []).append(seat)
-                        for gid, gseats in reversed(list(earlier.items())):
-                            kept.append((gid, gseats))
-                    kept.append((game_id, its))
-                    while len(kept) > keep:
-                        old.append(kept.popleft())
-        return sum(cut_log(self.seat_log(gid, seat), LOG_TAIL_BYTES, keep)
-                   for gid, its in old for seat in its)
-
-    def _seat_log(self, game_id: str, seat: int) -> Path:
-        return self.record_dir / "logs" / f"{game_id}.seat{seat}.log"
+        """Cut the older seat logs of game ``game_id``'s versions
+        (:meth:`arena.host.retention.Retention.cut_logs`); how many logs were cut."""
+        return self.retention.cut_logs(game_id)
 
     def seat_log(self, game_id: str, seat: int) -> Path:
         """Where a seat's stderr of a game is kept."""
-        return self.slots.seat_log(game_id, seat) or self._seat_log(game_id, seat)
+        return (self.slots.seat_log(game_id, seat)
+                or seat_log_path(self.record_dir, game_id, seat))
 
     # -- status ---------------------------------------------------------------------------
     def status(self, s: Session, finished: int | None = None) -> dict[str, Any]:
