@@ -23,7 +23,6 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -37,11 +36,9 @@ from .. import sandbox
 from ..bots.manifest import BotSpec, language_warning, load_bot
 from ..check.conformance import CheckGame, Item, Report, blocks_the_rest, check_games, judge
 from ..errors import ConfigError
-from ..ladder.ratings import Rating
 from ..ladder.schedule import board_seed, check_seed
 from ..sandbox.containment import cleanup_stale_once
 from . import matchmaking
-from .batchworker import BatchWorker
 from .builds import build_version_async
 from .executor import (
     ExecutorFactory,
@@ -59,12 +56,11 @@ from .models import (
     DuplicateSet,
     Game,
     GameSeat,
-    Meta,
     Participant,
     Version,
     utcnow,
 )
-from .ratings import batch_from_database, live_update
+from .ratings import Ratings
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
 from .registrations import RegistrationWindow
 from .retention import Retention, seat_log_path
@@ -114,6 +110,10 @@ class Host:
         self.retention = Retention(self.Session, self.writer, self.record_dir,
                                    self.ruleset.players, settings.retention.full_logs,
                                    settings.retention.record_days, self.seat_log)
+        self.ratings = Ratings(self.Session, self.writer,
+                               engine.url.render_as_string(hide_password=False),
+                               settings.matchmaking.bootstrap, settings.matchmaking.seed,
+                               settings.matchmaking.batch_every_s)
         self.registrations = RegistrationWindow(settings.competition.registrations_per_hour)
         """Open registrations per client address in the last hour (docs/host.md); its
         ``lock`` is held by every registration from its checks (the name, and for an open
@@ -217,7 +217,10 @@ class Host:
                 tasks = [*(asyncio.create_task(self._builder(), name=f"host-builder-{i}")
                            for i in range(self.settings.runner.builders)),
                          asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
-                         asyncio.create_task(self._batch_loop(), name="host-batch")]
+                         # a quiet moment after each fit: retention, and the heap's free
+                         # memory given back (docs/host.md, "Memory")
+                         asyncio.create_task(self.ratings.run((self.prune, trim_heap)),
+                                             name="host-batch")]
                 try:
                     await self._stopping.wait()
                 finally:
@@ -587,84 +590,16 @@ class Host:
             if slot:
                 self.slots.release()
 
+    # -- ratings, retention --------------------------------------------------------------
     def rerate(self) -> int:
-        """Recompute every version's live rating and game count from all finished rated
-        games, in result order (``seq``), in one transaction; returns how many games. Run
-        it on a stopped host (``moon host rerate``): the result is what the live updates
-        gave, or the repair of it."""
-        with self.Session.begin() as s:
-            for v in s.scalars(select(Version)):
-                v.mu, v.sigma, v.games = 25.0, 25.0 / 3, 0
-            s.flush()
-            games = s.scalars(select(Game).where(Game.status == "finished",
-                                                 Game.kind == "rated")
-                              .order_by(Game.seq).options(selectinload(Game.seats))).all()
-            for g in games:
-                for vid in {x.version_id for x in g.seats if x.version_id is not None}:
-                    v = s.get(Version, vid)
-                    assert v is not None
-                    v.games += 1
-                live_update(s, g)
-                s.flush()
-                g.rated = True
-        return len(games)
+        """Recompute every version's live rating from all finished rated games
+        (:meth:`arena.host.ratings.Ratings.rerate`, on a stopped host); how many games."""
+        return self.ratings.rerate()
 
-    # -- batch ratings, retention ---------------------------------------------------------
     def batch_now(self) -> int:
-        """Recompute the batch ratings of every version from every finished rated game, in
-        this process (``moon host rerate``; a running host fits in its worker process, see
-        :meth:`_batch_loop`); returns how many games went into it."""
-        n, ratings = batch_from_database(*self._batch_args())
-        self.writer.write_now(self._store_batch, n, ratings)
-        return n
-
-    def _batch_args(self) -> tuple[str, int, int]:
-        return (self.engine.url.render_as_string(hide_password=False),
-                self.settings.matchmaking.bootstrap, self.settings.matchmaking.seed)
-
-    def _store_batch(self, n: int, ratings: list[Rating]) -> None:
-        with self.Session.begin() as s:
-            for r in ratings:
-                v = s.get(Version, int(r.bot))
-                if v is not None:
-                    v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
-            m = s.get(Meta, "batch") or Meta(key="batch", value={})
-            m.value = {"games": n, "at": utcnow().isoformat(),
-                       "open": sorted(int(r.bot) for r in ratings if not r.determined)}
-            s.merge(m)
-
-    async def _batch_loop(self) -> None:
-        """Every ``batch_every_s``, when games have finished since the last fit, refit the
-        batch ratings in a worker process of the host's own (:class:`BatchWorker`): its CPU
-        never holds the host's interpreter (and the referee's clocks) for the seconds a
-        bootstrap over many games takes, and the host's memory does not grow with the
-        number of games (the worker reads them, :func:`batch_from_database`). The worker
-        dies with the host, and is killed when the host stops, even mid-fit."""
-        last = -1
-        every = self.settings.matchmaking.batch_every_s
-        worker = BatchWorker()
-        try:
-            while True:
-                await asyncio.sleep(min(every, 5.0) if last <= 0 else every)
-                with self.Session() as s:
-                    n = s.scalar(select(func.count()).select_from(Game).where(
-                        Game.status == "finished", Game.kind == "rated")) or 0
-                if n != last:
-                    try:
-                        got, ratings = await worker.run(batch_from_database,
-                                                        *self._batch_args())
-                        await self.write(self._store_batch, got, ratings)
-                        last = got
-                    except BrokenProcessPool:
-                        log.warning("the batch fit's worker process died; the next fit "
-                                    "starts a new one")
-                    except Exception:
-                        log.exception("batch fit failed")
-                await asyncio.to_thread(self.prune)
-                # a quiet moment: give the heap's free memory back (docs/host.md, "Memory")
-                await asyncio.to_thread(trim_heap)
-        finally:
-            worker.stop()
+        """Refit the batch ratings in this process (``moon host rerate``:
+        :meth:`arena.host.ratings.Ratings.batch_now`); how many games went into it."""
+        return self.ratings.batch_now()
 
     def prune(self) -> int:
         """Retention: delete old records of retired versions' games
