@@ -19,27 +19,22 @@ import dataclasses
 import functools
 import logging
 import random
-import secrets
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import moon_sdk
 from sqlalchemy import Engine, func, select, update
-from sqlalchemy.orm import Session, aliased, selectinload, sessionmaker
-
-import arena
+from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from .. import sandbox
-from ..bots.manifest import BotSpec, language_warning, load_bot
-from ..check.conformance import CheckGame, Item, Report, blocks_the_rest, check_games, judge
+from ..bots.manifest import BotSpec, load_bot
 from ..errors import ConfigError
-from ..ladder.schedule import board_seed, check_seed
+from ..ladder.schedule import board_seed
 from ..sandbox.containment import cleanup_stale_once
 from . import matchmaking
-from .builds import build_version_async
+from .builds import Builds, VersionSpecs, for_participant
 from .executor import (
     ExecutorFactory,
     GameExecutor,
@@ -47,12 +42,10 @@ from .executor import (
     GameSlots,
     InfrastructureError,
     LocalExecutor,
-    name_of,
 )
 from .lock import HostLock
 from .memory import trim_heap
 from .models import (
-    Bot,
     DuplicateSet,
     Game,
     GameSeat,
@@ -70,10 +63,6 @@ from .writer import Writer
 
 log = logging.getLogger("arena.host")
 
-_INSTALL_ROOTS = sorted({str(Path(p).resolve().parents[1]) for p in (
-    arena.__file__, moon_sdk.__file__) if p}, key=len, reverse=True)
-"""The folders the ``arena`` and ``moon_sdk`` packages are installed in (a checkout's root,
-or site-packages), longest first: :meth:`Host.for_participant` hides them."""
 T = TypeVar("T")
 
 RECORDS = "records"
@@ -126,15 +115,9 @@ class Host:
         self.rng = random.Random()
         self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
-        self._builder_problem = ""
-        """The last infrastructure failure of the builder that was logged ("" after a
-        success): said once, not at every retry."""
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake_builder = asyncio.Event()
         self._wake_games = asyncio.Event()
         self._running: dict[str, asyncio.Task[None]] = {}
         self._stopping = asyncio.Event()
-        self._specs: dict[int, BotSpec] = {}
         self.docker_limits: Any = None
         if settings.runner.kind == "docker":
             from ..sandbox.docker import DockerLimits
@@ -142,6 +125,10 @@ class Host:
             self.docker_limits = DockerLimits(memory_mb=settings.runner.memory_mb,
                                               build_timeout_s=settings.runner.build_timeout_s,
                                               pull=frozenset(settings.runner.images or ()))
+        self.specs = VersionSpecs(self.store, settings.runner.kind)
+        self.builds = Builds(self.folder, settings, self.Session, self.writer, self.recorder,
+                             self.slots, self.specs, self.references, self.ruleset, self.tc,
+                             self.docker_limits, self._wake_games.set)
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)
@@ -198,15 +185,13 @@ class Host:
 
     def wake(self) -> None:
         """A new version was stored: start its build (thread-safe)."""
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._wake_builder.set)
+        self.builds.wake()
 
     async def run(self) -> None:
         """Serve until :meth:`stop`: the build queue, the games, the batch fits. On the
         way out the games still running are aborted by the executor (their bots and
         containers are stopped and removed) and stay ``running`` in the database: the
         next start voids and replays them, as after a crash."""
-        self._loop = asyncio.get_running_loop()
         # what a killed host left: bot processes and cgroups, containers
         await asyncio.to_thread(cleanup_stale_once)
         if self.settings.runner.kind == "docker":
@@ -214,7 +199,7 @@ class Host:
         try:
             async with self._executor_factory(self.record_dir, self.capacity) as ex:
                 self.slots.executor = ex
-                tasks = [*(asyncio.create_task(self._builder(), name=f"host-builder-{i}")
+                tasks = [*(asyncio.create_task(self.builds.builder(), name=f"host-builder-{i}")
                            for i in range(self.settings.runner.builders)),
                          asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
                          # a quiet moment after each fit: retention, and the heap's free
@@ -248,211 +233,21 @@ class Host:
 
     # -- builds and validation ------------------------------------------------------------
     def spec(self, version: Version, bot_name: str) -> BotSpec:
-        """The runnable bot of ``version`` (the competition's runner, whatever its
-        bot.toml says)."""
-        cached = self._specs.get(version.id)
-        if cached is None:
-            folder = self.store / "versions" / version.hash
-            spec = load_bot(folder)
-            cached = dataclasses.replace(spec, name=bot_name, version=version.hash[:12],
-                                         runner=self.settings.runner.kind)
-            self._specs[version.id] = cached
-        return cached
+        """The runnable bot of ``version`` (:class:`arena.host.builds.VersionSpecs`)."""
+        return self.specs(version, bot_name)
 
     def for_participant(self, text: str) -> str:
-        """``text`` (a version's reason or its build and validation log) with the host's
-        folder written as ``<competition>`` and where the arena itself is installed (the
-        folders of its ``arena`` and ``moon_sdk`` packages, seen in a bot's traceback) as
-        ``<arena>``: a participant never learns where the competition lives on the host's
-        disk (which, with a version's hash, would name the image built for another
-        participant's bot), nor the host's own layout."""
-        text = text.replace(str(self.folder), "<competition>")
-        for root in _INSTALL_ROOTS:
-            text = text.replace(root + "/", "<arena>/")
-        return text
+        """``text`` as a participant may see it (:func:`arena.host.builds.for_participant`)."""
+        return for_participant(text, self.folder)
 
     def build_log(self, version_id: int) -> Path:
         """Where a version's build and validation log is kept."""
-        return self.store / "logs" / f"version-{version_id}.log"
+        return self.builds.build_log(version_id)
 
-    def _next_pending(self) -> tuple[int, str] | None:
-        """Take the next version to build and validate (``building`` now, its
-        ``build_started_at`` set) and return its id and bot's name; None when none waits.
-
-        A fair share, not arrival order: the oldest pending version of the participant
-        whose latest build started longest ago — one who never had a build first, ties in
-        order of their oldest pending version. So participants take turns (round-robin):
-        one who submits several versions puts one build at most before each other
-        participant's next (docs/host.md, "From upload to rated games"). A version whose
-        bot has another one building or validating waits for it (with several builders,
-        ``[runner] builders``): a bot's versions are judged one after another, in order, so
-        an older one never replaces a newer one as its bot's active version."""
-        with self.Session.begin() as s:
-            latest = (select(Bot.owner_id.label("owner"),
-                             func.max(Version.build_started_at).label("at"))
-                      .join(Version, Version.bot_id == Bot.id)
-                      .group_by(Bot.owner_id).subquery())
-            sibling = aliased(Version)
-            busy = (select(sibling.id).where(sibling.bot_id == Version.bot_id,
-                                             sibling.status.in_(("building", "validating")))
-                    .exists())
-            v = s.scalar(select(Version).join(Bot, Version.bot_id == Bot.id)
-                         .outerjoin(latest, latest.c.owner == Bot.owner_id)
-                         .where(Version.status == "pending", ~busy)
-                         .order_by(latest.c.at.asc().nulls_first(), Version.id).limit(1))
-            if v is None:
-                return None
-            v.status = "building"
-            v.build_started_at = utcnow()
-            return v.id, v.bot.name
-
-    def _set_status(self, version_id: int, status: str, reason: str = "") -> None:
-        with self.Session.begin() as s:
-            v = s.get(Version, version_id)
-            assert v is not None
-            v.status, v.reason = status, self.for_participant(reason)
-            if status != "active":
-                return
-            bot = v.bot
-            old = s.get(Version, bot.active_version_id) if bot.active_version_id else None
-            if old is not None and old.id != v.id and old.status == "active":
-                old.status = "retired"
-            bot.active_version_id = v.id
-            v.activated_at = utcnow()
-
-    async def _builder(self) -> None:
-        while True:
-            job = await self.write(self._next_pending)
-            if job is None:
-                self._wake_builder.clear()
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(2.0):
-                        await self._wake_builder.wait()
-                continue
-            try:
-                await self._gate(*job)
-            except asyncio.CancelledError:
-                raise
-            except InfrastructureError as e:  # e.g. no Docker engine: said once, not a
-                # traceback every few seconds; its owner sees why it waits
-                if str(e) != self._builder_problem:
-                    log.warning("version %s waits: %s", job[0], e)
-                    self._builder_problem = str(e)
-                await self.write(self._set_status, job[0], "pending",
-                                 "waiting for the host: it cannot build or run bots just now "
-                                 "(its organiser has been told); it will try again")
-                await asyncio.sleep(5)
-                continue
-            except Exception:  # the host's own failure: the version waits for another try
-                log.exception("version %s: build/validation failed in the host", job[0])
-                await self.write(self._set_status, job[0], "pending")
-                await asyncio.sleep(5)
-                continue
-            self._builder_problem = ""
-
-    async def _gate(self, version_id: int, bot_name: str) -> None:
-        with self.Session() as s:
-            v = s.get(Version, version_id)
-            assert v is not None
-            spec = self.spec(v, bot_name)
-        log_path = self.build_log(version_id)
-        why = await build_version_async(spec, log_path, self.settings.runner.build_timeout_s,
-                                        self.docker_limits)  # a stop does not wait for it
-        warning = language_warning(spec)  # informative: said in the log, never refused
-        if warning:
-            with open(log_path, "a") as f:
-                f.write(f"\nwarning: {warning}\n")
-        if why:
-            await self.write(self._set_status, version_id, "rejected", why)
-            return
-        await self.write(self._set_status, version_id, "validating")
-        refs = self.references
-        token = secrets.token_hex(3)
-        seed = check_seed(self.settings.matchmaking.seed ^ version_id)
-        games = check_games(spec, refs, [(self.settings.competition.preset, self.ruleset)],
-                            self.tc, seed=seed, prefix=f"v{version_id}-{token}",
-                            docker_limits=self.docker_limits)
-        # the game against the reference bots first: it is the recorded validation game, and
-        # the canary (a reference bot's fault voids it) is judged there before the others
-        games.sort(key=lambda cg: not self._is_validation_game(cg))
-        items = []
-        blocked = ""  # as `moon bot check`: a bot that cannot finish a plain hand stops here
-        for cg in games:
-            if blocked:
-                items.append(Item(cg.item, "skip", blocked))
-                continue
-            played = await self._check_game(version_id, cg)
-            if played is None:  # not played (the host's failure): the version waits
-                return
-            item, blocked = played
-            items.append(item)
-        report = Report(bot_name, tuple(items))
-        failed = report.first_failure
-        why = None if failed is None else f"validation: {failed.name}: {failed.problem}"
-        shown: set[tuple[str, ...]] = set()  # the same output twice is said once
-        with open(log_path, "a") as f:
-            f.write("\n--- validation (the checks of `moon bot check`, against the reference "
-                    f"bots): {'passed' if why is None else 'FAILED'}\n")
-            for item in items:
-                f.write(f"{item.status}: {item.name}\n"
-                        + (f"    {item.problem}\n" if item.problem else ""))
-                if item.status == "pass" or not item.tail:
-                    continue
-                if item.tail in shown:
-                    f.write("    the end of your bot's output in that game: the same as "
-                            "above\n")
-                else:
-                    shown.add(item.tail)
-                    f.write("    the end of your bot's output in that game:\n"
-                            + "".join(f"    | {line}\n" for line in item.tail))
-        await self.write(self._set_status, version_id, "rejected" if why else "active",
-                         why or "")
-        self._wake_games.set()
-
-    @staticmethod
-    def _is_validation_game(cg: CheckGame) -> bool:
-        """The check's whole game against the reference bots: recorded as the version's
-        validation game."""
-        return cg.whole_game
-
-    async def _check_game(self, version_id: int, cg: CheckGame) -> tuple[Item, str] | None:
-        """Play one game of a version's validation (:func:`arena.check.conformance.check_games`)
-        and judge it; the whole game against the reference bots is recorded as the
-        version's validation game. Returns its item and why the games after it are not to
-        be played, or "" (:func:`arena.check.conformance.blocks_the_rest`); None when the game could
-        not be judged (an infrastructure failure, or a reference bot faulted: the host's
-        canary), after putting the version back to pending."""
-        req = cg.request
-        recorded = self._is_validation_game(cg)
-        if recorded:
-            await self.recorder.add_validation_game(req.game_id, version_id, req.seed,
-                                                    req.bots)
-        async with self.slots:
-            try:
-                fg = await self.slots.play(req)
-            except InfrastructureError as e:
-                if recorded:
-                    await self.recorder.void_game(req.game_id, str(e))
-                await self.write(self._set_status, version_id, "pending")
-                await asyncio.sleep(1)
-                return None
-        canary = [f for f in fg.faults if f.seat not in cg.seats]
-        if canary:  # a reference bot faulted: the host is unwell, the version not judged
-            f0 = canary[0]
-            log.error("validation game %s: reference bot %s (seat %d) faulted: %s %s; "
-                      "version %d waits (check the [[reference]] bots)", req.game_id,
-                      req.bots[f0.seat].name, f0.seat, name_of(f0.reason), f0.detail,
-                      version_id)
-            if recorded:
-                await self.recorder.void_game(req.game_id,
-                                              f"reference bot faulted: {name_of(f0.reason)}")
-            await self.write(self._set_status, version_id, "pending")
-            await asyncio.sleep(30)
-            return None
-        if recorded:
-            await self.recorder.record(fg)
-        item = judge(cg, fg)
-        return item, blocks_the_rest(cg, fg, item)
+    @property
+    def _builder_problem(self) -> str:
+        """The builder's last infrastructure failure, "" after a success (the status)."""
+        return self.builds.problem
 
     # -- rated games ----------------------------------------------------------------------
     def _claim(self) -> tuple[str, int, tuple[BotSpec, ...]] | None:
@@ -511,7 +306,7 @@ class Host:
         """Mark queued game ``g`` running; its id, seed and bots."""
         g.status = "running"
         g.started_at = utcnow()
-        return g.id, g.seed, tuple(self.spec(active[i], active[i].bot.name)
+        return g.id, g.seed, tuple(self.specs(active[i], active[i].bot.name)
                                    for i in ids if i is not None)
 
     def _new_set(self, s: Session, active: list[Version]) -> bool:
