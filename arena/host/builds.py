@@ -35,7 +35,7 @@ import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import moon_sdk
 from moon_sdk.rules import Ruleset
@@ -62,6 +62,9 @@ from .models import Bot, Version, utcnow
 from .recorder import Recorder
 from .settings import Settings
 from .writer import Writer
+
+if TYPE_CHECKING:
+    from ..sandbox.docker import DockerLimits
 
 log = logging.getLogger("arena.host")
 
@@ -163,7 +166,7 @@ class Builds:
     def __init__(self, folder: Path, settings: Settings, session: sessionmaker[Session],
                  writer: Writer, recorder: Recorder, slots: GameSlots, specs: VersionSpecs,
                  references: list[BotSpec], ruleset: Ruleset, tc: TimeControl,
-                 docker_limits: Any, validated: Callable[[], None]) -> None:
+                 docker_limits: DockerLimits | None, validated: Callable[[], None]) -> None:
         self.folder = folder
         self.store = specs.store
         self.settings = settings

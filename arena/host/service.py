@@ -13,8 +13,6 @@ in their build or validation back to the queue.
 from __future__ import annotations
 
 import asyncio
-import collections
-import contextlib
 import dataclasses
 import functools
 import logging
@@ -23,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
@@ -31,27 +29,21 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 from .. import sandbox
 from ..bots.manifest import BotSpec, load_bot
 from ..errors import ConfigError
-from ..ladder.schedule import board_seed
 from ..sandbox.containment import cleanup_stale_once
-from . import matchmaking
 from .builds import Builds, VersionSpecs, for_participant
 from .executor import (
     ExecutorFactory,
     GameExecutor,
-    GameRequest,
     GameSlots,
-    InfrastructureError,
     LocalExecutor,
 )
 from .lock import HostLock
+from .matchmaker import Matchmaker
 from .memory import trim_heap
 from .models import (
-    DuplicateSet,
     Game,
-    GameSeat,
     Participant,
     Version,
-    utcnow,
 )
 from .ratings import Ratings
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
@@ -60,6 +52,9 @@ from .retention import Retention, seat_log_path
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
 from .writer import Writer
+
+if TYPE_CHECKING:
+    from ..sandbox.docker import DockerLimits
 
 log = logging.getLogger("arena.host")
 
@@ -115,10 +110,8 @@ class Host:
         self.rng = random.Random()
         self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
-        self._wake_games = asyncio.Event()
-        self._running: dict[str, asyncio.Task[None]] = {}
         self._stopping = asyncio.Event()
-        self.docker_limits: Any = None
+        self.docker_limits: DockerLimits | None = None
         if settings.runner.kind == "docker":
             from ..sandbox.docker import DockerLimits
 
@@ -126,9 +119,14 @@ class Host:
                                               build_timeout_s=settings.runner.build_timeout_s,
                                               pull=frozenset(settings.runner.images or ()))
         self.specs = VersionSpecs(self.store, settings.runner.kind)
+        self.matchmaker = Matchmaker(
+            self.Session, self.writer, self.recorder, self.slots, self.specs, self.ruleset,
+            settings.competition.preset, self.tc, self.docker_limits,
+            settings.matchmaking.closeness, settings.matchmaking.seed, self.rng,
+            self.counters, self.cut_logs, self._stopping)
         self.builds = Builds(self.folder, settings, self.Session, self.writer, self.recorder,
                              self.slots, self.specs, self.references, self.ruleset, self.tc,
-                             self.docker_limits, self._wake_games.set)
+                             self.docker_limits, self.matchmaker.wake)
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)
@@ -201,7 +199,7 @@ class Host:
                 self.slots.executor = ex
                 tasks = [*(asyncio.create_task(self.builds.builder(), name=f"host-builder-{i}")
                            for i in range(self.settings.runner.builders)),
-                         asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
+                         asyncio.create_task(self.matchmaker.run(), name="host-matchmaker"),
                          # a quiet moment after each fit: retention, and the heap's free
                          # memory given back (docs/host.md, "Memory")
                          asyncio.create_task(self.ratings.run((self.prune, trim_heap)),
@@ -209,10 +207,10 @@ class Host:
                 try:
                     await self._stopping.wait()
                 finally:
-                    for t in [*tasks, *self._running.values()]:
+                    games = list(self.matchmaker.running.values())
+                    for t in [*tasks, *games]:
                         t.cancel()
-                    await asyncio.gather(*tasks, *self._running.values(),
-                                         return_exceptions=True)
+                    await asyncio.gather(*tasks, *games, return_exceptions=True)
             # the executor has aborted what was still playing: let those games end
             await self.slots.settle()
         finally:
@@ -250,140 +248,10 @@ class Host:
         return self.builds.problem
 
     # -- rated games ----------------------------------------------------------------------
-    def _claim(self) -> tuple[str, int, tuple[BotSpec, ...]] | None:
-        """Take the next queued game (making a new duplicate set when none is queued) and
-        mark it running; None if there is nothing to play.
-
-        A version sits in at most :meth:`per_version` of the running rated games while
-        other games can be played: a queued game that would put it over is held back
-        (the oldest queued game that is not held goes first, and when none is queued a
-        new set is made of the versions under the cap), so one slow bot cannot fill every
-        slot with its own long games and starve the others. When nothing else can be
-        played (every version at its cap, say with no more versions than seats), the
-        oldest held-back game is started, as without the cap."""
-        with self.Session.begin() as s:
-            active = {v.id: v for v in s.scalars(select(Version).where(
-                Version.status == "active").options(selectinload(Version.bot)))}
-            cap = self.per_version()
-            running = collections.Counter(s.scalars(
-                select(GameSeat.version_id).join(Game, GameSeat.game_id == Game.id)
-                .where(Game.status == "running", Game.kind == "rated")))
-            made_free, made_any = False, False
-            while True:
-                queued = s.scalars(select(Game).where(Game.status == "queued")
-                                   .order_by(Game.created_at, Game.id)
-                                   .options(selectinload(Game.seats))).all()
-                held: tuple[Game, list[int | None]] | None = None
-                for g in queued:
-                    ids = [x.version_id for x in g.seats]
-                    if not all(i in active for i in ids):
-                        g.status = "cancelled"
-                        g.void_reason = "a version in it left the pool before it was played"
-                        continue
-                    if any(running[i] >= cap for i in set(ids) if i is not None):
-                        held = held or (g, ids)
-                        continue
-                    return self._start(g, ids, active)
-                if not made_free:  # a set of the versions under the cap
-                    made_free = True
-                    if self._new_set(s, [v for v in active.values() if running[v.id] < cap]):
-                        continue
-                if held is not None:  # nothing else can be played
-                    return self._start(*held, active)
-                if not made_any:  # nothing queued: a set of every active version
-                    made_any = True
-                    if self._new_set(s, list(active.values())):
-                        continue
-                return None
-
     def per_version(self) -> int:
-        """The running rated games one version may sit in while other games can be
-        played: half the games' slots, rounded up (``[matchmaking] concurrency``)."""
-        return max(1, -(-self.capacity // 2))
-
-    def _start(self, g: Game, ids: list[int | None], active: dict[int, Version]
-               ) -> tuple[str, int, tuple[BotSpec, ...]]:
-        """Mark queued game ``g`` running; its id, seed and bots."""
-        g.status = "running"
-        g.started_at = utcnow()
-        return g.id, g.seed, tuple(self.specs(active[i], active[i].bot.name)
-                                   for i in ids if i is not None)
-
-    def _new_set(self, s: Session, active: list[Version]) -> bool:
-        pool = [matchmaking.Candidate(v.id, v.games, v.mu, v.sigma) for v in active]
-        group = matchmaking.pick_group(pool, self.ruleset.players, self.rng,
-                                       self.settings.matchmaking.closeness)
-        if not group:
-            return False
-        dset = DuplicateSet(seed=0)
-        s.add(dset)
-        s.flush()
-        dset.seed = board_seed(self.settings.matchmaking.seed, dset.id)
-        now = utcnow()
-        for k, seating in enumerate(matchmaking.seatings(group, self.ruleset.players,
-                                                         self.rng)):
-            g = Game(id=f"s{dset.id}-{k}", kind="rated", dset_id=dset.id, seating=k,
-                     seed=dset.seed, status="queued", created_at=now)
-            g.seats = [GameSeat(seat=i, version_id=v,
-                                side=matchmaking.side(i, self.ruleset.players))
-                       for i, v in enumerate(seating)]
-            s.add(g)
-        s.flush()
-        return True
-
-    async def _matchmaker(self) -> None:
-        while True:
-            await self.slots.acquire()
-            try:
-                job = await self.write(self._claim)
-            except Exception:
-                self.slots.release()
-                log.exception("matchmaking failed")
-                await asyncio.sleep(2)
-                continue
-            if job is None:
-                self.slots.release()
-                self._wake_games.clear()
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(1.0):
-                        await self._wake_games.wait()
-                continue
-            game_id = job[0]
-            task = asyncio.create_task(self._play(*job), name=f"game-{game_id}")
-            self._running[game_id] = task
-            task.add_done_callback(lambda _t, g=game_id: self._running.pop(g, None))
-
-    async def _play(self, game_id: str, seed: int, bots: tuple[BotSpec, ...]) -> None:
-        slot = True
-        try:
-            req = GameRequest(game_id, bots, self.ruleset, self.settings.competition.preset,
-                              seed, self.tc, self.docker_limits)
-            try:
-                fg = await self.slots.play(req)
-            except InfrastructureError as e:
-                log.warning("game %s voided: %s", game_id, e)
-                if not self._stopping.is_set():
-                    await self.recorder.void_game(game_id, str(e))
-                return
-            # the slot is free for the next game now; its claim queues on the one writer
-            # behind this result, so it sees this game's outcome (a version disabled...)
-            self.slots.release()
-            slot = False
-            await self.recorder.record(fg)
-            self.counters.game_finished()
-            try:
-                await asyncio.to_thread(self.cut_logs, game_id)
-            except Exception:  # the game is recorded: only its bots' older logs stay whole
-                log.exception("game %s: its bots' older logs were not cut", game_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("game %s: the host failed", game_id)
-            with contextlib.suppress(Exception):
-                await self.recorder.void_game(game_id, "the host failed")
-        finally:
-            if slot:
-                self.slots.release()
+        """The running rated games one version may sit in while other games can be played
+        (:meth:`arena.host.matchmaker.Matchmaker.per_version`)."""
+        return self.matchmaker.per_version()
 
     # -- ratings, retention --------------------------------------------------------------
     def rerate(self) -> int:
