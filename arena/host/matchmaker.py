@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import logging
 import random
 from collections.abc import Callable
@@ -176,7 +177,10 @@ class Matchmaker:
             game_id = job[0]
             task = asyncio.create_task(self.play(*job), name=f"game-{game_id}")
             self.running[game_id] = task
-            task.add_done_callback(lambda _t, g=game_id: self.running.pop(g, None))
+            task.add_done_callback(functools.partial(self._forget, game_id))
+
+    def _forget(self, game_id: str, _task: asyncio.Task[None]) -> None:
+        self.running.pop(game_id, None)
 
     async def play(self, game_id: str, seed: int, bots: tuple[BotSpec, ...]) -> None:
         """Play claimed game ``game_id`` on its slot and record it, or void it (not when the

@@ -130,9 +130,9 @@ class Ratings:
                               .order_by(Game.seq).options(selectinload(Game.seats))).all()
             for g in games:
                 for vid in {x.version_id for x in g.seats if x.version_id is not None}:
-                    v = s.get(Version, vid)
-                    assert v is not None
-                    v.games += 1
+                    played = s.get(Version, vid)
+                    assert played is not None
+                    played.games += 1
                 live_update(s, g)
                 s.flush()
                 g.rated = True

@@ -1,13 +1,28 @@
-"""The competition host's engine room: builds and validates new versions, keeps the
-matchmaker's games running, records results and ratings, and recovers after a crash.
+"""The competition host's engine room: :class:`Host`, one per ``moon host run``, builds its
+parts, starts their loops in :meth:`Host.run` (on the server's event loop, beside the API)
+and stops them; the API's routes, the web pages and ``moon host`` read it.
 
-One :class:`Host` per ``moon host run``. Its loops run on the server's event loop (beside
-the API); every write of theirs goes through one writer thread, in order, so results and
-rating updates never race. A finished game is written whole — game, seats, faults, the
-live rating update and the ``rated`` mark — in one transaction: a host killed at any moment
-loses no finished game and rates none twice. At start :meth:`Host.recover` voids the games
-that were running (they are replayed as new games, never rated) and sends versions caught
-in their build or validation back to the queue.
+The parts, each in a module of its own:
+
+- :class:`arena.host.builds.Builds`: the build queue and the validation gate (its
+  builders, ``[runner] builders``, take pending versions in turns);
+- :class:`arena.host.matchmaker.Matchmaker`: claims the next rated game (a new duplicate
+  set when none is queued, :mod:`arena.host.matchmaking`), plays and records it;
+- :class:`arena.host.recorder.Recorder`: the one writer of game results — a finished game
+  is written whole (game, seats, faults, the live rating update, the ``rated`` mark) in
+  one transaction, so a host killed at any moment loses no finished game and rates none
+  twice; a game that could not be played is voided and replayed;
+- :class:`arena.host.ratings.Ratings`: the batch fits, in a worker process, and the
+  repairs of a stopped host (``moon host rerate``);
+- :class:`arena.host.retention.Retention`: old records pruned, seat logs past a version's
+  last ``full_logs`` games cut to their tail.
+
+They share :class:`arena.host.writer.Writer`, the one thread every write of theirs goes
+through, in order (results, claims and rating updates never race), and
+:class:`arena.host.executor.GameSlots`, the executor and its ``[matchmaking] concurrency``
+slots. At start :meth:`Host.recover` voids the games that were running (they are replayed
+as new games, never rated) and sends versions caught in their build or validation back to
+the queue.
 """
 
 from __future__ import annotations
@@ -31,20 +46,11 @@ from ..bots.manifest import BotSpec, load_bot
 from ..errors import ConfigError
 from ..sandbox.containment import cleanup_stale_once
 from .builds import Builds, VersionSpecs, for_participant
-from .executor import (
-    ExecutorFactory,
-    GameExecutor,
-    GameSlots,
-    LocalExecutor,
-)
+from .executor import ExecutorFactory, GameExecutor, GameSlots, LocalExecutor
 from .lock import HostLock
 from .matchmaker import Matchmaker
 from .memory import trim_heap
-from .models import (
-    Game,
-    Participant,
-    Version,
-)
+from .models import Game, Participant, Version
 from .ratings import Ratings
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
 from .registrations import RegistrationWindow
@@ -64,9 +70,10 @@ RECORDS = "records"
 STORE = "store"
 
 
-
 class Host:
-    """One competition: its folder, settings, database and loops.
+    """One competition: its folder, settings, database, and the parts that run its loops
+    (:attr:`builds`, :attr:`matchmaker`, :attr:`recorder`, :attr:`ratings`,
+    :attr:`retention`; see the module's docstring).
 
     Raises (on construction):
         ConfigError: a bad setting or reference bot.
