@@ -4,6 +4,14 @@ gate, continuous matchmaking, ratings, a JSON API). See docs/host.md.
 - :func:`init_competition` writes a competition folder;
 - :func:`open_host` reads one, brings its database up to date and recovers after a stop;
 - :func:`serve` runs the API and the games until stopped.
+
+A running competition is a :class:`arena.host.service.Host`, a small façade over its parts:
+the build queue and validation gate (:mod:`.builds`), the matchmaker that picks and plays
+rated games (:mod:`.matchmaker`, with its picks in :mod:`.matchmaking`), the recorder, the
+one writer of game results (:mod:`.recorder`), the ratings' batch fits (:mod:`.ratings`)
+and the retention of records and logs (:mod:`.retention`); they share the one writer
+thread (:mod:`.writer`) and the executor's slots (:mod:`.executor`). The API is
+:mod:`.app` and :mod:`.routes`, the database :mod:`.models` and :mod:`.db`.
 """
 
 from __future__ import annotations

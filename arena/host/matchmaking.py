@@ -80,3 +80,9 @@ def seatings(group: list[int], players: int, rng: random.Random) -> list[tuple[i
         rng.shuffle(others)
         t1, t2 = (a, others[0]), (others[1], others[2])
     return [(t1[0], t2[0], t1[1], t2[1]), (t2[0], t1[0], t2[1], t1[1])]
+
+
+def side(seat: int, players: int) -> int:
+    """The side ``seat`` plays for: its own with 3 players, its partnership (seat mod 2)
+    with 4."""
+    return seat if players == 3 else seat % 2

@@ -7,16 +7,29 @@
   boards (:func:`batch_fit`; a host's board is one duplicate set), recomputed periodically
   from every finished rated game, exactly as `moon ladder show` computes it for the same
   games.
+
+:class:`Ratings` is the host's part that keeps them: :meth:`Ratings.run`, the loop of batch
+fits in the host's worker process, and the repairs of a stopped host (`moon host rerate`:
+:meth:`Ratings.rerate`, :meth:`Ratings.batch_now`).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..ladder.ratings import LiveRatings, Rating, rate
 from ..ladder.store import GameRow
-from .models import Game, Meta, Version
+from .batchworker import BatchWorker
+from .models import Game, Meta, Version, utcnow
+from .writer import Writer
+
+log = logging.getLogger("arena.host")
 
 
 def game_row(game: Game) -> GameRow:
@@ -87,3 +100,94 @@ def batch_fit(games: list[GameRow], bootstrap: int, seed: int = 0) -> list[Ratin
     if not bots:
         return []
     return rate(games, bots, bootstrap=bootstrap, seed=seed)
+
+
+class Ratings:
+    """The batch fits of the database at ``url`` (a SQLAlchemy URL with its password):
+    ``bootstrap`` resamples, ``seed`` their draws, one every ``every_s`` seconds when games
+    have finished since the last; the fits' figures are written on ``writer``."""
+
+    def __init__(self, session: sessionmaker[Session], writer: Writer, url: str,
+                 bootstrap: int, seed: int, every_s: float) -> None:
+        self.Session = session
+        self.writer = writer
+        self.url = url
+        self.bootstrap = bootstrap
+        self.seed = seed
+        self.every_s = every_s
+
+    def rerate(self) -> int:
+        """Recompute every version's live rating and game count from all finished rated
+        games, in result order (``seq``), in one transaction; returns how many games. Run
+        it on a stopped host (``moon host rerate``): the result is what the live updates
+        gave, or the repair of it."""
+        with self.Session.begin() as s:
+            for v in s.scalars(select(Version)):
+                v.mu, v.sigma, v.games = 25.0, 25.0 / 3, 0
+            s.flush()
+            games = s.scalars(select(Game).where(Game.status == "finished",
+                                                 Game.kind == "rated")
+                              .order_by(Game.seq).options(selectinload(Game.seats))).all()
+            for g in games:
+                for vid in {x.version_id for x in g.seats if x.version_id is not None}:
+                    played = s.get(Version, vid)
+                    assert played is not None
+                    played.games += 1
+                live_update(s, g)
+                s.flush()
+                g.rated = True
+        return len(games)
+
+    def batch_now(self) -> int:
+        """Recompute the batch ratings of every version from every finished rated game, in
+        this process (``moon host rerate``; a running host fits in its worker process, see
+        :meth:`run`); returns how many games went into it."""
+        n, ratings = batch_from_database(self.url, self.bootstrap, self.seed)
+        self.writer.write_now(self.store_batch, n, ratings)
+        return n
+
+    def store_batch(self, n: int, ratings: list[Rating]) -> None:
+        """Write a fit of ``n`` games: each version's rating and interval, and the
+        ``batch`` entry (how many games, when, which versions' ratings are open)."""
+        with self.Session.begin() as s:
+            for r in ratings:
+                v = s.get(Version, int(r.bot))
+                if v is not None:
+                    v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
+            m = s.get(Meta, "batch") or Meta(key="batch", value={})
+            m.value = {"games": n, "at": utcnow().isoformat(),
+                       "open": sorted(int(r.bot) for r in ratings if not r.determined)}
+            s.merge(m)
+
+    async def run(self, chores: tuple[Callable[[], object], ...] = ()) -> None:
+        """Every ``every_s``, when games have finished since the last fit, refit the batch
+        ratings in a worker process of the host's own (:class:`BatchWorker`): its CPU never
+        holds the host's interpreter (and the referee's clocks) for the seconds a bootstrap
+        over many games takes, and the host's memory does not grow with the number of games
+        (the worker reads them, :func:`batch_from_database`). The worker dies with the
+        host, and is killed when the host stops (this task cancelled), even mid-fit. After
+        each round, ``chores`` run in turn in a thread (retention, giving memory back)."""
+        last = -1
+        every = self.every_s
+        worker = BatchWorker()
+        try:
+            while True:
+                await asyncio.sleep(min(every, 5.0) if last <= 0 else every)
+                with self.Session() as s:
+                    n = s.scalar(select(func.count()).select_from(Game).where(
+                        Game.status == "finished", Game.kind == "rated")) or 0
+                if n != last:
+                    try:
+                        got, ratings = await worker.run(batch_from_database, self.url,
+                                                        self.bootstrap, self.seed)
+                        await self.writer.write(self.store_batch, got, ratings)
+                        last = got
+                    except BrokenProcessPool:
+                        log.warning("the batch fit's worker process died; the next fit "
+                                    "starts a new one")
+                    except Exception:
+                        log.exception("batch fit failed")
+                for chore in chores:
+                    await asyncio.to_thread(chore)
+        finally:
+            worker.stop()

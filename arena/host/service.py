@@ -1,143 +1,86 @@
-"""The competition host's engine room: builds and validates new versions, keeps the
-matchmaker's games running, records results and ratings, and recovers after a crash.
+"""The competition host's engine room: :class:`Host`, one per ``moon host run``, builds its
+parts, starts their loops in :meth:`Host.run` (on the server's event loop, beside the API)
+and stops them; the API's routes, the web pages and ``moon host`` read it.
 
-One :class:`Host` per ``moon host run``. Its loops run on the server's event loop (beside
-the API); every write of theirs goes through one writer thread, in order, so results and
-rating updates never race. A finished game is written whole — game, seats, faults, the
-live rating update and the ``rated`` mark — in one transaction: a host killed at any moment
-loses no finished game and rates none twice. At start :meth:`Host.recover` voids the games
-that were running (they are replayed as new games, never rated) and sends versions caught
-in their build or validation back to the queue.
+The parts, each in a module of its own:
+
+- :class:`arena.host.builds.Builds`: the build queue and the validation gate (its
+  builders, ``[runner] builders``, take pending versions in turns);
+- :class:`arena.host.matchmaker.Matchmaker`: claims the next rated game (a new duplicate
+  set when none is queued, :mod:`arena.host.matchmaking`), plays and records it;
+- :class:`arena.host.recorder.Recorder`: the one writer of game results — a finished game
+  is written whole (game, seats, faults, the live rating update, the ``rated`` mark) in
+  one transaction, so a host killed at any moment loses no finished game and rates none
+  twice; a game that could not be played is voided and replayed;
+- :class:`arena.host.ratings.Ratings`: the batch fits, in a worker process, and the
+  repairs of a stopped host (``moon host rerate``);
+- :class:`arena.host.retention.Retention`: old records pruned, seat logs past a version's
+  last ``full_logs`` games cut to their tail.
+
+They share :class:`arena.host.writer.Writer`, the one thread every write of theirs goes
+through, in order (results, claims and rating updates never race), and
+:class:`arena.host.executor.GameSlots`, the executor and its ``[matchmaking] concurrency``
+slots. At start :meth:`Host.recover` voids the games that were running (they are replayed
+as new games, never rated) and sends versions caught in their build or validation back to
+the queue.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
-import contextlib
 import dataclasses
-import datetime as dt
 import functools
 import logging
-import os
 import random
-import secrets
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import moon_sdk
 from sqlalchemy import Engine, func, select, update
-from sqlalchemy.orm import Session, aliased, selectinload, sessionmaker
-
-import arena
+from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from .. import sandbox
-from ..bots.manifest import BotSpec, language_warning, load_bot
-from ..check.conformance import CheckGame, Item, Report, blocks_the_rest, check_games, judge
+from ..bots.manifest import BotSpec, load_bot
 from ..errors import ConfigError
-from ..ladder.ratings import Rating
-from ..ladder.schedule import board_seed, check_seed
 from ..sandbox.containment import cleanup_stale_once
-from ..sandbox.local import LOG_TAIL_BYTES
-from . import matchmaking
-from .batchworker import BatchWorker
-from .builds import build_version_async
-from .executor import (
-    FinishedGame,
-    GameRequest,
-    InfrastructureError,
-    LocalExecutor,
-    name_of,
-)
+from .builds import Builds, VersionSpecs, for_participant
+from .executor import ExecutorFactory, GameExecutor, GameSlots, LocalExecutor
 from .lock import HostLock
+from .matchmaker import Matchmaker
 from .memory import trim_heap
-from .models import (
-    Bot,
-    DuplicateSet,
-    FaultRow,
-    Game,
-    GameSeat,
-    Meta,
-    Participant,
-    Version,
-    utcnow,
-)
-from .ratings import batch_from_database, live_update
+from .models import Game, Participant, Version
+from .ratings import Ratings
+from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
 from .registrations import RegistrationWindow
+from .retention import Retention, seat_log_path
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
+from .writer import Writer
+
+if TYPE_CHECKING:
+    from ..sandbox.docker import DockerLimits
 
 log = logging.getLogger("arena.host")
 
-_INSTALL_ROOTS = sorted({str(Path(p).resolve().parents[1]) for p in (
-    arena.__file__, moon_sdk.__file__) if p}, key=len, reverse=True)
-"""The folders the ``arena`` and ``moon_sdk`` packages are installed in (a checkout's root,
-or site-packages), longest first: :meth:`Host.for_participant` hides them."""
 T = TypeVar("T")
 
-MAX_ATTEMPTS = 3
-"""How often a voided game is played again before its set gives it up (cancelled)."""
 RECORDS = "records"
 STORE = "store"
 
 
-RATE_WINDOW_S = 300.0
-"""The status's games/min is over the last this many seconds."""
-
-
-@dataclass
-class Counters:
-    """What the host has done since it started (for the status page)."""
-
-    started: float = dataclasses.field(default_factory=time.monotonic)
-    finished: collections.deque[float] = dataclasses.field(default_factory=collections.deque)
-    """When (``time.monotonic()``) each game of the last :data:`RATE_WINDOW_S` finished."""
-    voided: int = 0
-
-    def game_finished(self, now: float | None = None) -> None:
-        """Count a finished game, and forget those older than the rate's window (the host's
-        memory must not grow with the games it plays)."""
-        now = time.monotonic() if now is None else now
-        self.finished.append(now)
-        while self.finished and now - self.finished[0] > RATE_WINDOW_S:
-            self.finished.popleft()
-
-
-
-def cut_log(path: Path, tail: int, kept: int) -> bool:
-    """Cut a seat's log to its last ``tail`` bytes, after a line saying how much was cut
-    (written aside, then moved over it); False if it is that short already, or cannot be
-    read or written (then it stays as it was)."""
-    try:
-        size = path.stat().st_size
-        if size <= tail + 256:
-            return False
-        with open(path, "rb") as f:
-            f.seek(size - tail)
-            end = f.read()
-        aside = path.with_name(path.name + ".cut")
-        aside.write_bytes(f"[... {size - tail} bytes cut by the host: a version's logs are "
-                          f"kept whole for its last {kept} games ...]\n".encode() + end)
-        os.replace(aside, path)
-    except OSError:
-        return False
-    return True
-
 class Host:
-    """One competition: its folder, settings, database and loops.
+    """One competition: its folder, settings, database, and the parts that run its loops
+    (:attr:`builds`, :attr:`matchmaker`, :attr:`recorder`, :attr:`ratings`,
+    :attr:`retention`; see the module's docstring).
 
     Raises (on construction):
         ConfigError: a bad setting or reference bot.
     """
 
     def __init__(self, folder: Path, settings: Settings, engine: Engine,
-                 executor_factory: Callable[[Path, int], Any] | None = None,
+                 executor_factory: ExecutorFactory | None = None,
                  lock: HostLock | None = None) -> None:
         self.folder = folder.resolve()
         self._lock = lock
@@ -151,42 +94,46 @@ class Host:
         self.capacity = settings.matchmaking.concurrency
         self.references = [self._reference(r.path) for r in settings.reference]
         self.counters = Counters()
+        self.slots = GameSlots(self.capacity)
+        self.writer = Writer()
+        self.recorder = Recorder(self.Session, self.writer, self.ruleset.players,
+                                 settings.matchmaking.forfeit_limit, self.counters)
+        self.retention = Retention(self.Session, self.writer, self.record_dir,
+                                   self.ruleset.players, settings.retention.full_logs,
+                                   settings.retention.record_days, self.seat_log)
+        self.ratings = Ratings(self.Session, self.writer,
+                               engine.url.render_as_string(hide_password=False),
+                               settings.matchmaking.bootstrap, settings.matchmaking.seed,
+                               settings.matchmaking.batch_every_s)
         self.registrations = RegistrationWindow(settings.competition.registrations_per_hour)
         """Open registrations per client address in the last hour (docs/host.md); its
         ``lock`` is held by every registration from its checks (the name, and for an open
         one its limits) to its commit: of two names that read alike sent at once, the
         second sees the first."""
-        self._kept_logs: dict[int, collections.deque[tuple[str, list[int]]]] = {}
-        """Per version, its last finished games (and its seats in each) whose logs are
-        kept whole (:meth:`cut_logs`)."""
-        self._logs_lock = threading.Lock()
         self.submissions = threading.Lock()
         """Held by a submission from its quota check to its new version's commit
         (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
         first's version (its quota, its number, its sources)."""
         self.rng = random.Random()
-        self._executor_factory = executor_factory or functools.partial(
+        self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
-        self._executor: Any = None
-        self._builder_problem = ""
-        """The last infrastructure failure of the builder that was logged ("" after a
-        success): said once, not at every retry."""
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="moon-host-writer")
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake_builder = asyncio.Event()
-        self._wake_games = asyncio.Event()
-        self._slots: asyncio.Semaphore | None = None
-        self._running: dict[str, asyncio.Task[None]] = {}
-        self._inflight: set[asyncio.Task[FinishedGame]] = set()
         self._stopping = asyncio.Event()
-        self._specs: dict[int, BotSpec] = {}
-        self.docker_limits: Any = None
+        self.docker_limits: DockerLimits | None = None
         if settings.runner.kind == "docker":
             from ..sandbox.docker import DockerLimits
 
             self.docker_limits = DockerLimits(memory_mb=settings.runner.memory_mb,
                                               build_timeout_s=settings.runner.build_timeout_s,
                                               pull=frozenset(settings.runner.images or ()))
+        self.specs = VersionSpecs(self.store, settings.runner.kind)
+        self.matchmaker = Matchmaker(
+            self.Session, self.writer, self.recorder, self.slots, self.specs, self.ruleset,
+            settings.competition.preset, self.tc, self.docker_limits,
+            settings.matchmaking.closeness, settings.matchmaking.seed, self.rng,
+            self.counters, self.cut_logs, self._stopping)
+        self.builds = Builds(self.folder, settings, self.Session, self.writer, self.recorder,
+                             self.slots, self.specs, self.references, self.ruleset, self.tc,
+                             self.docker_limits, self.matchmaker.wake)
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)
@@ -228,77 +175,53 @@ class Host:
             running = s.scalars(select(Game).where(Game.status == "running")
                                 .options(selectinload(Game.seats))).all()
             for g in running:
-                self._void(s, g, "the host stopped while the game was being played")
+                self.recorder.void(s, g, "the host stopped while the game was being played")
         return {"voided": len(running), "rebuilt": int(rebuilt or 0)}
-
-    def _void(self, s: Session, g: Game, reason: str) -> None:
-        """Void ``g`` (never rated) and queue its replay, unless it was a validation game
-        (the version is validated again) or has had its tries."""
-        g.status = "voided"
-        g.void_reason = reason
-        self.counters.voided += 1
-        if g.kind != "rated":
-            return
-        if g.attempt + 1 >= MAX_ATTEMPTS:
-            log.warning("game %s voided %d times: given up", g.id, g.attempt + 1)
-            return
-        base = g.id.split("-r")[0]
-        again = Game(id=f"{base}-r{g.attempt + 1}", kind="rated", dset_id=g.dset_id,
-                     seating=g.seating, attempt=g.attempt + 1, seed=g.seed, status="queued",
-                     created_at=g.created_at)
-        again.seats = [GameSeat(seat=x.seat, version_id=x.version_id, side=x.side)
-                       for x in g.seats]
-        s.add(again)
 
     # -- running --------------------------------------------------------------------------
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` on the one writer thread."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._writer, fn, *args)
+        return await self.writer.write(fn, *args)
+
+    @property
+    def _executor(self) -> GameExecutor | None:
+        """The executor while :meth:`run` runs (the game pages follow its games)."""
+        return self.slots.executor
 
     def wake(self) -> None:
         """A new version was stored: start its build (thread-safe)."""
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._wake_builder.set)
+        self.builds.wake()
 
     async def run(self) -> None:
         """Serve until :meth:`stop`: the build queue, the games, the batch fits. On the
         way out the games still running are aborted by the executor (their bots and
         containers are stopped and removed) and stay ``running`` in the database: the
         next start voids and replays them, as after a crash."""
-        self._loop = asyncio.get_running_loop()
-        self._slots = asyncio.Semaphore(self.capacity)
         # what a killed host left: bot processes and cgroups, containers
         await asyncio.to_thread(cleanup_stale_once)
         if self.settings.runner.kind == "docker":
             await asyncio.to_thread(sandbox.cleanup_stale)
         try:
             async with self._executor_factory(self.record_dir, self.capacity) as ex:
-                self._executor = ex
-                tasks = [*(asyncio.create_task(self._builder(), name=f"host-builder-{i}")
+                self.slots.executor = ex
+                tasks = [*(asyncio.create_task(self.builds.builder(), name=f"host-builder-{i}")
                            for i in range(self.settings.runner.builders)),
-                         asyncio.create_task(self._matchmaker(), name="host-matchmaker"),
-                         asyncio.create_task(self._batch_loop(), name="host-batch")]
+                         asyncio.create_task(self.matchmaker.run(), name="host-matchmaker"),
+                         # a quiet moment after each fit: retention, and the heap's free
+                         # memory given back (docs/host.md, "Memory")
+                         asyncio.create_task(self.ratings.run((self.prune, trim_heap)),
+                                             name="host-batch")]
                 try:
                     await self._stopping.wait()
                 finally:
-                    for t in [*tasks, *self._running.values()]:
+                    games = list(self.matchmaker.running.values())
+                    for t in [*tasks, *games]:
                         t.cancel()
-                    await asyncio.gather(*tasks, *self._running.values(),
-                                         return_exceptions=True)
+                    await asyncio.gather(*tasks, *games, return_exceptions=True)
             # the executor has aborted what was still playing: let those games end
-            await asyncio.gather(*self._inflight, return_exceptions=True)
+            await self.slots.settle()
         finally:
-            self._writer.shutdown(wait=True)
-
-    async def _play_game(self, req: GameRequest) -> FinishedGame:
-        """``executor.play(req)`` in a task of its own that a cancelled caller does not
-        cancel: a game is never interrupted while its bots or containers start (they would
-        be left behind), only aborted by the executor, which stops them."""
-        task = asyncio.create_task(self._executor.play(req), name=f"play-{req.game_id}")
-        self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
-        return await asyncio.shield(task)
+            self.writer.shutdown()
 
     def stop(self) -> None:
         """Ask :meth:`run` to end (games still running are voided, replayed next time)."""
@@ -315,579 +238,53 @@ class Host:
 
     # -- builds and validation ------------------------------------------------------------
     def spec(self, version: Version, bot_name: str) -> BotSpec:
-        """The runnable bot of ``version`` (the competition's runner, whatever its
-        bot.toml says)."""
-        cached = self._specs.get(version.id)
-        if cached is None:
-            folder = self.store / "versions" / version.hash
-            spec = load_bot(folder)
-            cached = dataclasses.replace(spec, name=bot_name, version=version.hash[:12],
-                                         runner=self.settings.runner.kind)
-            self._specs[version.id] = cached
-        return cached
+        """The runnable bot of ``version`` (:class:`arena.host.builds.VersionSpecs`)."""
+        return self.specs(version, bot_name)
 
     def for_participant(self, text: str) -> str:
-        """``text`` (a version's reason or its build and validation log) with the host's
-        folder written as ``<competition>`` and where the arena itself is installed (the
-        folders of its ``arena`` and ``moon_sdk`` packages, seen in a bot's traceback) as
-        ``<arena>``: a participant never learns where the competition lives on the host's
-        disk (which, with a version's hash, would name the image built for another
-        participant's bot), nor the host's own layout."""
-        text = text.replace(str(self.folder), "<competition>")
-        for root in _INSTALL_ROOTS:
-            text = text.replace(root + "/", "<arena>/")
-        return text
+        """``text`` as a participant may see it (:func:`arena.host.builds.for_participant`)."""
+        return for_participant(text, self.folder)
 
     def build_log(self, version_id: int) -> Path:
         """Where a version's build and validation log is kept."""
-        return self.store / "logs" / f"version-{version_id}.log"
+        return self.builds.build_log(version_id)
 
-    def _next_pending(self) -> tuple[int, str] | None:
-        """Take the next version to build and validate (``building`` now, its
-        ``build_started_at`` set) and return its id and bot's name; None when none waits.
-
-        A fair share, not arrival order: the oldest pending version of the participant
-        whose latest build started longest ago — one who never had a build first, ties in
-        order of their oldest pending version. So participants take turns (round-robin):
-        one who submits several versions puts one build at most before each other
-        participant's next (docs/host.md, "From upload to rated games"). A version whose
-        bot has another one building or validating waits for it (with several builders,
-        ``[runner] builders``): a bot's versions are judged one after another, in order, so
-        an older one never replaces a newer one as its bot's active version."""
-        with self.Session.begin() as s:
-            latest = (select(Bot.owner_id.label("owner"),
-                             func.max(Version.build_started_at).label("at"))
-                      .join(Version, Version.bot_id == Bot.id)
-                      .group_by(Bot.owner_id).subquery())
-            sibling = aliased(Version)
-            busy = (select(sibling.id).where(sibling.bot_id == Version.bot_id,
-                                             sibling.status.in_(("building", "validating")))
-                    .exists())
-            v = s.scalar(select(Version).join(Bot, Version.bot_id == Bot.id)
-                         .outerjoin(latest, latest.c.owner == Bot.owner_id)
-                         .where(Version.status == "pending", ~busy)
-                         .order_by(latest.c.at.asc().nulls_first(), Version.id).limit(1))
-            if v is None:
-                return None
-            v.status = "building"
-            v.build_started_at = utcnow()
-            return v.id, v.bot.name
-
-    def _set_status(self, version_id: int, status: str, reason: str = "") -> None:
-        with self.Session.begin() as s:
-            v = s.get(Version, version_id)
-            assert v is not None
-            v.status, v.reason = status, self.for_participant(reason)
-            if status != "active":
-                return
-            bot = v.bot
-            old = s.get(Version, bot.active_version_id) if bot.active_version_id else None
-            if old is not None and old.id != v.id and old.status == "active":
-                old.status = "retired"
-            bot.active_version_id = v.id
-            v.activated_at = utcnow()
-
-    async def _builder(self) -> None:
-        while True:
-            job = await self.write(self._next_pending)
-            if job is None:
-                self._wake_builder.clear()
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(2.0):
-                        await self._wake_builder.wait()
-                continue
-            try:
-                await self._gate(*job)
-            except asyncio.CancelledError:
-                raise
-            except InfrastructureError as e:  # e.g. no Docker engine: said once, not a
-                # traceback every few seconds; its owner sees why it waits
-                if str(e) != self._builder_problem:
-                    log.warning("version %s waits: %s", job[0], e)
-                    self._builder_problem = str(e)
-                await self.write(self._set_status, job[0], "pending",
-                                 "waiting for the host: it cannot build or run bots just now "
-                                 "(its organiser has been told); it will try again")
-                await asyncio.sleep(5)
-                continue
-            except Exception:  # the host's own failure: the version waits for another try
-                log.exception("version %s: build/validation failed in the host", job[0])
-                await self.write(self._set_status, job[0], "pending")
-                await asyncio.sleep(5)
-                continue
-            self._builder_problem = ""
-
-    async def _gate(self, version_id: int, bot_name: str) -> None:
-        with self.Session() as s:
-            v = s.get(Version, version_id)
-            assert v is not None
-            spec = self.spec(v, bot_name)
-        log_path = self.build_log(version_id)
-        why = await build_version_async(spec, log_path, self.settings.runner.build_timeout_s,
-                                        self.docker_limits)  # a stop does not wait for it
-        warning = language_warning(spec)  # informative: said in the log, never refused
-        if warning:
-            with open(log_path, "a") as f:
-                f.write(f"\nwarning: {warning}\n")
-        if why:
-            await self.write(self._set_status, version_id, "rejected", why)
-            return
-        await self.write(self._set_status, version_id, "validating")
-        refs = self.references
-        token = secrets.token_hex(3)
-        seed = check_seed(self.settings.matchmaking.seed ^ version_id)
-        games = check_games(spec, refs, [(self.settings.competition.preset, self.ruleset)],
-                            self.tc, seed=seed, prefix=f"v{version_id}-{token}",
-                            docker_limits=self.docker_limits)
-        # the game against the reference bots first: it is the recorded validation game, and
-        # the canary (a reference bot's fault voids it) is judged there before the others
-        games.sort(key=lambda cg: not self._is_validation_game(cg))
-        items = []
-        blocked = ""  # as `moon bot check`: a bot that cannot finish a plain hand stops here
-        for cg in games:
-            if blocked:
-                items.append(Item(cg.item, "skip", blocked))
-                continue
-            played = await self._check_game(version_id, cg)
-            if played is None:  # not played (the host's failure): the version waits
-                return
-            item, blocked = played
-            items.append(item)
-        report = Report(bot_name, tuple(items))
-        failed = report.first_failure
-        why = None if failed is None else f"validation: {failed.name}: {failed.problem}"
-        shown: set[tuple[str, ...]] = set()  # the same output twice is said once
-        with open(log_path, "a") as f:
-            f.write("\n--- validation (the checks of `moon bot check`, against the reference "
-                    f"bots): {'passed' if why is None else 'FAILED'}\n")
-            for item in items:
-                f.write(f"{item.status}: {item.name}\n"
-                        + (f"    {item.problem}\n" if item.problem else ""))
-                if item.status == "pass" or not item.tail:
-                    continue
-                if item.tail in shown:
-                    f.write("    the end of your bot's output in that game: the same as "
-                            "above\n")
-                else:
-                    shown.add(item.tail)
-                    f.write("    the end of your bot's output in that game:\n"
-                            + "".join(f"    | {line}\n" for line in item.tail))
-        await self.write(self._set_status, version_id, "rejected" if why else "active",
-                         why or "")
-        self._wake_games.set()
-
-    @staticmethod
-    def _is_validation_game(cg: CheckGame) -> bool:
-        """The check's whole game against the reference bots: recorded as the version's
-        validation game."""
-        return cg.whole_game
-
-    async def _check_game(self, version_id: int, cg: CheckGame) -> tuple[Item, str] | None:
-        """Play one game of a version's validation (:func:`arena.check.conformance.check_games`)
-        and judge it; the whole game against the reference bots is recorded as the
-        version's validation game. Returns its item and why the games after it are not to
-        be played, or "" (:func:`arena.check.conformance.blocks_the_rest`); None when the game could
-        not be judged (an infrastructure failure, or a reference bot faulted: the host's
-        canary), after putting the version back to pending."""
-        req = cg.request
-        recorded = self._is_validation_game(cg)
-        if recorded:
-            await self.write(self._add_validation_game, req.game_id, version_id, req.seed,
-                             req.bots)
-        assert self._slots is not None
-        async with self._slots:
-            try:
-                fg = await self._play_game(req)
-            except InfrastructureError as e:
-                if recorded:
-                    await self.write(self._void_game, req.game_id, str(e))
-                await self.write(self._set_status, version_id, "pending")
-                await asyncio.sleep(1)
-                return None
-        canary = [f for f in fg.faults if f.seat not in cg.seats]
-        if canary:  # a reference bot faulted: the host is unwell, the version not judged
-            f0 = canary[0]
-            log.error("validation game %s: reference bot %s (seat %d) faulted: %s %s; "
-                      "version %d waits (check the [[reference]] bots)", req.game_id,
-                      req.bots[f0.seat].name, f0.seat, name_of(f0.reason), f0.detail,
-                      version_id)
-            if recorded:
-                await self.write(self._void_game, req.game_id,
-                                 f"reference bot faulted: {name_of(f0.reason)}")
-            await self.write(self._set_status, version_id, "pending")
-            await asyncio.sleep(30)
-            return None
-        if recorded:
-            await self.write(self._record, fg)
-        item = judge(cg, fg)
-        return item, blocks_the_rest(cg, fg, item)
-
-    def _add_validation_game(self, game_id: str, version_id: int, seed: int,
-                             seats: tuple[BotSpec, ...]) -> None:
-        with self.Session.begin() as s:
-            g = Game(id=game_id, kind="validation", seed=seed, status="running",
-                     started_at=utcnow())
-            g.seats = [GameSeat(seat=i, version_id=version_id if i == 0 else None,
-                                reference="" if i == 0 else b.name, side=self._side(i))
-                       for i, b in enumerate(seats)]
-            s.add(g)
-
-    def _side(self, seat: int) -> int:
-        return seat if self.ruleset.players == 3 else seat % 2
-
-    def _void_game(self, game_id: str, reason: str) -> None:
-        with self.Session.begin() as s:
-            g = s.get(Game, game_id)
-            if g is not None and g.status == "running":
-                self._void(s, g, reason)
+    @property
+    def _builder_problem(self) -> str:
+        """The builder's last infrastructure failure, "" after a success (the status)."""
+        return self.builds.problem
 
     # -- rated games ----------------------------------------------------------------------
-    def _claim(self) -> tuple[str, int, tuple[BotSpec, ...]] | None:
-        """Take the next queued game (making a new duplicate set when none is queued) and
-        mark it running; None if there is nothing to play.
-
-        A version sits in at most :meth:`per_version` of the running rated games while
-        other games can be played: a queued game that would put it over is held back
-        (the oldest queued game that is not held goes first, and when none is queued a
-        new set is made of the versions under the cap), so one slow bot cannot fill every
-        slot with its own long games and starve the others. When nothing else can be
-        played (every version at its cap, say with no more versions than seats), the
-        oldest held-back game is started, as without the cap."""
-        with self.Session.begin() as s:
-            active = {v.id: v for v in s.scalars(select(Version).where(
-                Version.status == "active").options(selectinload(Version.bot)))}
-            cap = self.per_version()
-            running = collections.Counter(s.scalars(
-                select(GameSeat.version_id).join(Game, GameSeat.game_id == Game.id)
-                .where(Game.status == "running", Game.kind == "rated")))
-            made_free, made_any = False, False
-            while True:
-                queued = s.scalars(select(Game).where(Game.status == "queued")
-                                   .order_by(Game.created_at, Game.id)
-                                   .options(selectinload(Game.seats))).all()
-                held: tuple[Game, list[int | None]] | None = None
-                for g in queued:
-                    ids = [x.version_id for x in g.seats]
-                    if not all(i in active for i in ids):
-                        g.status = "cancelled"
-                        g.void_reason = "a version in it left the pool before it was played"
-                        continue
-                    if any(running[i] >= cap for i in set(ids) if i is not None):
-                        held = held or (g, ids)
-                        continue
-                    return self._start(g, ids, active)
-                if not made_free:  # a set of the versions under the cap
-                    made_free = True
-                    if self._new_set(s, [v for v in active.values() if running[v.id] < cap]):
-                        continue
-                if held is not None:  # nothing else can be played
-                    return self._start(*held, active)
-                if not made_any:  # nothing queued: a set of every active version
-                    made_any = True
-                    if self._new_set(s, list(active.values())):
-                        continue
-                return None
-
     def per_version(self) -> int:
-        """The running rated games one version may sit in while other games can be
-        played: half the games' slots, rounded up (``[matchmaking] concurrency``)."""
-        return max(1, -(-self.capacity // 2))
+        """The running rated games one version may sit in while other games can be played
+        (:meth:`arena.host.matchmaker.Matchmaker.per_version`)."""
+        return self.matchmaker.per_version()
 
-    def _start(self, g: Game, ids: list[int | None], active: dict[int, Version]
-               ) -> tuple[str, int, tuple[BotSpec, ...]]:
-        """Mark queued game ``g`` running; its id, seed and bots."""
-        g.status = "running"
-        g.started_at = utcnow()
-        return g.id, g.seed, tuple(self.spec(active[i], active[i].bot.name)
-                                   for i in ids if i is not None)
-
-    def _new_set(self, s: Session, active: list[Version]) -> bool:
-        pool = [matchmaking.Candidate(v.id, v.games, v.mu, v.sigma) for v in active]
-        group = matchmaking.pick_group(pool, self.ruleset.players, self.rng,
-                                       self.settings.matchmaking.closeness)
-        if not group:
-            return False
-        dset = DuplicateSet(seed=0)
-        s.add(dset)
-        s.flush()
-        dset.seed = board_seed(self.settings.matchmaking.seed, dset.id)
-        now = utcnow()
-        for k, seating in enumerate(matchmaking.seatings(group, self.ruleset.players,
-                                                         self.rng)):
-            g = Game(id=f"s{dset.id}-{k}", kind="rated", dset_id=dset.id, seating=k,
-                     seed=dset.seed, status="queued", created_at=now)
-            g.seats = [GameSeat(seat=i, version_id=v, side=self._side(i))
-                       for i, v in enumerate(seating)]
-            s.add(g)
-        s.flush()
-        return True
-
-    async def _matchmaker(self) -> None:
-        assert self._slots is not None
-        while True:
-            await self._slots.acquire()
-            try:
-                job = await self.write(self._claim)
-            except Exception:
-                self._slots.release()
-                log.exception("matchmaking failed")
-                await asyncio.sleep(2)
-                continue
-            if job is None:
-                self._slots.release()
-                self._wake_games.clear()
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(1.0):
-                        await self._wake_games.wait()
-                continue
-            game_id = job[0]
-            task = asyncio.create_task(self._play(*job), name=f"game-{game_id}")
-            self._running[game_id] = task
-            task.add_done_callback(lambda _t, g=game_id: self._running.pop(g, None))
-
-    async def _play(self, game_id: str, seed: int, bots: tuple[BotSpec, ...]) -> None:
-        assert self._slots is not None
-        slot = True
-        try:
-            req = GameRequest(game_id, bots, self.ruleset, self.settings.competition.preset,
-                              seed, self.tc, self.docker_limits)
-            try:
-                fg = await self._play_game(req)
-            except InfrastructureError as e:
-                log.warning("game %s voided: %s", game_id, e)
-                if not self._stopping.is_set():
-                    await self.write(self._void_game, game_id, str(e))
-                return
-            # the slot is free for the next game now; its claim queues on the one writer
-            # behind this result, so it sees this game's outcome (a version disabled...)
-            self._slots.release()
-            slot = False
-            await self.write(self._record, fg)
-            self.counters.game_finished()
-            try:
-                await asyncio.to_thread(self.cut_logs, game_id)
-            except Exception:  # the game is recorded: only its bots' older logs stay whole
-                log.exception("game %s: its bots' older logs were not cut", game_id)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("game %s: the host failed", game_id)
-            with contextlib.suppress(Exception):
-                await self.write(self._void_game, game_id, "the host failed")
-        finally:
-            if slot:
-                self._slots.release()
-
-    def _record(self, fg: FinishedGame) -> None:
-        """Write a finished game whole, with its rating update, in one transaction."""
-        res = fg.result
-        with self.Session.begin() as s:
-            g = s.get(Game, fg.request.game_id, with_for_update=True)
-            if g is None or g.status != "running":
-                log.warning("game %s finished here, but the database has it %s (did "
-                            "another process change it?): its result is not recorded",
-                            fg.request.game_id,
-                            f"as {g.status}" if g else "no longer")
-                return
-            g.status = "finished"
-            g.termination, g.winner = name_of(res.termination), res.winner
-            g.scores, g.places = list(res.scores), list(res.places)
-            g.hands, g.wall_ms, g.think_ms = res.hands_played, fg.wall_ms, fg.think_ms
-            g.record_path = str(fg.record_path) if fg.record_path else None
-            g.finished_at = utcnow()
-            g.seq = (s.scalar(select(func.max(Game.seq))) or 0) + 1
-            for seat in g.seats:
-                seat.place = res.places[seat.side]
-                seat.score = res.scores[seat.side]
-            by_seat = {x.seat: x.version_id for x in g.seats}
-            for f in fg.faults:
-                g.faults.append(FaultRow(seat=f.seat, version_id=by_seat.get(f.seat),
-                                         reason=name_of(f.reason), detail=f.detail[:2000],
-                                         forfeit=f.forfeit))
-            if g.kind != "rated":
-                return
-            forfeited = {by_seat[f.seat] for f in fg.faults if f.forfeit}
-            limit = self.settings.matchmaking.forfeit_limit
-            for vid in sorted({v for v in by_seat.values() if v is not None}):
-                v = s.get(Version, vid)
-                assert v is not None
-                v.games += 1
-                if vid not in forfeited:
-                    v.forfeits_in_row = 0
-                    continue
-                v.forfeits_in_row += 1
-                if v.forfeits_in_row >= limit and v.status == "active":
-                    last = next(f for f in fg.faults if f.forfeit and by_seat[f.seat] == vid)
-                    v.status = "disabled"
-                    v.reason = (f"disabled after {v.forfeits_in_row} forfeits in a row "
-                                f"(forfeit_limit = {limit}); the last: "
-                                f"{name_of(last.reason)} in game {g.id}"
-                                + (f" ({last.detail})" if last.detail else "")
-                                + "; submit a new version to play again")
-                    if v.bot.active_version_id == v.id:
-                        v.bot.active_version_id = None
-            live_update(s, g)
-            g.rated = True
-
+    # -- ratings, retention --------------------------------------------------------------
     def rerate(self) -> int:
-        """Recompute every version's live rating and game count from all finished rated
-        games, in result order (``seq``), in one transaction; returns how many games. Run
-        it on a stopped host (``moon host rerate``): the result is what the live updates
-        gave, or the repair of it."""
-        with self.Session.begin() as s:
-            for v in s.scalars(select(Version)):
-                v.mu, v.sigma, v.games = 25.0, 25.0 / 3, 0
-            s.flush()
-            games = s.scalars(select(Game).where(Game.status == "finished",
-                                                 Game.kind == "rated")
-                              .order_by(Game.seq).options(selectinload(Game.seats))).all()
-            for g in games:
-                for vid in {x.version_id for x in g.seats if x.version_id is not None}:
-                    v = s.get(Version, vid)
-                    assert v is not None
-                    v.games += 1
-                live_update(s, g)
-                s.flush()
-                g.rated = True
-        return len(games)
+        """Recompute every version's live rating from all finished rated games
+        (:meth:`arena.host.ratings.Ratings.rerate`, on a stopped host); how many games."""
+        return self.ratings.rerate()
 
-    # -- batch ratings, retention ---------------------------------------------------------
     def batch_now(self) -> int:
-        """Recompute the batch ratings of every version from every finished rated game, in
-        this process (``moon host rerate``; a running host fits in its worker process, see
-        :meth:`_batch_loop`); returns how many games went into it."""
-        n, ratings = batch_from_database(*self._batch_args())
-        self._writer.submit(self._store_batch, n, ratings).result()
-        return n
-
-    def _batch_args(self) -> tuple[str, int, int]:
-        return (self.engine.url.render_as_string(hide_password=False),
-                self.settings.matchmaking.bootstrap, self.settings.matchmaking.seed)
-
-    def _store_batch(self, n: int, ratings: list[Rating]) -> None:
-        with self.Session.begin() as s:
-            for r in ratings:
-                v = s.get(Version, int(r.bot))
-                if v is not None:
-                    v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
-            m = s.get(Meta, "batch") or Meta(key="batch", value={})
-            m.value = {"games": n, "at": utcnow().isoformat(),
-                       "open": sorted(int(r.bot) for r in ratings if not r.determined)}
-            s.merge(m)
-
-    async def _batch_loop(self) -> None:
-        """Every ``batch_every_s``, when games have finished since the last fit, refit the
-        batch ratings in a worker process of the host's own (:class:`BatchWorker`): its CPU
-        never holds the host's interpreter (and the referee's clocks) for the seconds a
-        bootstrap over many games takes, and the host's memory does not grow with the
-        number of games (the worker reads them, :func:`batch_from_database`). The worker
-        dies with the host, and is killed when the host stops, even mid-fit."""
-        last = -1
-        every = self.settings.matchmaking.batch_every_s
-        worker = BatchWorker()
-        try:
-            while True:
-                await asyncio.sleep(min(every, 5.0) if last <= 0 else every)
-                with self.Session() as s:
-                    n = s.scalar(select(func.count()).select_from(Game).where(
-                        Game.status == "finished", Game.kind == "rated")) or 0
-                if n != last:
-                    try:
-                        got, ratings = await worker.run(batch_from_database,
-                                                        *self._batch_args())
-                        await self.write(self._store_batch, got, ratings)
-                        last = got
-                    except BrokenProcessPool:
-                        log.warning("the batch fit's worker process died; the next fit "
-                                    "starts a new one")
-                    except Exception:
-                        log.exception("batch fit failed")
-                await asyncio.to_thread(self.prune)
-                # a quiet moment: give the heap's free memory back (docs/host.md, "Memory")
-                await asyncio.to_thread(trim_heap)
-        finally:
-            worker.stop()
+        """Refit the batch ratings in this process (``moon host rerate``:
+        :meth:`arena.host.ratings.Ratings.batch_now`); how many games went into it."""
+        return self.ratings.batch_now()
 
     def prune(self) -> int:
-        """Retention: delete the records and seat logs of finished games older than
-        ``record_days`` whose versions are all retired or disabled (their results stay);
-        returns how many games were pruned."""
-        days = self.settings.retention.record_days
-        if not days:
-            return 0
-        cutoff = utcnow() - dt.timedelta(days=days)
-        pruned = 0
-        with self.Session() as s:
-            games = s.scalars(select(Game).where(
-                Game.status == "finished", Game.record_path.is_not(None),
-                Game.finished_at < cutoff).options(selectinload(Game.seats)
-                                                   .selectinload(GameSeat.version))).all()
-            old = [g.id for g in games
-                   if all(x.version is None or x.version.status in ("retired", "disabled")
-                          for x in g.seats)]
-        for gid in old:
-            with contextlib.suppress(OSError):
-                (self.record_dir / f"{gid}.json").unlink(missing_ok=True)
-            for seat in range(self.ruleset.players):
-                with contextlib.suppress(OSError):
-                    self._seat_log(gid, seat).unlink(missing_ok=True)
-
-        def mark() -> None:
-            with self.Session.begin() as s:
-                s.execute(update(Game).where(Game.id.in_(old)).values(record_path=None))
-
-        if old:
-            self._writer.submit(mark).result()
-            pruned = len(old)
-        return pruned
+        """Retention: delete old records of retired versions' games
+        (:meth:`arena.host.retention.Retention.prune`); how many games were pruned."""
+        return self.retention.prune()
 
     def cut_logs(self, game_id: str) -> int:
-        """After game ``game_id``: for each version in it, cut the seat logs of its game
-        just past its last ``[retention] full_logs`` finished ones to their last
-        :data:`arena.sandbox.local.LOG_TAIL_BYTES`, after a line saying how much was cut. A
-        bot's log
-        of a game is up to 1 MiB, and an active version's are never pruned: before, one
-        that wrote without end filled the host's disk at 1 MiB a game (115 GB a day at 90
-        games a minute). Each version's last games are kept in memory (a version first
-        seen since the start reads its last ones from the database once), so the cost of a
-        game does not grow with the games. Returns how many logs were cut; a log that
-        cannot be read or written is left as it is."""
-        keep = self.settings.retention.full_logs
-        with self.Session() as s:
-            seats: dict[int, list[int]] = {}
-            for vid, seat in s.execute(select(GameSeat.version_id, GameSeat.seat).where(
-                    GameSeat.game_id == game_id, GameSeat.version_id.is_not(None))):
-                if vid is not None:
-                    seats.setdefault(vid, []).append(seat)
-            old: list[tuple[str, list[int]]] = []
-            with self._logs_lock:
-                for vid, its in seats.items():
-                    kept = self._kept_logs.get(vid)
-                    if kept is None:  # its games before this start, newest first
-                        kept = self._kept_logs[vid] = collections.deque()
-                        earlier: dict[str, list[int]] = {}
-                        for gid, seat in s.execute(
-                                select(GameSeat.game_id, GameSeat.seat).join(Game).where(
-                                    GameSeat.version_id == vid, Game.status == "finished",
-                                    Game.seq.is_not(None), Game.id != game_id)
-                                .order_by(Game.seq.desc()).limit(2 * (keep + 50))):
-                            earlier.setdefault(gid, []).append(seat)
-                        for gid, gseats in reversed(list(earlier.items())):
-                            kept.append((gid, gseats))
-                    kept.append((game_id, its))
-                    while len(kept) > keep:
-                        old.append(kept.popleft())
-        return sum(cut_log(self.seat_log(gid, seat), LOG_TAIL_BYTES, keep)
-                   for gid, its in old for seat in its)
-
-    def _seat_log(self, game_id: str, seat: int) -> Path:
-        return self.record_dir / "logs" / f"{game_id}.seat{seat}.log"
+        """Cut the older seat logs of game ``game_id``'s versions
+        (:meth:`arena.host.retention.Retention.cut_logs`); how many logs were cut."""
+        return self.retention.cut_logs(game_id)
 
     def seat_log(self, game_id: str, seat: int) -> Path:
         """Where a seat's stderr of a game is kept."""
-        if self._executor is not None and hasattr(self._executor, "seat_log"):
-            return Path(self._executor.seat_log(game_id, seat))
-        return self._seat_log(game_id, seat)
+        return (self.slots.seat_log(game_id, seat)
+                or seat_log_path(self.record_dir, game_id, seat))
 
     # -- status ---------------------------------------------------------------------------
     def status(self, s: Session, finished: int | None = None) -> dict[str, Any]:
@@ -930,4 +327,4 @@ class Host:
                 f"({'none is' if active == 0 else 'only 1 is'} now)")
 
 
-__all__ = ["Host", "Counters", "MAX_ATTEMPTS"]
+__all__ = ["MAX_ATTEMPTS", "RATE_WINDOW_S", "Counters", "Host"]
