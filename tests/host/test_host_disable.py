@@ -7,6 +7,7 @@ import io
 import tarfile
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
@@ -36,6 +37,7 @@ def flaky_bot(counter: Path) -> bytes:
     return buf.getvalue()
 
 
+@pytest.mark.one_database
 def test_forfeits_in_a_row_disable_a_version(tmp_path: Path, monkeypatch,
                                              database: str | None) -> None:
     folder = make_competition(tmp_path / "comp")

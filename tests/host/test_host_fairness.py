@@ -139,6 +139,7 @@ def kill_gated_builds(marker: Path) -> None:
                 os.kill(int(pid.name), signal.SIGKILL)
 
 
+@pytest.mark.one_database
 def test_a_slow_build_holds_back_no_other_bot_and_a_bots_versions_go_in_order(
         tmp_path: Path, database: str | None) -> None:
     """With the default two builders, Ann's version whose build waits for a marker holds
@@ -169,6 +170,7 @@ def test_a_slow_build_holds_back_no_other_bot_and_a_bots_versions_go_in_order(
         kill_gated_builds(marker)
 
 
+@pytest.mark.one_database
 def test_the_build_queue_takes_participants_in_turn(tmp_path: Path,
                                                     database: str | None) -> None:
     """Ann submits three versions, then Bob one and Cat one: the queue takes Ann's first,
@@ -233,6 +235,7 @@ def slow_bot(tmp: Path) -> Path:
     return folder
 
 
+@pytest.mark.one_database
 def test_a_slow_bot_sits_in_at_most_half_the_running_games(tmp_path: Path,
                                                             database: str | None) -> None:
     """Five bots, one slow, two game slots: while the slow bot plays, the other slot
