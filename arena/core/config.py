@@ -70,10 +70,12 @@ def problems(e: ValidationError) -> list[Problem]:
 
 
 def first_problem(e: ValidationError) -> Problem:
-    """The refusal to report: an unknown key first (the alphabetically first; a misspelt
-    key explains the errors that follow from it), else the first in the model's order."""
+    """The refusal to report: an unknown key first (the outermost, then the alphabetically
+    first; a misspelt key explains the errors that follow from it), else the first in the
+    model's order."""
     found = problems(e)
-    unknown = sorted((p for p in found if p.kind == "extra_forbidden"), key=lambda p: p.loc)
+    unknown = sorted((p for p in found if p.kind == "extra_forbidden"),
+                     key=lambda p: (len(p.loc), [str(x) for x in p.loc]))
     return unknown[0] if unknown else found[0]
 
 
