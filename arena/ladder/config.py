@@ -269,6 +269,7 @@ def _whole(lo: int, hi: int) -> Any:
 
 
 def _flag(v: object, info: ValidationInfo) -> object:
+    """``v`` if it is true, false or unset (None). Raises ValueError: anything else."""
     if v is not None and not isinstance(v, bool):
         raise ValueError(f"{info.field_name} = {v!r}: must be true or false")
     return v
