@@ -27,12 +27,14 @@ import re
 import shlex
 import shutil
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.names import check_name, toml_key_line
+from pydantic import ValidationError, ValidationInfo, field_validator
+
+from ..core.config import Problem, Table, decode_toml, first_problem
+from ..core.names import name_problem, toml_key_line
 from ..errors import ConfigError
 
 MANIFEST = "bot.toml"
@@ -100,10 +102,10 @@ def load_bot(path: str | Path) -> BotSpec:
     """Read a bot folder (or its ``bot.toml``).
 
     Raises:
-        ConfigError: no such folder, no manifest, bad TOML, a missing/invalid or unknown
-            field (a name that :func:`arena.core.names.check_name` refuses, a ``run`` with shell
-            syntax, limits above the arena's maximum); one line naming the file, the line
-            and the field.
+        ConfigError: no such folder, no manifest, not TOML (or not UTF-8, or nested too
+            deeply to parse), a missing/invalid or unknown field (a name that
+            :func:`arena.core.names.check_name` refuses, a ``run`` with shell syntax, limits
+            above the arena's maximum); one line naming the file, the line and the field.
     """
     p = Path(path)
     manifest = p if p.name == MANIFEST else p / MANIFEST
@@ -113,57 +115,144 @@ def load_bot(path: str | Path) -> BotSpec:
         raise ConfigError(f"bot {str(path)!r}: no {MANIFEST} in {manifest.parent} "
                           "(see the README's 'Write a bot', or `moon new-bot`)")
     try:
-        text = manifest.read_text()
-        data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError) as e:
+        raw = manifest.read_bytes()
+    except OSError as e:
         raise ConfigError(f"{manifest}: cannot be read: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{manifest}: not valid TOML: {e}") from None
-
-    def at(key: str, table: str = "") -> str:
-        line = toml_key_line(text, key, table)
-        return f"{manifest}:{line}" if line else str(manifest)
-
-    unknown = sorted(set(data) - MANIFEST_KEYS)
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], MANIFEST_KEYS, n=1)
-        raise ConfigError(f"{at(unknown[0])}: unknown key {unknown[0]!r}"
-                          + (f" (did you mean {close[0]!r}?)" if close else "")
-                          + f"; a bot.toml has {', '.join(_RUN_KEYS)}, and for Docker "
-                          f"{', '.join(_DOCKER_KEYS)}")
-    for key in ("name", "run"):
-        if key not in data:
-            raise ConfigError(f"{manifest}: the field {key!r} is required (a string)")
-        if not isinstance(data[key], str) or not data[key].strip():
-            if key == "name":
-                check_name(data[key], at(key))
-            raise ConfigError(f"{at(key)}: the field {key!r} must be a non-empty string")
-    name = check_name(data["name"], at("name"))
-    for key in ("build", "language", "runner"):
-        if key in data and not isinstance(data[key], str):
-            raise ConfigError(f"{at(key)}: the field {key!r} must be a string (in quotes), "
-                              f"not {data[key]!r}"[:300])
-    if "version" in data and (isinstance(data["version"], bool)
-                              or not isinstance(data["version"], str | int | float)):
-        raise ConfigError(f"{at('version')}: the field 'version' must be a string such as "
-                          f"\"1.0\", not {data['version']!r}"[:300])
-    if data.get("runner", "local") not in ("local", "docker"):
-        raise ConfigError(f"{at('runner')}: runner {data['runner']!r} must be 'local' or "
-                          "'docker'")
-    problem = run_problem(data["run"])
-    if problem:
-        raise ConfigError(f"{at('run')}: {problem}")
-    memory_mb = _limits(data.get("limits", {}), at)
-    outputs = _outputs(data, at)
-    known = set(_RUN_KEYS)
+    text, data = decode_toml(raw, manifest)
+    try:
+        m = _Manifest.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_manifest_problem(first_problem(e), manifest, text)) from None
     return BotSpec(
-        name=name, folder=manifest.parent.resolve(), run=data["run"],
-        version=str(data.get("version", "0")),
-        language=str(data.get("language", "")).strip().lower(),
-        build=str(data.get("build", "")), outputs=outputs,
-        runner=str(data.get("runner", "local")),
-        extra={k: v for k, v in data.items() if k not in known}, memory_mb=memory_mb,
+        name=m.name, folder=manifest.parent.resolve(), run=m.run, version=str(m.version),
+        language=m.language.strip().lower(), build=m.build, outputs=m.outputs,
+        runner=m.runner, extra={k: v for k, v in data.items() if k not in _RUN_KEYS},
+        memory_mb=m.limits.memory_mb if m.limits else None,
     )
+
+
+def _manifest_problem(problem: Problem, manifest: Path, text: str) -> str:
+    """The one line of a refused ``bot.toml``: its file and line, then what is wrong."""
+    table, key = ("limits", str(problem.loc[1])) if problem.loc[0] == "limits" \
+        and len(problem.loc) > 1 else ("", str(problem.loc[0]))
+    line = toml_key_line(text, key, table)
+    where = f"{manifest}:{line}" if line else str(manifest)
+    if problem.kind == "missing":
+        return f"{manifest}: the field {key!r} is required (a string)"
+    if problem.kind == "extra_forbidden" and table:
+        return (f"{where}: unknown key {key!r} in [limits]; known: "
+                f"{', '.join(LIMIT_KEYS)}")
+    if problem.kind == "extra_forbidden":
+        close = difflib.get_close_matches(key, MANIFEST_KEYS, n=1)
+        return (f"{where}: unknown key {key!r}"
+                + (f" (did you mean {close[0]!r}?)" if close else "")
+                + f"; a bot.toml has {', '.join(_RUN_KEYS)}, and for Docker "
+                f"{', '.join(_DOCKER_KEYS)}")
+    return f"{where}: {problem.message}"
+
+
+class _Limits(Table):
+    """A ``bot.toml``'s ``[limits]``."""
+
+    memory_mb: int | None = None
+
+    @field_validator("memory_mb", mode="before")
+    @classmethod
+    def _memory(cls, mb: object) -> object:
+        if not isinstance(mb, int) or isinstance(mb, bool) or mb < MIN_MEMORY_MB:
+            raise ValueError(f"memory_mb = {mb!r}: must be a whole number of MiB from "
+                             f"{MIN_MEMORY_MB} to {MAX_MEMORY_MB}")
+        if mb > MAX_MEMORY_MB:
+            raise ValueError(f"memory_mb = {mb} is above the arena's maximum of "
+                             f"{MAX_MEMORY_MB} MiB of address space; ask for less (a JVM "
+                             "needs far less with -Xmx, see docs/sandbox.md)")
+        return mb
+
+
+class _Manifest(Table):
+    """A ``bot.toml``: its fields in the order their problems are reported."""
+
+    name: str
+    run: str
+    build: str = ""
+    language: str = ""
+    runner: str = "local"
+    version: str | int | float = "0"
+    limits: _Limits | None = None
+    outputs: tuple[str, ...] = ()
+    image: Any = None
+    """The Docker keys: read by :func:`arena.sandbox.docker.docker_options`."""
+    dockerfile: Any = None
+    host_runtime: Any = None
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, v: object) -> object:
+        problem = name_problem(v)
+        if problem:
+            raise ValueError(f"name {problem}")
+        return v
+
+    @field_validator("run", mode="before")
+    @classmethod
+    def _run(cls, v: object) -> object:
+        if not isinstance(v, str) or not v.strip():
+            raise ValueError("the field 'run' must be a non-empty string")
+        problem = run_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("build", "language", "runner", mode="before")
+    @classmethod
+    def _string(cls, v: object, info: ValidationInfo) -> object:
+        if not isinstance(v, str):
+            raise ValueError(f"the field {info.field_name!r} must be a string (in quotes), "
+                             f"not {v!r}"[:300])
+        if info.field_name == "runner" and v not in ("local", "docker"):
+            raise ValueError(f"runner {v!r} must be 'local' or 'docker'")
+        return v
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, v: object) -> object:
+        if isinstance(v, bool) or not isinstance(v, str | int | float):
+            raise ValueError(f"the field 'version' must be a string such as \"1.0\", "
+                             f"not {v!r}"[:300])
+        return v
+
+    @field_validator("limits", mode="before")
+    @classmethod
+    def _table(cls, v: object) -> object:
+        if not isinstance(v, dict):
+            raise ValueError("limits must be a table, e.g. [limits] then memory_mb = 4096")
+        return v
+
+    @field_validator("outputs", mode="before")
+    @classmethod
+    def _outputs(cls, value: object, info: ValidationInfo) -> tuple[str, ...]:
+        """The paths ``build`` writes, relative to the folder, without a trailing ``/``:
+        a list of relative paths in the folder, never ``bot.toml``, only with a build."""
+        example = 'e.g. outputs = ["bot"] or outputs = ["build/"]'
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"outputs must be a list of paths in quotes, {example}, "
+                             f"not {value!r}"[:300])
+        if not info.data.get("build"):
+            raise ValueError("outputs lists what the 'build' command writes, and this "
+                             "bot.toml has no build: remove outputs, or add the build")
+        out: list[str] = []
+        for v in value:
+            rel = v.strip().strip("/")
+            parts = rel.split("/")
+            if (not rel or v.strip().startswith("/") or ".." in parts or "." in parts
+                    or "" in parts):
+                raise ValueError(f"outputs entry {v!r} must be a path inside the bot's "
+                                 f"folder, relative to it ({example})")
+            if rel == MANIFEST:
+                raise ValueError(f"outputs cannot hold {MANIFEST} (the build must not "
+                                 "write the manifest)")
+            out.append(rel)
+        return tuple(out)
 
 
 def language_warning(spec: BotSpec) -> str | None:
@@ -214,66 +303,6 @@ def run_problem(run: str) -> str | None:
     if any(w.startswith("$") for w in words):
         return f"run = {run!r} uses a shell variable: {fix}"
     return None
-
-
-def _outputs(data: dict[str, Any], at: Any) -> tuple[str, ...]:
-    """The ``outputs`` of a bot.toml: the paths its ``build`` writes, relative to the
-    folder, without a trailing ``/``.
-
-    Raises:
-        ConfigError: not a list of relative paths in the folder, one names ``bot.toml``,
-            or there is no ``build``.
-    """
-    if "outputs" not in data:
-        return ()
-    value = data["outputs"]
-    example = 'e.g. outputs = ["bot"] or outputs = ["build/"]'
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{at('outputs')}: outputs must be a list of paths in quotes, "
-                          f"{example}, not {value!r}"[:300])
-    if not data.get("build"):
-        raise ConfigError(f"{at('outputs')}: outputs lists what the 'build' command writes, "
-                          "and this bot.toml has no build: remove outputs, or add the build")
-    out: list[str] = []
-    for v in value:
-        rel = v.strip().strip("/")
-        parts = rel.split("/")
-        if (not rel or v.strip().startswith("/") or ".." in parts or "." in parts
-                or "" in parts):
-            raise ConfigError(f"{at('outputs')}: outputs entry {v!r} must be a path inside "
-                              f"the bot's folder, relative to it ({example})")
-        if rel == MANIFEST:
-            raise ConfigError(f"{at('outputs')}: outputs cannot hold {MANIFEST} (the build "
-                              "must not write the manifest)")
-        out.append(rel)
-    return tuple(out)
-
-
-def _limits(table: object, at: Any) -> int | None:
-    """The ``[limits]`` table of a bot.toml: its ``memory_mb`` (or None).
-
-    Raises:
-        ConfigError: not a table, an unknown key, a value that is not a whole number from
-            MIN_MEMORY_MB to MAX_MEMORY_MB.
-    """
-    if not isinstance(table, dict):
-        raise ConfigError(f"{at('limits')}: limits must be a table, e.g. [limits] then "
-                          "memory_mb = 4096")
-    unknown = sorted(set(table) - set(LIMIT_KEYS))
-    if unknown:
-        raise ConfigError(f"{at(unknown[0], 'limits')}: unknown key {unknown[0]!r} in "
-                          f"[limits]; known: {', '.join(LIMIT_KEYS)}")
-    mb = table.get("memory_mb")
-    if mb is None:
-        return None
-    if not isinstance(mb, int) or isinstance(mb, bool) or mb < MIN_MEMORY_MB:
-        raise ConfigError(f"{at('memory_mb', 'limits')}: memory_mb = {mb!r}: must be a whole "
-                          f"number of MiB from {MIN_MEMORY_MB} to {MAX_MEMORY_MB}")
-    if mb > MAX_MEMORY_MB:
-        raise ConfigError(f"{at('memory_mb', 'limits')}: memory_mb = {mb} is above the "
-                          f"arena's maximum of {MAX_MEMORY_MB} MiB of address space; ask for "
-                          "less (a JVM needs far less with -Xmx, see docs/sandbox.md)")
-    return mb
 
 
 def missing_command(spec: BotSpec) -> str | None:

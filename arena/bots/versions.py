@@ -34,7 +34,7 @@ def declared_outputs(folder: Path) -> tuple[str, ...]:
     it lists none or cannot be read (:func:`arena.bots.manifest.load_bot` reports a bad one)."""
     try:
         data = tomllib.loads((folder / "bot.toml").read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return ()
     outputs = data.get("outputs", ())
     if not isinstance(outputs, list):

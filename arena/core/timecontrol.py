@@ -6,7 +6,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError, ValidationInfo, field_validator, model_validator
+
 from ..errors import ConfigError
+from .config import Table, first_problem, unknown_keys
 
 NO_LIMIT_MS = 86_400_000
 """A decision limit that is no limit in practice: a day, the most a time control takes (a
@@ -43,26 +46,55 @@ class TimeControl:
     "End of the game")."""
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            top, unit = (1_000_000, "") if f.name in _COUNTS else (NO_LIMIT_MS, " ms")
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > top:
-                raise ConfigError(f"time control {f.name}={v!r}: must be a whole number "
-                                  f"0..{top}{unit}")
-        for name in ("startup_ms", "decision_ms", "max_hands"):
-            if getattr(self, name) == 0:
-                raise ConfigError(f"time control {name}=0: must be more than 0")
+        _validate(dataclasses.asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TimeControl:
-        """From a dict (a ladder file's ``[time_control]`` table).
+        """From a dict (a ladder file's ``[time_control]`` table), the defaults for the keys
+        it lacks.
 
         Raises:
             ConfigError: unknown keys or bad values.
         """
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown time control option(s): {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(known))}")
+        _validate({**dataclasses.asdict(cls()), **data})
         return cls(**data)
+
+
+class _Table(Table):
+    """The rules of a :class:`TimeControl` (every field given)."""
+
+    startup_ms: int
+    decision_ms: int
+    bank_ms: int
+    reconnect_ms: int
+    illegal_retries: int
+    max_hands: int
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _whole(cls, v: object, info: ValidationInfo) -> object:
+        top, unit = (1_000_000, "") if info.field_name in _COUNTS else (NO_LIMIT_MS, " ms")
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v > top:
+            raise ValueError(f"time control {info.field_name}={v!r}: must be a whole number "
+                             f"0..{top}{unit}")
+        return v
+
+    @model_validator(mode="after")
+    def _positive(self) -> _Table:
+        for name in ("startup_ms", "decision_ms", "max_hands"):
+            if getattr(self, name) == 0:
+                raise ValueError(f"time control {name}=0: must be more than 0")
+        return self
+
+
+def _validate(data: dict[str, Any]) -> None:
+    """Check a whole time control (every field). Raises ConfigError: its first problem."""
+    try:
+        _Table.model_validate(data)
+    except ValidationError as e:
+        unknown = unknown_keys(e)
+        if unknown:
+            known = sorted(_Table.model_fields)
+            raise ConfigError(f"unknown time control option(s): {', '.join(unknown)}; "
+                              f"known: {', '.join(known)}") from None
+        raise ConfigError(first_problem(e).message) from None

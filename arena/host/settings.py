@@ -8,13 +8,13 @@ wrong type or an impossible value is a :class:`~arena.core.timecontrol.ConfigErr
 from __future__ import annotations
 
 import secrets
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from moon_sdk.rules import PRESETS, Ruleset, RulesetError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..core.config import decode_toml, plain_message
 from ..core.timecontrol import TimeControl
 from ..errors import ConfigError
 
@@ -200,38 +200,17 @@ class Settings(_Table):
         return TimeControl.from_dict(dict(self.time_control))
 
 
-PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
-"""What pydantic puts before the message of a validator's ValueError or assert."""
-
-
-def plain_message(msg: str) -> str:
-    """A pydantic error message without pydantic's prefix: the validator's own words.
-
-    >>> plain_message("Value error, kind = 'local' runs every submission as your own user")
-    "kind = 'local' runs every submission as your own user"
-    >>> plain_message("Input should be greater than or equal to 1")
-    'Input should be greater than or equal to 1'
-    """
-    for prefix in PYDANTIC_PREFIXES:
-        if msg.startswith(prefix):
-            return msg[len(prefix):]
-    return msg
-
-
 def load_settings(folder: Path) -> Settings:
     """Read ``folder/competition.toml``.
 
     Raises:
-        ConfigError: no such file, bad TOML, or a bad setting (the message names it).
+        ConfigError: no such file, bad TOML (or not UTF-8), or a bad setting (the message names it).
     """
     path = folder / SETTINGS_FILE
     if not path.is_file():
         raise ConfigError(f"{path}: no such file (make a competition folder with "
                           "`moon host init DIR`)")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    _, data = decode_toml(path.read_bytes(), path)
     try:
         settings = Settings.model_validate(data)
     except ValidationError as e:

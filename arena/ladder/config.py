@@ -27,21 +27,32 @@ import hashlib
 import json
 import os
 import re
-import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from moon_sdk.rules import DEAL_VERSION, Ruleset, RulesetError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ..bots.manifest import BotSpec, load_bot
 from ..bots.versions import SHORT, bot_version
-from ..core.names import check_name
+from ..core.config import Problem, Table, decode_toml, first_problem, problems
+from ..core.names import name_problem
+from ..core.timecontrol import TimeControl
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..sandbox.docker import DockerLimits
-from ..core.timecontrol import TimeControl
-from ..errors import ConfigError
+
+_T = TypeVar("_T", bound=BaseModel)
 
 LADDER_KEYS = {"name", "preset", "boards", "seed", "concurrency", "options", "results",
                "gauntlet", "check", "max_forfeits", "on_change",
@@ -235,32 +246,180 @@ def load_ladder(path: str | Path, overrides: dict[str, Any] | None = None) -> La
     ``[ladder]`` keys.
 
     Raises:
-        ConfigError: bad TOML, unknown keys, bad values, unknown bots; the message names
-            the file and line.
+        ConfigError: bad TOML (or not UTF-8, or nested too deeply to parse), unknown keys,
+            bad values, unknown bots; the message names the file and line.
     """
     p = Path(path)
     try:
-        text = p.read_text()
+        raw = p.read_bytes()
     except OSError as e:
         raise ConfigError(f"cannot read ladder file {p}: {e.strerror}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    text, data = decode_toml(raw, p)
     return ladder_from_dict(data, p, text, overrides)
+
+
+def _whole(lo: int, hi: int) -> Any:
+    """A whole number from ``lo`` to ``hi`` (never a bool)."""
+    def check(v: object, info: ValidationInfo) -> object:
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+            raise ValueError(f"{info.field_name} = {v!r}: must be a whole number from {lo} "
+                             f"to {hi}")
+        return v
+    return BeforeValidator(check)
+
+
+def _flag(v: object, info: ValidationInfo) -> object:
+    """``v`` if it is true, false or unset (None). Raises ValueError: anything else."""
+    if v is not None and not isinstance(v, bool):
+        raise ValueError(f"{info.field_name} = {v!r}: must be true or false")
+    return v
+
+
+class _LadderTable(Table):
+    """``[ladder]``, the flags over it (not ``options``: they add to the file's)."""
+
+    name: str | None = None
+    preset: Any = "moon3"
+    """Checked by the ruleset (:meth:`Ruleset.from_dict`)."""
+    boards: Annotated[int, _whole(1, 100_000)] = 4
+    seed: Annotated[int, _whole(0, 2**63 - 1)] = 1
+    concurrency: Annotated[int, _whole(1, 64)] = 1
+    max_forfeits: Annotated[int, _whole(0, 1_000_000)] = 0
+    check: Annotated[bool, BeforeValidator(_flag)] = True
+    fork_server: Annotated[bool | None, BeforeValidator(_flag)] = None
+    options: dict[str, Any] = {}
+    results: Any = None
+    """A path relative to the file; another value is ignored."""
+    gauntlet: tuple[str, ...] = ()
+    on_change: str = "refuse"
+    cluster: Any = None
+    """Checked by :func:`arena.cluster.executor.check_address`."""
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, v: object) -> object:
+        problem = name_problem(v)
+        if problem:
+            raise ValueError(f"ladder name {problem}")
+        return v
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _options(cls, v: object) -> object:
+        if not isinstance(v, dict):
+            raise ValueError("options must be a table of ruleset options, e.g. options = "
+                             "{ min_bid = 3 }")
+        return v
+
+    @field_validator("gauntlet", mode="before")
+    @classmethod
+    def _gauntlet(cls, v: object) -> object:
+        v = [v] if isinstance(v, str) else v
+        if not isinstance(v, list | tuple) or not all(isinstance(g, str) for g in v):
+            raise ValueError('gauntlet must list the challengers by bot name, e.g. '
+                             'gauntlet = ["mybot"]')
+        return tuple(v)
+
+    @field_validator("on_change", mode="before")
+    @classmethod
+    def _on_change(cls, v: object) -> object:
+        if v not in ON_CHANGE:
+            raise ValueError(f"on_change = {v!r}: use " + " or ".join(repr(x) for x in ON_CHANGE))
+        return v
+
+
+class _BotEntry(Table):
+    """A ``[[bots]]`` entry."""
+
+    path: str
+    runner: str | None = None
+    """None: as the bot's ``bot.toml`` says."""
+    name: str | None = None
+
+    @field_validator("runner", mode="before")
+    @classmethod
+    def _runner(cls, v: object) -> object:
+        if v not in ("local", "docker"):
+            raise ValueError(f"runner {v!r}: use 'local' or 'docker'")
+        return v
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, v: object) -> object:
+        problem = name_problem(v)
+        if problem:
+            raise ValueError(f"name {problem}")
+        return v
+
+
+class _LadderFile(Table):
+    """A ladder file's tables (each checked on its own, in this order)."""
+
+    ladder: dict[str, Any] = {}
+    time_control: dict[str, Any] = {}
+    sandbox: dict[str, Any] | None = None
+    bots: list[Any] = Field([], validate_default=True)
+
+    @field_validator("ladder", "time_control", "sandbox", mode="before")
+    @classmethod
+    def _table(cls, v: object, info: ValidationInfo) -> object:
+        if not isinstance(v, dict):
+            raise ValueError(f"[{info.field_name}] must be a table")
+        return v
+
+    @field_validator("bots", mode="before")
+    @classmethod
+    def _bots(cls, v: object) -> object:
+        if not isinstance(v, list) or len(v) < 2:
+            raise ValueError("a ladder needs at least 2 [[bots]] entries, each with a path to "
+                             "a bot folder")
+        return v
+
+
+def _validated(model: type[_T], data: object, where: Callable[[Problem], str],
+               unknown: Callable[[str], str]) -> _T:
+    """``data`` checked by ``model``.
+
+    Raises:
+        ConfigError: ``<where>: <what is wrong>``, ``unknown(key)`` for an unknown key.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        problem = first_problem(e)
+        what = unknown(problem.key) if problem.kind == "extra_forbidden" else problem.message
+        raise ConfigError(f"{where(problem)}: {what}") from None
+
+
+def _bot_entry(data: object, i: int, where: Callable[[str], str]) -> _BotEntry:
+    """The ``i``-th ``[[bots]]`` entry, checked; ``where(key)`` is its key's file and line.
+
+    Raises:
+        ConfigError: no ``path``, an unknown key or a bad value.
+    """
+    try:
+        return _BotEntry.model_validate(data)
+    except ValidationError as e:
+        found = problems(e)
+        if any(p.loc in ((), ("path",)) for p in found):
+            raise ConfigError(f"{where('path')}: bot {i + 1} needs path = \"<bot folder>\"") \
+                from None
+        p = first_problem(e)
+        if p.kind == "extra_forbidden":
+            raise ConfigError(f"{where(p.key)}: unknown key {p.key!r} for a bot; known: "
+                              f"{', '.join(sorted(BOT_KEYS))}") from None
+        raise ConfigError(f"{where(p.key)}: {p.message}") from None
 
 
 def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
                      overrides: dict[str, Any] | None = None) -> LadderConfig:
     """Validate a parsed ladder (see :func:`load_ladder`)."""
-    unknown_top = sorted(set(data) - {"ladder", "time_control", "bots", "sandbox"})
-    if unknown_top:
-        raise ConfigError(f"{_where(path, text, unknown_top[0])}: unknown table "
-                          f"{unknown_top[0]!r}; a ladder file has [ladder], [time_control], "
-                          "[sandbox] and [[bots]]")
-    lad = dict(data.get("ladder", {}))
-    flags = {k for k, v in (overrides or {}).items() if v is not None}
-    lad.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    doc = _validated(
+        _LadderFile, data, lambda p: _where(path, text, p.key),
+        lambda key: (f"unknown table {key!r}; a ladder file has [ladder], [time_control], "
+                     "[sandbox] and [[bots]]"))
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    flags.pop("time_control", None)  # flags for other tables, not [ladder] keys
 
     def origin(key: str) -> str:
         """Where a [ladder] key's value came from: its flag, or the file and line."""
@@ -268,121 +427,66 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
             return "--option" if key == "options" else f"--{key.replace('_', '-')}"
         return _where(path, text, "ladder", key)
 
-    lad.pop("time_control", None)  # flags for other tables, not [ladder] keys
-    unknown = sorted(set(lad) - LADDER_KEYS)
-    if unknown:
-        raise ConfigError(f"{_where(path, text, 'ladder', unknown[0])}: unknown key "
-                          f"{unknown[0]!r} in [ladder]; known: {', '.join(sorted(LADDER_KEYS))}")
-
-    def need_int(key: str, default: int, lo: int, hi: int) -> int:
-        v = lad.get(key, default)
-        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-            raise ConfigError(f"{origin(key)}: {key} = {v!r}: must be a "
-                              f"whole number from {lo} to {hi}")
-        return v
-
-    boards = need_int("boards", 4, 1, 100_000)
-    seed = need_int("seed", 1, 0, 2**63 - 1)
-    concurrency = need_int("concurrency", 1, 1, 64)
-    max_forfeits = need_int("max_forfeits", 0, 0, 1_000_000)
-    check = lad.get("check", True)
-    if not isinstance(check, bool):
-        raise ConfigError(f"{origin('check')}: check = {check!r}: must be "
-                          "true or false")
-    fork_server = lad.get("fork_server")
-    if fork_server is not None and not isinstance(fork_server, bool):
-        raise ConfigError(f"{origin('fork_server')}: fork_server = {fork_server!r}: must be "
-                          "true or false")
-    preset = lad.get("preset", "moon3")
-    options = dict(data.get("ladder", {}).get("options", {}))
-    if not isinstance(data.get("ladder", {}).get("options", {}), dict):
-        raise ConfigError(f"{_where(path, text, 'ladder', 'options')}: options must be a table "
-                          "of ruleset options, e.g. options = { min_bid = 3 }")
-    options.update((overrides or {}).get("options") or {})  # -o NAME=VALUE over the file's
+    lad = _validated(
+        _LadderTable, {**doc.ladder, **{k: v for k, v in flags.items() if k != "options"}},
+        lambda p: origin(p.key),
+        lambda key: f"unknown key {key!r} in [ladder]; known: {', '.join(sorted(LADDER_KEYS))}")
+    options = {**lad.options, **(flags.get("options") or {})}  # -o NAME=VALUE over the file's
     try:
-        ruleset = Ruleset.from_dict({"preset": preset, **options})
+        ruleset = Ruleset.from_dict({"preset": lad.preset, **options})
     except (RulesetError, TypeError) as e:
-        key = "options" if options else "preset"
-        raise ConfigError(f"{origin(key)}: {e}") from None
+        raise ConfigError(f"{origin('options' if options else 'preset')}: {e}") from None
     flagged_tc = (overrides or {}).get("time_control") or {}
     try:
-        tc = TimeControl.from_dict({**dict(data.get("time_control", {})), **flagged_tc})
+        tc = TimeControl.from_dict({**doc.time_control, **flagged_tc})
     except (ConfigError, TypeError) as e:
         named = re.search(r"time control (\w+)=", str(e))  # the key at fault, if named
-        key = named.group(1) if named and named.group(1) in dict(data.get("time_control", {})) \
-            else ""
+        key = named.group(1) if named and named.group(1) in doc.time_control else ""
         where = "the time control flags" if flagged_tc and (not key or key in flagged_tc) \
             else _where(path, text, "time_control", key)
         raise ConfigError(f"{where}: {e}") from None
 
     docker_limits = None
-    if "sandbox" in data:
+    if doc.sandbox is not None:
         from ..sandbox.docker import DockerLimits
         try:
-            docker_limits = DockerLimits.from_dict(dict(data["sandbox"]))
-        except (ConfigError, TypeError, ValueError) as e:
+            docker_limits = DockerLimits.from_dict(doc.sandbox)
+        except ConfigError as e:
             raise ConfigError(f"{_where(path, text, 'sandbox')}: {e}") from None
-    raw_bots = data.get("bots", [])
-    if not isinstance(raw_bots, list) or len(raw_bots) < 2:
-        raise ConfigError(f"{_where(path, text, 'bots')}: a ladder needs at least 2 [[bots]] "
-                          "entries, each with a path to a bot folder")
     bots: list[BotSpec] = []
-    for i, b in enumerate(raw_bots):
+    for i, b in enumerate(doc.bots):
         where = _where(path, text, "bots", "path", i)
-        if not isinstance(b, dict) or not isinstance(b.get("path"), str):
-            raise ConfigError(f"{where}: bot {i + 1} needs path = \"<bot folder>\"")
-        bad = sorted(set(b) - BOT_KEYS)
-        if bad:
-            raise ConfigError(f"{_where(path, text, 'bots', bad[0], i)}: unknown key {bad[0]!r} "
-                              f"for a bot; known: {', '.join(sorted(BOT_KEYS))}")
-        folder = (path.parent / b["path"]).resolve() if not Path(b["path"]).is_absolute() \
-            else Path(b["path"])
+        entry = _bot_entry(b, i, lambda key, i=i: _where(path, text, "bots", key, i))
+        folder = (path.parent / entry.path).resolve() if not Path(entry.path).is_absolute() \
+            else Path(entry.path)
         try:
             spec = load_bot(folder)
         except ConfigError as e:
             raise ConfigError(f"{where}: {e}") from None
-        runner = b.get("runner", spec.runner)
-        if runner not in ("local", "docker"):
-            raise ConfigError(f"{_where(path, text, 'bots', 'runner', i)}: runner {runner!r}: "
-                              "use 'local' or 'docker'")
-        name = check_name(b["name"], _where(path, text, "bots", "name", i), "name") \
-            if "name" in b else spec.name
-        spec = dataclasses.replace(spec, name=name, runner=runner)
+        spec = dataclasses.replace(spec, name=entry.name or spec.name,
+                                   runner=entry.runner or spec.runner)
         if any(x.name == spec.name for x in bots):
             raise ConfigError(f"{where}: two bots are named {spec.name!r}; give one a "
                               "different name = \"...\"")
         bots.append(spec)
-    gauntlet = lad.get("gauntlet", [])
-    if isinstance(gauntlet, str):
-        gauntlet = [gauntlet]
-    if not isinstance(gauntlet, list) or not all(isinstance(g, str) for g in gauntlet):
-        raise ConfigError(f"{origin('gauntlet')}: gauntlet must list the "
-                          'challengers by bot name, e.g. gauntlet = ["mybot"]')
     base = Path.cwd() if "gauntlet" in flags else path.parent
     known = {b.name for b in bots}
-    gauntlet = [_challenger(g, bots, base, origin("gauntlet")) for g in gauntlet]
+    gauntlet = [_challenger(g, bots, base, origin("gauntlet")) for g in lad.gauntlet]
     joined = tuple(b.name for b in bots if b.name not in known)
-    on_change = lad.get("on_change", "refuse")
-    if on_change not in ON_CHANGE:
-        raise ConfigError(f"{origin('on_change')}: on_change = {on_change!r}: use "
-                          + " or ".join(repr(x) for x in ON_CHANGE))
-    cluster = lad.get("cluster")
+    cluster = lad.cluster
     if cluster is not None:
         from ..cluster.executor import check_address
 
         cluster = check_address(cluster, origin("cluster"))
-    results = lad.get("results")
-    name = check_name(lad["name"], origin("name"), "ladder name") if "name" in lad \
-        else path.stem
     return LadderConfig(
-        name=name, preset=preset, ruleset=ruleset, boards=boards,
-        seed=seed, concurrency=concurrency, time_control=tc, bots=tuple(bots),
-        results=(path.parent / results) if isinstance(results, str) else None,
+        name=lad.name or path.stem, preset=lad.preset, ruleset=ruleset, boards=lad.boards,
+        seed=lad.seed, concurrency=lad.concurrency, time_control=tc, bots=tuple(bots),
+        results=(path.parent / lad.results) if isinstance(lad.results, str) else None,
         docker_limits=docker_limits,
-        source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)), check=check,
-        max_forfeits=max_forfeits, joined=joined,
-        versions={b.name: version_of(b) for b in bots}, on_change=on_change,
-        cluster=cluster, fork_server=fork_server)
+        source=str(path), gauntlet=tuple(dict.fromkeys(gauntlet)), check=lad.check,
+        max_forfeits=lad.max_forfeits, joined=joined,
+        versions={b.name: version_of(b) for b in bots}, on_change=lad.on_change,
+        cluster=cluster, fork_server=lad.fork_server)
 
 
 def _challenger(value: str, bots: list[BotSpec], base: Path, where: str) -> str:

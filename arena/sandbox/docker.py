@@ -50,14 +50,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import docker
 import docker.errors
 import docker.utils
 from docker.types import LogConfig, Ulimit
+from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator
 
 from ..bots.manifest import BotSpec
+from ..core.config import Table, first_problem, unknown_keys
 from ..core.text import clean
 from ..errors import BotError, ConfigError, InfrastructureError
 from .local import LOG_TAIL_BYTES, BuildOutput
@@ -138,32 +140,93 @@ class DockerLimits:
     host: ``frozenset()`` by default, so it pulls nothing its organiser did not list)."""
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            kinds = {"int": (int,), "float": (int, float)}.get(str(f.type))
-            if kinds and (not isinstance(v, kinds) or isinstance(v, bool) or v <= 0):
-                raise ConfigError(f"docker limit {f.name}={v!r}: must be {f.type} above 0")
-        if self.memory_mb < 16:
-            raise ConfigError(f"docker limit memory_mb={self.memory_mb}: at least 16 MiB")
-        if not re.fullmatch(r"[1-9][0-9]*(:[0-9]+)?", self.user):
-            raise ConfigError(f"docker limit user={self.user!r}: give a non-root 'uid:gid'")
-        if self.build_network not in ("none", "bridge", "default"):
-            raise ConfigError(f"docker limit build_network={self.build_network!r}: "
-                              "none, bridge or default")
+        _validate(dataclasses.asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DockerLimits:
-        """From a dict (e.g. a ladder file's ``[docker]`` table).
+        """From a dict (a ladder file's ``[sandbox]`` table), the defaults for the keys it
+        lacks; ``pull`` may be a list.
 
         Raises:
             ConfigError: unknown keys or bad values.
         """
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+        table = _validate({**dataclasses.asdict(cls()), **data})
+        return cls(**{k: getattr(table, k) for k in data})
+
+
+def _above_zero(kind: type) -> Any:
+    """A number of ``kind`` (an int for a float too) above 0, never a bool."""
+    kinds = (int, float) if kind is float else (kind,)
+
+    def check(v: object, info: ValidationInfo) -> object:
+        if not isinstance(v, kinds) or isinstance(v, bool) or v <= 0:
+            raise ValueError(f"docker limit {info.field_name}={v!r}: must be {kind.__name__} "
+                             "above 0")
+        return v
+    return BeforeValidator(check)
+
+
+_Int = Annotated[int, _above_zero(int)]
+_Float = Annotated[float, _above_zero(float)]
+
+
+class _LimitsTable(Table):
+    """The rules of :class:`DockerLimits` (every field given)."""
+
+    memory_mb: _Int
+    cpus: _Float
+    pids: _Int
+    tmp_mb: _Int
+    open_files: _Int
+    log_mb: _Int
+    user: str
+    build_timeout_s: _Float
+    build_network: str
+    build_memory_mb: _Int
+    build_cpu_shares: _Int
+    pull: frozenset[str] | None = Field(strict=False)
+
+    @field_validator("memory_mb")
+    @classmethod
+    def _memory(cls, v: int) -> int:
+        if v < 16:
+            raise ValueError(f"docker limit memory_mb={v}: at least 16 MiB")
+        return v
+
+    @field_validator("user", mode="before")
+    @classmethod
+    def _user(cls, v: object) -> object:
+        if not isinstance(v, str) or not re.fullmatch(r"[1-9][0-9]*(:[0-9]+)?", v):
+            raise ValueError(f"docker limit user={v!r}: give a non-root 'uid:gid'")
+        return v
+
+    @field_validator("build_network", mode="before")
+    @classmethod
+    def _network(cls, v: object) -> object:
+        if v not in ("none", "bridge", "default"):
+            raise ValueError(f"docker limit build_network={v!r}: none, bridge or default")
+        return v
+
+    @field_validator("pull", mode="before")
+    @classmethod
+    def _pull(cls, v: object) -> object:
+        if v is not None and (not isinstance(v, list | set | frozenset)
+                              or not all(isinstance(x, str) for x in v)):
+            raise ValueError(f"docker limit pull={v!r}: give a list of image names")
+        return v
+
+
+def _validate(data: dict[str, Any]) -> _LimitsTable:
+    """Check whole Docker limits (every field). Raises ConfigError: the first problem."""
+    try:
+        return _LimitsTable.model_validate(data)
+    except ValidationError as e:
+        unknown = unknown_keys(e)
         if unknown:
+            known = sorted(_LimitsTable.model_fields)
             raise ConfigError(f"unknown docker limit(s): {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(known))}")
-        return cls(**data)
+                              f"known: {', '.join(known)}") from None
+        raise ConfigError(first_problem(e).message) from None
 
 
 # -- the engine -----------------------------------------------------------------------------

@@ -195,6 +195,11 @@ HOSTILE = {
     "zip_bomb": (zip_bomb(), None),
     "garbage": (b"\x1f\x8b this is not gzip at all" * 10, "not a readable"),
     "bad_manifest": (tar(file("bot.toml", b'name = "evil"\n')), "'run' is required"),
+    "nested_manifest": (tar(file("bot.toml", MANIFEST + b"x = " + b"[" * 5000 + b"]" * 5000)),
+                        "the archive/bot.toml: not valid TOML: its arrays or inline tables are "
+                        "nested too deeply"),
+    "manifest_not_utf8": (tar(file("bot.toml", MANIFEST + b"# caf\xe9\n")),
+                          "the archive/bot.toml: not valid TOML: not UTF-8 (byte 0xe9 at offset"),
 }
 
 
