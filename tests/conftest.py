@@ -17,6 +17,7 @@ FAST = (
     "test_records.py", "test_referee.py", "test_referee_limits.py", "test_referee_paths.py",
     "test_bot_replies.py", "test_server_watchdog.py", "test_observation_reader.py",
     "test_doctests.py", "test_sdk_docs.py", "test_codegen.py", "test_docs.py",
+    "test_config_documents.py",
     # the CLI through click's CliRunner
     "test_cli.py", "test_help.py",
     # ladders' and matches' policy, in process
