@@ -57,7 +57,7 @@ def build_local_bots(specs: list[BotSpec]) -> None:
     Raises:
         BotError: a build failed, its tool is missing, or a program is not found.
     """
-    from ..bots.build import ensure_built, missing_tool
+    from ..sandbox.build import ensure_built, missing_tool
 
     for spec in {s.folder: s for s in specs if s.runner == "local"}.values():
         if spec.build:

@@ -116,7 +116,7 @@ def prepare(spec: BotSpec, version: str, artifact: bytes, cache: BotCache
             if local.runner == "docker":
                 _ensure_image(local)
             else:
-                from ..bots.build import ensure_built
+                from ..sandbox.build import ensure_built
 
                 ensure_built(local)
         except ArenaError as e:
