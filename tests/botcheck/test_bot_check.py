@@ -422,6 +422,6 @@ def test_every_starter_and_example_language_is_known():
         if (folder / "bot.toml").is_file():
             assert language_warning(load_bot(folder)) is None, folder
     for lang in STARTERS:
-        toml = (ROOT / "arena" / "templates" / lang / "bot.toml").read_text()
+        toml = (ROOT / "arena" / "bots" / "templates" / lang / "bot.toml").read_text()
         [said] = [x for x in toml.splitlines() if x.startswith("language = ")]
         assert lang in LANGUAGES and said.split('"')[1] in LANGUAGES, (lang, said)
