@@ -50,8 +50,15 @@ $(ENGINE_STAMP): $(STAMP) $(ENGINE_SOURCES)
 lint: setup
 	$(VENV)/bin/ruff check .
 
+# What `mypy --strict` (pyproject.toml's [tool.mypy]) holds clean: the SDK and every package
+# of the arena but the competition host and its pages (arena/host, arena/web: 11 errors left,
+# in changes of their own). moon_sdk/v1 is generated (its errors are ignored, its stubs used).
+TYPED := sdk/python/moon_sdk arena/__init__.py arena/errors.py arena/core arena/protocol \
+	arena/records arena/referee arena/bots arena/sandbox arena/executor arena/check \
+	arena/stats arena/ladder arena/cluster arena/cli
+
 typecheck: setup
-	$(VENV)/bin/mypy sdk/python/moon_sdk/rules
+	$(VENV)/bin/mypy $(TYPED)
 
 pytest: setup
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -27,6 +27,7 @@ import json
 import re
 import shutil
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from ..core.names import name_problem
@@ -79,6 +80,11 @@ def _copy_tree(source: Path, dest: Path, pattern: str) -> None:
         shutil.copyfile(f, dest / f.name)
 
 
+def _as_is(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement for :func:`re.subn` that puts ``text`` in as it is (no ``\\1``)."""
+    return lambda _match: text
+
+
 def _derived(source: Path, edits: list[tuple[str, str]]) -> str:
     """``source``'s text with each ``(pattern, replacement)`` applied exactly once.
 
@@ -87,7 +93,7 @@ def _derived(source: Path, edits: list[tuple[str, str]]) -> str:
     """
     text = source.read_text()
     for pattern, replacement in edits:
-        text, n = re.subn(pattern, lambda _m, r=replacement: r, text, count=1, flags=re.M)
+        text, n = re.subn(pattern, _as_is(replacement), text, count=1, flags=re.M)
         if n != 1:
             raise ConfigError(f"{source} no longer has {pattern!r}: update arena/bots/starters.py")
     return text

@@ -195,7 +195,9 @@ class DaskExecutor:
     async def _workers_now(self, max_age_s: float = 2.0) -> dict[str, dict[str, Any]]:
         assert self._client is not None
         if time.monotonic() - self._workers_at > max_age_s:
-            info = await self._client.scheduler.identity(n_workers=-1)
+            scheduler = self._client.scheduler
+            assert scheduler is not None  # a connected client's
+            info = await scheduler.identity(n_workers=-1)
             self._workers = dict(info.get("workers") or {})
             self._workers_at = time.monotonic()
         return self._workers

@@ -27,10 +27,10 @@ import dataclasses
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from moon_sdk.rules import Ruleset
 
@@ -215,7 +215,7 @@ def open_match(cfg: MatchConfig, results: Path, hold: str | None = "moon match"
 def a_result(game: GameRow, a: str, b: str) -> float:
     """A's result against B in one recorded game: 1 ahead, ½ tied, 0 behind (a side is a
     seat with 3 players, a partnership with 4)."""
-    side = (lambda s: s) if game.players == 3 else (lambda s: s % 2)
+    side: Callable[[int], int] = (lambda s: s) if game.players == 3 else (lambda s: s % 2)
     return game_result(game.places[side(game.seats.index(a))],
                        game.places[side(game.seats.index(b))])
 
@@ -316,8 +316,8 @@ def status_of(store: ResultsStore, sprt: SPRT | None = None) -> MatchStatus:
     return tally.status()
 
 
-class MatchReporter:
-    """What a match run tells its user; every method does nothing here."""
+class MatchReporter(Protocol):
+    """What a match run tells its user (`moon match`'s live line)."""
 
     def started(self, status: MatchStatus) -> None:
         """Before the first game of this run: what the file held already."""
@@ -328,6 +328,20 @@ class MatchReporter:
     def game_voided(self, game: ScheduledGame, error: InfrastructureError,
                     retry: bool) -> None:
         """A game could not be played through no bot's fault; played again if ``retry``."""
+
+
+class _Silent:
+    """The reporter of a run given none: it tells nothing."""
+
+    def started(self, status: MatchStatus) -> None:
+        pass
+
+    def game_finished(self, game: ScheduledGame, row: GameRow, status: MatchStatus) -> None:
+        pass
+
+    def game_voided(self, game: ScheduledGame, error: InfrastructureError,
+                    retry: bool) -> None:
+        pass
 
 
 @dataclass
@@ -359,7 +373,7 @@ class MatchRun:
         self.results = results
         self.executor: GameExecutor = executor or LocalExecutor(
             records_dir(results), cfg.concurrency, fork_server=cfg.fork_server)
-        self.reporter = reporter or MatchReporter()
+        self.reporter = reporter or _Silent()
         self.specs = {s.name: s for s in (cfg.a, cfg.b, *cfg.thirds)}
         self.tally = Tally(cfg.a.name, cfg.b.name, cfg.unit, cfg.sprt)
         games = sorted(store.games(), key=lambda g: g.board)
@@ -401,9 +415,9 @@ class MatchRun:
                 bots = list(self.specs.values())
                 verdicts = await asyncio.gather(*(check_bot(self.executor, s, ladder)
                                                   for s in bots))
-                for s, why in zip(bots, verdicts, strict=True):
-                    if why:
-                        raise BotError(f"{s.name} {why}: the match cannot be played")
+                for s, verdict in zip(bots, verdicts, strict=True):
+                    if verdict:
+                        raise BotError(f"{s.name} {verdict}: the match cannot be played")
             self.reporter.started(self.summary.status)
             await asyncio.gather(*(self._worker() for _ in range(self.executor.capacity)))
         if self._failure is not None:

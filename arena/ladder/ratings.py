@@ -147,7 +147,7 @@ class LiveRatings:
         """Add one game's finishing order."""
         if game.players == 4:
             sides = [[game.seats[0], game.seats[2]], [game.seats[1], game.seats[3]]]
-            ranks = [game.places[0], game.places[1]]
+            ranks: list[float] = [game.places[0], game.places[1]]
         else:
             sides = [[s] for s in game.seats]
             ranks = list(game.places)

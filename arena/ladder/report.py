@@ -8,7 +8,7 @@ import dataclasses
 import io
 import json
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -140,7 +140,7 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
     stats = {b: BotStats(b) for b in bots}
     cross_acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for g in games:
-        side = (lambda s: s) if g.players == 3 else (lambda s: s % 2)
+        side: Callable[[int], int] = (lambda s: s) if g.players == 3 else (lambda s: s % 2)
         for b in set(g.seats):
             stats[b].games += 1
             seat = g.seats.index(b)

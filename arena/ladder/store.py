@@ -20,7 +20,7 @@ import fcntl
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -310,7 +310,7 @@ class ResultsStore:
         gid = scheduled.game_id
         res = finished.result
         players = len(scheduled.seats)
-        side = (lambda s: s) if players == 3 else (lambda s: s % 2)
+        side: Callable[[int], int] = (lambda s: s) if players == 3 else (lambda s: s % 2)
         scores, places = list(res.scores), list(res.places)
         game = {"id": gid, "board": scheduled.board, "dset": scheduled.dset,
                 "seed": scheduled.seed, "players": players,
@@ -321,7 +321,7 @@ class ResultsStore:
                 "record_path": str(finished.record_path) if finished.record_path else "",
                 "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
         versions = scheduled.versions or ("",) * players
-        seats = [{"game_id": gid, "seat": s, "bot": b, "side": side(s),
+        seats: list[dict[str, Any]] = [{"game_id": gid, "seat": s, "bot": b, "side": side(s),
                   "place": places[side(s)], "score": scores[side(s)], "version": versions[s]}
                  for s, b in enumerate(scheduled.seats)]
         hands = [{"game_id": gid, "number": h.number, "dealer": h.dealer,

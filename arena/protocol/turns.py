@@ -114,7 +114,8 @@ _DISCARD = tuple(bytes(pb.Observation(discard=_TILE[t]).SerializeToString())
 @functools.lru_cache(maxsize=4096)
 def _scalars(phase: int, hand_number: int, dealer: int, current: int) -> bytes:
     """``Observation`` fields 3-6 (``current`` -1: no seat to act)."""
-    m = pb.Observation(phase=phase, hand_number=hand_number, dealer=dealer)
+    # protoc's stubs take a Phase or its name; the number is as good on the wire
+    m = pb.Observation(phase=phase, hand_number=hand_number, dealer=dealer)  # type: ignore[arg-type]
     if current >= 0:
         m.current_seat = current
     return bytes(m.SerializeToString())

@@ -22,6 +22,7 @@ that, never the raw document.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import tempfile
@@ -163,8 +164,9 @@ class _Fields:
         self._bad(key, v, "a string" + (" or null" if default is None else ""))
         return default
 
-    def bool(self, key: str, default: bool | None = False, *, required: bool = True
-             ) -> bool | None:
+    # Below, the builtins are named as such: `str`, `bool` and `int` are methods here.
+    def bool(self, key: builtins.str, default: builtins.bool | None = False, *,
+             required: builtins.bool = True) -> builtins.bool | None:
         """A bool; None allowed only where ``default`` is None."""
         there, v = self._get(key, required)
         if not there or (v is None and default is None):
@@ -174,8 +176,8 @@ class _Fields:
         self._bad(key, v, "true or false" + (" or null" if default is None else ""))
         return default
 
-    def ints(self, key: str, *, required: bool = True, nullable: bool = False
-             ) -> tuple[int, ...] | None:
+    def ints(self, key: builtins.str, *, required: builtins.bool = True,
+             nullable: builtins.bool = False) -> tuple[builtins.int, ...] | None:
         """A list of ints (as a tuple); empty when missing or malformed, or None where
         ``nullable`` and null."""
         there, v = self._get(key, required)
@@ -189,7 +191,8 @@ class _Fields:
         self._bad(key, v, "a list of ints" + (" or null" if nullable else ""))
         return None if nullable else ()
 
-    def strs(self, key: str, *, required: bool = True) -> tuple[str, ...]:
+    def strs(self, key: builtins.str, *, required: builtins.bool = True
+             ) -> tuple[builtins.str, ...]:
         """A list of strings (as a tuple); empty when missing or malformed."""
         there, v = self._get(key, required)
         if not there:
@@ -199,7 +202,7 @@ class _Fields:
         self._bad(key, v, "a list of strings")
         return ()
 
-    def objects(self, key: str, *, required: bool = True) -> list[object]:
+    def objects(self, key: builtins.str, *, required: builtins.bool = True) -> list[object]:
         """A list (its items are read by the caller); empty when missing or malformed."""
         there, v = self._get(key, required)
         if not there:

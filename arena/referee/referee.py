@@ -1064,8 +1064,8 @@ class Match:
         else:
             self.watchers.append(q)
         try:
-            while (ev := await q.get()) is not None:
-                yield ev
+            while (event := await q.get()) is not None:
+                yield event
         finally:
             if q in self.watchers:
                 self.watchers.remove(q)

@@ -21,7 +21,7 @@ import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -71,7 +71,7 @@ def match_info(m: Match) -> mpb.MatchInfo:
     tell a seat's tiles); once it is over, the seed and the faults as recorded."""
     over = m.status == Status.FINISHED
     info = mpb.MatchInfo(
-        match_id=m.match_id, status=m.status.value,  # type: ignore[arg-type]
+        match_id=m.match_id, status=m.status.value,
         ruleset=ruleset_to_pb(m.ruleset, m.preset),
         seed=m.seed if over else 0,
         seats=[mpb.SeatInfo(seat=s.index, name=s.name, version=s.version,
@@ -226,11 +226,11 @@ class BotServicer:
 
     def __init__(self, referee: Referee, streams: OpenStreams | None = None) -> None:
         self.referee = referee
-        self.reads: set[asyncio.Task[Any]] = set()
+        self.reads: set[asyncio.Future[Any]] = set()
         """Reads of streams whose handler has returned, until they end (with their call)."""
         self.streams = streams or OpenStreams()
 
-    def _let_end(self, task: asyncio.Task[Any]) -> None:
+    def _let_end(self, task: asyncio.Future[Any]) -> None:
         """Keep ``task`` (a read of a stream) until it ends by itself, never cancelled: a
         read cancelled while it waits for gRPC is the one way grpc.aio's server loses
         memory per stream (the C batch of the pending read, about 80 bytes, is never
@@ -243,12 +243,12 @@ class BotServicer:
         self.reads.add(task)
         task.add_done_callback(self._read_ended)
 
-    def _read_ended(self, task: asyncio.Task[Any]) -> None:
+    def _read_ended(self, task: asyncio.Future[Any]) -> None:
         self.reads.discard(task)
         _retrieve(task)
 
     async def play(self, requests: AsyncIterator[bytes],
-                   context: grpc.aio.ServicerContext[bytes, bpb.PlayResponse]) -> None:
+                   context: grpc.aio.ServicerContext[bytes, bpb.PlayResponse | bytes]) -> None:
         """Join, then pump the seat's outbox to the wire while reading replies. No read
         is ever cancelled (:meth:`_let_end`)."""
         with self.streams.held() as taken:
@@ -259,7 +259,7 @@ class BotServicer:
                                     "the referee is shutting down")
 
     async def _play(self, requests: AsyncIterator[bytes],
-                    context: grpc.aio.ServicerContext[bytes, bpb.PlayResponse]) -> None:
+                    context: grpc.aio.ServicerContext[bytes, bpb.PlayResponse | bytes]) -> None:
         it = requests.__aiter__()
         join: asyncio.Future[bytes] = asyncio.ensure_future(it.__anext__())
         try:
@@ -288,8 +288,8 @@ class BotServicer:
                 raise Refusal("INVALID_ARGUMENT", "the first message on a stream must be a join")
             match, seat, link = self.referee.join(req.join)
         except Refusal as e:
-            code, msg = _status(e)
-            await context.abort(code, msg)
+            code, why = _status(e)
+            await context.abort(code, why)
             return
 
         async def read() -> None:
@@ -499,7 +499,7 @@ class MatchServiceGuard(grpc.aio.ServerInterceptor):
         if not self.admin_token:
             return True
         want = f"Bearer {self.admin_token}".encode()
-        for key, value in details.invocation_metadata or ():  # type: ignore[attr-defined]
+        for key, value in details.invocation_metadata or ():
             if key == "authorization":
                 got = value.encode() if isinstance(value, str) else bytes(value)
                 return hmac.compare_digest(got, want)
@@ -507,9 +507,10 @@ class MatchServiceGuard(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
             self, continuation: Callable[[grpc.HandlerCallDetails],
-                                         Awaitable[grpc.RpcMethodHandler]],
-            handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
-        method = handler_call_details.method  # type: ignore[attr-defined]
+                                         Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+            handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        method = handler_call_details.method
         if not method.startswith(MATCH_SERVICE):
             return await continuation(handler_call_details)
         if not self._authorized(handler_call_details):
@@ -525,7 +526,8 @@ async def _refuse(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -
                         "MOON_ADMIN_TOKEN)")
 
 
-_REFUSE = grpc.unary_unary_rpc_method_handler(_refuse)  # raw bytes in: nothing is parsed
+# raw bytes in: nothing is parsed
+_REFUSE: grpc.RpcMethodHandler[bytes, Any] = grpc.unary_unary_rpc_method_handler(_refuse)
 
 
 async def _parse(deserializer: Callable[[bytes], Any] | None, raw: bytes,
@@ -539,21 +541,26 @@ async def _parse(deserializer: Callable[[bytes], Any] | None, raw: bytes,
                             "the request is not the message this call takes")
 
 
-def _parsed_in_handler(handler: grpc.RpcMethodHandler | None) -> Any:
+def _parsed_in_handler(handler: grpc.RpcMethodHandler[Any, Any] | None
+                       ) -> grpc.RpcMethodHandler[Any, Any] | None:
     """``handler`` with its request parsed inside the call (a parse failure is the call's
     INVALID_ARGUMENT) instead of by gRPC (which logs a traceback)."""
     if handler is None or handler.request_streaming:
         return handler
     deserializer = handler.request_deserializer
     if handler.unary_unary is not None:
-        inner = handler.unary_unary
+        # grpc.aio's behaviours are coroutines (async generators below); the stubs type
+        # the handler's fields as the synchronous server's
+        inner = cast(Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]],
+                     handler.unary_unary)
 
         async def unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             return await inner(await _parse(deserializer, raw, context), context)
         return grpc.unary_unary_rpc_method_handler(
             unary, response_serializer=handler.response_serializer)
     if handler.unary_stream is not None:
-        inner_stream = handler.unary_stream
+        inner_stream = cast(Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]],
+                            handler.unary_stream)
 
         async def stream(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             async for item in inner_stream(await _parse(deserializer, raw, context), context):

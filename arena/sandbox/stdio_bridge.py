@@ -310,7 +310,8 @@ class Bridge:
         while (raw := box.get()) is not None:
             yield raw
 
-    def open_stream(self, play: grpc.StreamStreamMultiCallable) -> Iterator[bpb.PlayResponse]:
+    def open_stream(self, play: grpc.StreamStreamMultiCallable[bytes, bpb.PlayResponse]
+                    ) -> Iterator[bpb.PlayResponse]:
         """A new ``Play`` stream that starts with the join (the same token each time); what
         the bot writes from now on goes on it."""
         box: queue.Queue[bytes | None] = queue.Queue()
@@ -432,8 +433,9 @@ class Bridge:
             except grpc.FutureTimeoutError:
                 say(f"cannot reach the referee at {self.address}")
                 return EXIT_ERROR
-            play = channel.stream_stream(PLAY_METHOD, request_serializer=None,
-                                         response_deserializer=bpb.PlayResponse.FromString)
+            play: grpc.StreamStreamMultiCallable[bytes, bpb.PlayResponse] = channel.stream_stream(
+                PLAY_METHOD, request_serializer=None,
+                response_deserializer=bpb.PlayResponse.FromString)
             responses = self.open_stream(play)
             threading.Thread(target=self.pump_stdout, name="bot-stdout", daemon=True).start()
             welcomed = False
@@ -461,8 +463,8 @@ class Bridge:
                         return self.finish_bot()
                     if self.bot_gone.is_set():
                         return exit_code(self.proc.returncode)
-                    code = e.code()  # type: ignore[attr-defined]
-                    say(f"referee: {code.name}: {e.details()}")  # type: ignore[attr-defined]
+                    code = e.code()
+                    say(f"referee: {code.name}: {e.details()}")
                     if code in REFUSED or code is grpc.StatusCode.RESOURCE_EXHAUSTED \
                             and dropped_at is not None:
                         return EXIT_REFUSED if not welcomed else EXIT_ERROR

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 from scipy import sparse
@@ -48,6 +48,9 @@ ELO = 400 / math.log(10)
 """Elo points per natural unit of strength (173.7)."""
 PRIOR_SIGMA = 3.0
 """Standard deviation of the Gaussian prior on each strength (natural units)."""
+
+Board = TypeVar("Board", bound=Hashable)
+"""A board's key (any hashable: its number on the ladder)."""
 
 
 class Comparison(NamedTuple):
@@ -75,7 +78,7 @@ class Design:
         ValueError: a comparison names a bot that is not in ``bots``.
     """
 
-    def __init__(self, boards: Mapping[Hashable, Iterable[Comparison]],
+    def __init__(self, boards: Mapping[Board, Iterable[Comparison]],
                  bots: Sequence[str]) -> None:
         self.bots = tuple(bots)
         self.index = {b: i for i, b in enumerate(self.bots)}
@@ -138,7 +141,9 @@ def fit_weights(x: np.ndarray, w: np.ndarray, prior_sigma: float = PRIOR_SIGMA,
 
     def loss(th: np.ndarray) -> np.ndarray:
         d = th @ x.T
-        return np.sum(w2 * np.logaddexp(0.0, -d), axis=1) + 0.5 * lam * np.sum(th * th, axis=1)
+        total: np.ndarray = (np.sum(w2 * np.logaddexp(0.0, -d), axis=1)
+                             + 0.5 * lam * np.sum(th * th, axis=1))
+        return total
 
     theta = np.zeros((r, n))
     f = loss(theta)
@@ -193,7 +198,7 @@ class BoardFit:
         ValueError: a comparison names a bot not in ``bots``.
     """
 
-    def __init__(self, boards: Mapping[Hashable, Iterable[Comparison]], bots: Sequence[str],
+    def __init__(self, boards: Mapping[Board, Iterable[Comparison]], bots: Sequence[str],
                  bootstrap: int = 200, seed: int = 0, center: float = 1500.0) -> None:
         self.design = d = Design(boards, bots)
         self.bots = d.bots
@@ -223,7 +228,7 @@ class BoardFit:
         played = (d.w.sum(axis=0) > 0)[:, None]
         ahead = ((d.x > 0) & played).astype(int)
         behind = ((d.x < 0) & played).astype(int)
-        beat = (ahead.T @ behind > 0) | np.eye(n, dtype=bool)
+        beat: np.ndarray = (ahead.T @ behind > 0) | np.eye(n, dtype=bool)
         while True:
             nxt = beat | ((beat.astype(int) @ beat.astype(int)) > 0)
             if (nxt == beat).all():

@@ -53,7 +53,7 @@ def bootstrap_se(replicates: np.ndarray, units: int) -> np.ndarray:
     """The standard error from bootstrap ``replicates`` (axis 0) of a statistic of
     ``units`` resampled units: their standard deviation times √(G / (G − 1)), which undoes
     the bootstrap's plug-in variance (for a mean, exactly s / √G)."""
-    sd = np.std(replicates, axis=0)
+    sd: np.ndarray = np.std(replicates, axis=0)
     return sd * math.sqrt(units / (units - 1)) if units > 1 else sd * math.nan
 
 
@@ -74,7 +74,7 @@ def sweep_bound(units: int, level: float = LEVEL) -> float:
     """The largest deal-averaged share of comparisons a side could have while winning none
     on ``units`` boards, at confidence ``level``: 1 − (1 − level)^(1/units) (0.53 at 4
     boards, 0.12 at 24). Needs no assumption on how luck varies between boards."""
-    return 1.0 - (1.0 - level) ** (1.0 / units)
+    return 1.0 - math.pow(1.0 - level, 1.0 / units)
 
 
 def _whole(x: float, signed: bool = False) -> str:

@@ -10,7 +10,11 @@
   OpenSpiel bots in the arena).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what __getattr__ gives, for type checkers (at run time it stays lazy)
+    from .bot import Bot, play, run
+    from .local import play_games, play_local
 
 __version__ = "0.1.0"
 __all__ = ["Bot", "play", "play_games", "play_local", "run"]

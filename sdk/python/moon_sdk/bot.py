@@ -123,7 +123,7 @@ def checked_action(value: object, obs: Observation) -> tuple[Action, str]:
     """
     if value.__class__ is not bool:
         try:
-            action = operator.index(value)  # type: ignore[call-overload]
+            action = operator.index(value)  # type: ignore[arg-type]  # TypeError: no integer
         except TypeError:
             pass
         else:
@@ -236,8 +236,9 @@ def _stream(bot: Bot, address: str, token: str, connect_s: float) -> bool:
     reader = ObservationReader()
     with grpc.insecure_channel(address) as channel:
         grpc.channel_ready_future(channel).result(timeout=connect_s)
-        play_method = channel.stream_stream(_PLAY_METHOD, request_serializer=None,
-                                            response_deserializer=bpb.PlayResponse.FromString)
+        play_method: grpc.StreamStreamMultiCallable[bytes, bpb.PlayResponse] = \
+            channel.stream_stream(_PLAY_METHOD, request_serializer=None,
+                                  response_deserializer=bpb.PlayResponse.FromString)
         over = False
         try:
             for resp in play_method(requests()):

@@ -165,7 +165,7 @@ def game_record(*, match_id: str, ruleset: Ruleset, preset: str, seed: int,
                 time_control: Mapping[str, Any] | None = None,
                 created_at: str = "", finished_at: str = "",
                 bank_ms_left: Sequence[int] | None = None,
-                logs: Mapping[int | str, str] | None = None,
+                logs: Mapping[int, str] | Mapping[str, str] | None = None,
                 state: GameState | None = None) -> dict[str, Any]:
     """The record of one game, as the JSON-ready dict `moon replay` reads.
 
@@ -190,7 +190,7 @@ def game_record(*, match_id: str, ruleset: Ruleset, preset: str, seed: int,
     if state is not None and (state.is_terminal() or result.get("termination") == "hand_limit") \
             and state.history == list(actions):
         described = hands_from_state(state, action_ms)
-    if described is None:
+    if described is None or state is None:
         described, state = hands_from_actions(ruleset, seed, actions, action_ms)
     hands = described
     if result.get("termination") == "hand_limit":  # the next deal was never played
