@@ -36,9 +36,9 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import CursorResult, Engine, func, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from .. import sandbox
@@ -164,9 +164,10 @@ class Host:
         results were never written) and replayed as new games; builds and validations
         that were under way start again. Returns what was done."""
         with self.Session.begin() as s:
-            rebuilt = s.execute(update(Version).where(
+            # an UPDATE's result is a CursorResult, which SQLAlchemy's stubs type as Result
+            rebuilt = cast(CursorResult[Any], s.execute(update(Version).where(
                 Version.status.in_(("building", "validating"))).values(status="pending")
-            ).rowcount
+            )).rowcount
             # reasons written before they were kept free of the host's folder
             s.execute(update(Version).where(Version.reason.contains(str(self.folder),
                                                               autoescape=True))

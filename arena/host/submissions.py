@@ -29,7 +29,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..bots.manifest import MANIFEST, BotSpec, load_bot
 from ..bots.versions import bot_version, version_files
@@ -223,11 +223,11 @@ def _decompressed(data: IO[bytes]) -> IO[bytes]:
     head = data.read(6)
     data.seek(0)
     if head.startswith(b"\x1f\x8b"):
-        return gzip.GzipFile(fileobj=data, mode="rb")
+        return cast(IO[bytes], gzip.GzipFile(fileobj=data, mode="rb"))
     if head.startswith(b"BZh"):
-        return bz2.BZ2File(data)  # type: ignore[return-value]
+        return bz2.BZ2File(data)
     if head.startswith(b"\xfd7zXZ\x00"):
-        return lzma.LZMAFile(data)  # type: ignore[return-value]
+        return lzma.LZMAFile(data)
     return data
 
 

@@ -23,6 +23,7 @@ Example (``ladders/demo.toml``)::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -456,7 +457,7 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     bots: list[BotSpec] = []
     for i, b in enumerate(doc.bots):
         where = _where(path, text, "bots", "path", i)
-        entry = _bot_entry(b, i, lambda key, i=i: _where(path, text, "bots", key, i))
+        entry = _bot_entry(b, i, functools.partial(_where, path, text, "bots", index=i))
         folder = (path.parent / entry.path).resolve() if not Path(entry.path).is_absolute() \
             else Path(entry.path)
         try:

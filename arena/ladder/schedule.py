@@ -32,8 +32,12 @@ import hashlib
 import itertools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 _MASK64 = (1 << 64) - 1
+
+Seated = TypeVar("Seated", int, str)
+"""What a seating seats: bot names (the ladder) or version ids (the host)."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ def groups_3(bots: list[str]) -> list[tuple[str, ...]]:
     return [(a, a, b), (a, b, b)]
 
 
-def seatings_3(group: tuple[str, ...]) -> list[tuple[str, ...]]:
+def seatings_3(group: tuple[Seated, ...]) -> list[tuple[Seated, ...]]:
     """Distinct seatings of a triple, in a fixed order."""
     return sorted(set(itertools.permutations(group)))
 

@@ -159,7 +159,8 @@ def _above_zero(kind: type) -> Any:
     kinds = (int, float) if kind is float else (kind,)
 
     def check(v: object, info: ValidationInfo) -> object:
-        if not isinstance(v, kinds) or isinstance(v, bool) or v <= 0:
+        number = v if isinstance(v, kinds) and not isinstance(v, bool) else None
+        if not isinstance(number, int | float) or number <= 0:
             raise ValueError(f"docker limit {info.field_name}={v!r}: must be {kind.__name__} "
                              "above 0")
         return v

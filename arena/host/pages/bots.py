@@ -106,7 +106,8 @@ class RatingReplay:
                         self._seqs[b], self._values[b] = array.array("q"), array.array("d")
                 live.update(GameRow(game_id, 0, "", len(seats), "", None, [],
                                     list(seated[0][1] or []), seats, 0, 0, 0))
-                seq = int(seated[0][3])
+                seq = seated[0][3]
+                assert seq is not None  # a finished game's result has its number
                 for b in dict.fromkeys(seats):
                     r = live.ratings[b]
                     self._seqs[b].append(seq)

@@ -29,7 +29,7 @@ def _visible(g: Game, caller: Participant | None) -> bool:
     return any(can_see(caller, o) for o in owners)
 
 
-def _game(s: Any, game_id: str, caller: Participant | None) -> Game:
+def _game(s: Session, game_id: str, caller: Participant | None) -> Game:
     g = s.scalar(select(Game).where(Game.id == game_id).options(*_LOAD))
     if g is None or not _visible(g, caller):
         raise HTTPException(404, f"no game {game_id!r}")

@@ -117,7 +117,7 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
                                         "dependencies out")
                 buf.write(chunk)
             try:
-                up = take_upload(buf, host.store, limits, accept)  # type: ignore[arg-type]
+                up = take_upload(buf, host.store, limits, accept)
             except ConfigError as e:
                 raise HTTPException(400, str(e)) from None
         if found:

@@ -105,7 +105,7 @@ def _forwarded(name: str, before_reset: bool) -> property:
 def _fast_wrapper(cls: type) -> type:
     """``cls`` (a PettingZoo wrapper) reading :data:`_HOT` from the raw env directly."""
     def __init__(self: Any, env: AECEnv, *args: Any, **kwargs: Any) -> None:  # noqa: N807
-        cls.__init__(self, env, *args, **kwargs)
+        cls.__init__(self, env, *args, **kwargs)  # type: ignore[misc]  # cls, not an instance's
         self._raw = env.unwrapped
     ordered = cls is wrappers.OrderEnforcingWrapper
     ns: dict[str, Any] = {
@@ -247,7 +247,8 @@ class _Features:
         self.plays.append((seat, tile))
 
     def __call__(self, s: Any, me: int) -> np.ndarray:
-        if s.__class__ is _FEATURES_STATE:
+        compiled = s.__class__ is _FEATURES_STATE  # (a flag: `is` would narrow s to object)
+        if compiled:
             # the compiled core builds the vector, all but the ruleset's options
             vector = np.frombuffer(s.features(me, self.sequence), np.float32).copy()
             vector[_O["rules"]:_O["phase"]] = self.rules
@@ -374,7 +375,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
         self._seeds = random.Random()
         self.game_seed = 0
         """The seed of the game in play (its deals are `moon play --seed` ones)."""
-        self._game: GameState | None = None
+        self._game: PureGameState | None = None
         self._legal_now: tuple[str, list[int]] | None = None
 
     # -- spaces ----------------------------------------------------------------------------
@@ -388,7 +389,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
 
     # -- the game --------------------------------------------------------------------------
     @property
-    def game(self) -> GameState:
+    def game(self) -> PureGameState:
         """The engine state of the game in play (read it, do not change it): the compiled
         core's (``moon_engine.GameState``) when it is installed, else the pure engine's
         (:mod:`moon_sdk.rules.fast`; ``MOON_ENGINE=pure`` chooses the pure one).
@@ -496,7 +497,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
         if over or stopped:
             self._deads_step_first()
 
-    def _game_rewards(self, s: GameState) -> None:
+    def _game_rewards(self, s: PureGameState) -> None:
         if s.outcome is not None:
             winner: int | None = s.outcome.winner
         else:
