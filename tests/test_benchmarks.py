@@ -27,6 +27,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
                            "--only", "3p 3 bots  4 boards luck 0"],
     "pages.py": ["--games", "300,600", "--views", "1", "--between", "1", "--others"],
     "referee.py": ["--quick"],
+    "research_envs.py": ["--games", "1", "--repeats", "1", "--max-hands", "2"],
     "search.py": ["--samples", "10", "--points", "3", "--runs", "1"],
     "soak.py": ["--games", "4", "--window", "2", "--parallel", "2", "--max-hands", "1"],
 }
