@@ -100,7 +100,7 @@ def test_a_competition(host: HostProcess) -> None:
     # games run; the leaderboard orders them
     # weak joins last (after carol's broken bot is rejected): the order below is asked of
     # the batch fit once every bot has 24 games; with 12 of weak's, a clean clone's CI run
-    # failed on this order (weak above heuristic, probably; the next run passed)
+    # ranked weak above heuristic (the run before passed)
     wait_for(lambda: len(finished(host)) >= 24 and all(
         row["games"] >= 24 for row in host.ok("GET", "/api/leaderboard")), 300,
         "24 rated games of every bot")
