@@ -1,6 +1,6 @@
-"""A bot's build command (arena.sandbox.local.build_bot): its log, its failures, and that nothing it
-starts outlives it: not when it ends, not when it times out, not when the arena exits while
-it runs (a host stopped mid-build)."""
+"""A bot's build command (arena.sandbox.local.run_build_command): its log, its failures,
+and that nothing it starts outlives it: not when it ends, not when it times out, not when
+the arena exits while it runs (a host stopped mid-build)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from arena.bots.manifest import BotSpec
 from arena.errors import BotError
-from arena.sandbox.local import BUILD_LOG_CHARS, BuildOutput, build_bot
+from arena.sandbox.local import BUILD_LOG_CHARS, BuildOutput, run_build_command
 
 
 def _alive(pid: int) -> bool:
@@ -42,20 +42,20 @@ def _spec(folder: Path, build: str) -> BotSpec:
 
 
 def test_the_log_is_stdout_then_stderr_and_a_failure_ends_with_its_tail(tmp_path: Path) -> None:
-    assert build_bot(_spec(tmp_path, "echo out; echo err >&2")) == "out\nerr\n"
+    assert run_build_command(_spec(tmp_path, "echo out; echo err >&2")) == "out\nerr\n"
     with pytest.raises(BotError, match=r"build failed \(exit 3\):\nno compiler\n$"):
-        build_bot(_spec(tmp_path, "echo no compiler >&2; exit 3"))
+        run_build_command(_spec(tmp_path, "echo no compiler >&2; exit 3"))
 
 
 def test_output_that_is_not_utf8_is_kept_not_raised(tmp_path: Path) -> None:
-    assert build_bot(_spec(tmp_path, r"printf 'caf\351\n'")) == "caf\ufffd\n"
+    assert run_build_command(_spec(tmp_path, r"printf 'caf\351\n'")) == "caf\ufffd\n"
 
 
 def test_what_a_build_leaves_running_is_killed_when_it_ends(tmp_path: Path) -> None:
     """A build that starts a background process (a daemon, a forgotten server) and exits:
     the process does not outlive the build, even one that left the build's process group
     and closed the build's pipes."""
-    build_bot(_spec(tmp_path, "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > bg"))
+    run_build_command(_spec(tmp_path, "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > bg"))
     bg = int((tmp_path / "bg").read_text())
     assert _wait_gone(bg), f"the build's background process {bg} still runs"
 
@@ -66,7 +66,7 @@ def test_a_build_that_times_out_is_killed_with_everything_it_started(tmp_path: P
     plain subprocess timeout does) would leave the read of the log waiting for it, for
     as long as it sleeps (600 s)."""
     with pytest.raises(BotError, match=r"build timed out after 1 s"):
-        build_bot(_spec(tmp_path, "sleep 600 & echo $! > bg; wait"), timeout_s=1.0)
+        run_build_command(_spec(tmp_path, "sleep 600 & echo $! > bg; wait"), timeout_s=1.0)
     bg = int((tmp_path / "bg").read_text())
     assert _wait_gone(bg), f"the timed-out build's process {bg} still runs"
 
@@ -79,11 +79,11 @@ def test_a_build_running_when_the_arena_exits_is_killed(tmp_path: Path) -> None:
         import threading, time
         from pathlib import Path
         from arena.bots.manifest import BotSpec
-        from arena.sandbox.local import BUILD_LOG_CHARS, BuildOutput, build_bot
+        from arena.sandbox.local import BUILD_LOG_CHARS, BuildOutput, run_build_command
         folder = Path({str(tmp_path)!r})
         spec = BotSpec(name="builder", folder=folder, run="true",
                        build="sleep 600 & echo $! > bg; wait")
-        threading.Thread(target=build_bot, args=(spec,), daemon=True).start()
+        threading.Thread(target=run_build_command, args=(spec,), daemon=True).start()
         while not (folder / "bg").exists() or not (folder / "bg").read_text().strip():
             time.sleep(0.02)
         print("building", flush=True)
@@ -119,8 +119,8 @@ def test_a_build_that_prints_without_end_keeps_only_its_head_and_tail(tmp_path: 
     """A build printing 30 MB (it could print for its whole time limit): the arena keeps its
     first and last lines and BUILD_LOG_CHARS in all, not every byte in memory."""
     n = 30_000_000
-    out = build_bot(_spec(tmp_path, f"echo first; head -c {n} /dev/zero | tr '\\0' x; echo; "
-                          "echo last >&2"))
+    out = run_build_command(_spec(tmp_path, f"echo first; head -c {n} /dev/zero "
+                                            "| tr '\\0' x; echo; echo last >&2"))
     stdout = 6 + n + 1  # "first\n", the x's, "\n"
     assert out.startswith("first\nxxx")
     assert out.endswith("xxx\nlast\n")

@@ -134,6 +134,26 @@ def test_no_submodule_shadows_a_name_of_its_package():
     assert wrong == []
 
 
+# The steps of a build, called by the one build entry point (arena.sandbox.build) alone.
+BUILD_STEPS = {"run_build_command", "build_image"}
+
+
+def _calls(path: Path) -> set[str]:
+    return {n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+            for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name | ast.Attribute)}
+
+
+def test_every_build_goes_through_the_one_entry_point():
+    # a second way into a build (a host, a check, a CLI calling the build command or the
+    # image build itself) would skip what the entry point decides: the runner, the
+    # refusal of an untrusted Docker bot's host build, the log
+    wrong = [f"{module} calls {step}" for module, path in ARENA.items()
+             if module != "arena.sandbox" for step in sorted(_calls(path) & BUILD_STEPS)]
+    assert wrong == []
+    assert _calls(ARENA["arena.sandbox"]) >= BUILD_STEPS  # the check looks at real names
+
+
 def test_the_sdk_imports_no_arena_code():
     wrong = [f"{m} imports {t}" for m, p in MOON_SDK.items() for t in _imports(m, p)
              if t == "arena" or t.startswith("arena.")]

@@ -3,7 +3,7 @@ validation gate: one code path, so that a bot that passes here is a submission t
 accepts.
 
 The check reads the bot's ``bot.toml`` (:func:`arena.bots.manifest.load_bot`: names, limits, the
-run command), builds it (:func:`build_bot`), and plays it through an executor
+run command), builds it (:func:`try_build`), and plays it through an executor
 (:mod:`arena.executor.local`) under the real time control in a few short games
 (:func:`check_games`):
 
@@ -182,7 +182,7 @@ class Report:
         return next((i for i in self.items if i.status == "fail"), None)
 
 
-def build_bot(spec: BotSpec, log_path: Path, timeout_s: float = 600.0,
+def try_build(spec: BotSpec, log_path: Path, timeout_s: float = 600.0,
               docker_limits: DockerLimits | None = None) -> str | None:
     """Build ``spec`` as its runner says (:func:`arena.sandbox.build`) and, for a local
     bot, check its run command can start; the log goes to ``log_path``. Returns why it
@@ -421,7 +421,7 @@ async def check_folder(folder: Path, *, opponents: Sequence[BotSpec],
     about = f"bot.toml: {spec.name} {spec.version}, run = {spec.run!r}"
     warning = language_warning(spec)  # informative: warned of, never refused
     items = [Item(about, "warn", warning) if warning else Item(about, "pass")]
-    why = build_bot(spec, work / f"build-{_slug(spec.name)}.log")
+    why = try_build(spec, work / f"build-{_slug(spec.name)}.log")
     if why:
         return Report(spec.name, (*items, Item("build", "fail", why)))
     items.append(Item("build" if spec.build or spec.runner == "docker" else
@@ -437,5 +437,5 @@ def _slug(name: str) -> str:
 
 
 __all__ = ["NO_REJOIN", "NO_REJOIN_FIX", "SKIPPED", "CheckGame", "Item", "Report",
-           "blocks_the_rest", "build_bot", "check_folder", "check_games", "judge", "play_games",
+           "blocks_the_rest", "try_build", "check_folder", "check_games", "judge", "play_games",
            "problem_line", "rule_section"]

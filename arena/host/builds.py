@@ -2,7 +2,7 @@
 (:mod:`arena.check.conformance`), one code path, so that a bot that passes the check on its
 author's machine passes the gate.
 
-1. **Build** in the competition's sandbox (:func:`arena.check.conformance.build_bot`: the image of
+1. **Build** in the competition's sandbox (:func:`arena.check.conformance.try_build`: the image of
    a Docker bot, its ``build`` command for a trusted local one) with a time limit; the log
    is kept for the version's owner, with a warning line for a ``language`` the arena
    does not know (:func:`arena.bots.manifest.language_warning`: informative, never a refusal).
@@ -51,9 +51,9 @@ from ..check.conformance import (
     Item,
     Report,
     blocks_the_rest,
-    build_bot,
     check_games,
     judge,
+    try_build,
 )
 from ..core.timecontrol import TimeControl
 from ..ladder.schedule import check_seed
@@ -76,13 +76,13 @@ or site-packages), longest first: :func:`for_participant` hides them."""
 
 def build_version(spec: BotSpec, log_path: Path, timeout_s: float,
                   docker_limits: Any = None) -> str | None:
-    """Build ``spec`` (:func:`arena.check.conformance.build_bot`); the log goes to ``log_path``.
+    """Build ``spec`` (:func:`arena.check.conformance.try_build`); the log goes to ``log_path``.
     Returns why the build failed (one line), or None.
 
     Raises:
         InfrastructureError: no Docker engine answers (the host's failure: try later).
     """
-    return build_bot(spec, log_path, timeout_s, docker_limits)
+    return try_build(spec, log_path, timeout_s, docker_limits)
 
 
 async def build_version_async(spec: BotSpec, log_path: Path, timeout_s: float,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..bots.manifest import BotSpec, Limits
 from ..errors import BotError, ConfigError, InfrastructureError
-from .local import LocalProcess, build_bot
+from .local import LocalProcess, run_build_command
 
 if TYPE_CHECKING:
     from .docker import DockerLimits
@@ -127,7 +127,7 @@ def build(spec: BotSpec, *, docker_limits: DockerLimits | None = None,
 
 def _host_build(spec: BotSpec, timeout_s: float, log_path: Path | None) -> str:
     try:
-        out = build_bot(spec, timeout_s)
+        out = run_build_command(spec, timeout_s)
     except BotError as e:
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -112,7 +112,7 @@ value per :class:`LocalProcess`): :meth:`LocalProcess.kill` kills whatever still
 
 
 _BUILDS: set[Containment] = set()
-"""The builds running now (:func:`build_bot`), killed when the arena exits."""
+"""The builds running now (:func:`run_build_command`), killed when the arena exits."""
 _BUILDS_LOCK = threading.Lock()
 
 
@@ -134,7 +134,7 @@ def _drain_text(pipe: Any, kept: BuildOutput) -> None:
             kept.add(chunk)
 
 
-def build_bot(spec: BotSpec, timeout_s: float = 600.0) -> str:
+def run_build_command(spec: BotSpec, timeout_s: float = 600.0) -> str:
     """Run the bot's build command (if any) in its folder with ``/bin/sh``; returns the
     build log (its stdout, then its stderr).
 
@@ -443,4 +443,4 @@ class LocalProcess:
 
 
 __all__ = ["BUILD_LOG_CHARS", "INSTANCE_VAR", "LOG_TAIL_BYTES", "BuildOutput", "LocalProcess",
-           "build_bot", "kill_marked"]
+           "run_build_command", "kill_marked"]

@@ -3,7 +3,7 @@
     python -m arena.sandbox.stamps example_bots/*     # build what is stale, skip what is fresh
     python -m arena.sandbox.stamps --force DIR...     # build anyway
 
-A bot is built with its manifest's ``build`` command (:func:`arena.sandbox.local.build_bot`). A
+A bot is built by the sandbox's one build entry point (:func:`arena.sandbox.build`). A
 ``.build-stamp`` file in its folder records a successful build: the bot is stale when a
 file of the folder is newer than the stamp (dependency and output folders such as
 ``node_modules`` and ``target`` aside), when the build command changed, or when the
@@ -28,7 +28,7 @@ from pathlib import Path
 from ..bots.manifest import BotSpec, load_bot
 from ..bots.versions import declared_outputs, is_output
 from ..errors import ArenaError
-from .local import build_bot
+from . import build
 
 STAMP = ".build-stamp"
 LOCK = ".build-lock"
@@ -119,7 +119,7 @@ def ensure_built(spec: BotSpec, force: bool = False, timeout_s: float = 900.0) -
         if not force and not is_stale(spec):
             return False
         (spec.folder / STAMP).unlink(missing_ok=True)
-        build_bot(spec, timeout_s=timeout_s)
+        build(spec, timeout_s=timeout_s)
         (spec.folder / STAMP).write_text(spec.build)
         return True
 
