@@ -245,3 +245,46 @@ def stopped_line(folder: Path) -> str:
     if builds:
         line += f"; {builds} version(s) being built or validated start again at the next start"
     return line + "; every finished game and submission is kept"
+
+
+# -- a host in process (no server, no loops) --------------------------------------------
+def open_in_process(folder: Path, edit: Callable[[str], str] | None = None) -> Any:
+    """A new competition in ``folder`` (`moon host init --trust-local --seed 1`) opened in
+    this process (:func:`arena.host.run.open_host`), its competition.toml first passed
+    through ``edit``; the caller closes it."""
+    from arena.host import init_competition
+    from arena.host.run import open_host
+
+    init_competition(folder, trust_local=True, seed=1)
+    if edit is not None:
+        toml = folder / "competition.toml"
+        toml.write_text(edit(toml.read_text()))
+    host, _ = open_host(folder)
+    return host
+
+
+def add_active_versions(host: Any, names: str, code: str | None = None) -> dict[str, int]:
+    """One participant with a bot per letter of ``names``, each with an active version 1
+    (``code``: a reference bot whose folder is copied in as the version's code); their
+    version ids by name."""
+    from arena.host.models import Bot, Participant, Version
+
+    with host.Session.begin() as s:
+        p = Participant(name="p", token_hash="x" * 64)
+        s.add(p)
+        s.flush()
+        ids = {}
+        for n in names:
+            b = Bot(owner_id=p.id, name=n)
+            s.add(b)
+            s.flush()
+            v = Version(bot_id=b.id, number=1, hash=n * 64, archive_sha256="0" * 64,
+                        status="active")
+            s.add(v)
+            s.flush()
+            b.active_version_id = v.id
+            if code is not None:
+                shutil.copytree(host.folder / "reference" / code,
+                                host.store / "versions" / v.hash)
+            ids[n] = v.id
+        return ids

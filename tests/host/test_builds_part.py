@@ -7,19 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from host_support import open_in_process
 
-from arena.host import init_competition
 from arena.host.builds import for_participant
 from arena.host.models import Bot, Participant, Version
-from arena.host.run import open_host
 from arena.host.service import Host
 
 
 @pytest.fixture
 def host(tmp_path: Path):
-    folder = tmp_path / "comp"
-    init_competition(folder, trust_local=True, seed=1)
-    h, _ = open_host(folder)
+    h = open_in_process(tmp_path / "comp")
     try:
         yield h
     finally:

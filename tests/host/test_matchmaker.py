@@ -6,25 +6,20 @@ that left the pool is cancelled; when nothing else can be played, the cap gives 
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from host_support import add_active_versions, open_in_process
 
-from arena.host import init_competition
-from arena.host.models import Bot, Game, Participant, Version
-from arena.host.run import open_host
+from arena.host.models import Game, Version
 from arena.host.service import Host
 from arena.ladder.schedule import board_seed
 
 
 @pytest.fixture
 def host(tmp_path: Path):
-    folder = tmp_path / "comp"
-    init_competition(folder, trust_local=True, seed=1)
-    toml = folder / "competition.toml"
-    toml.write_text(re.sub(r"(?m)^concurrency = \d+", "concurrency = 2", toml.read_text()))
-    h, _ = open_host(folder)
+    h = open_in_process(tmp_path / "comp", lambda t: re.sub(r"(?m)^concurrency = \d+",
+                                                            "concurrency = 2", t))
     try:
         yield h
     finally:
@@ -33,24 +28,7 @@ def host(tmp_path: Path):
 
 def active(host: Host, names: str) -> dict[int, str]:
     """An active version per name (the reference bot's code); bot names by version id."""
-    with host.Session.begin() as s:
-        p = Participant(name="p", token_hash="x" * 64)
-        s.add(p)
-        s.flush()
-        out = {}
-        for n in names:
-            b = Bot(owner_id=p.id, name=n)
-            s.add(b)
-            s.flush()
-            v = Version(bot_id=b.id, number=1, hash=n * 64, archive_sha256="0" * 64,
-                        status="active")
-            s.add(v)
-            s.flush()
-            b.active_version_id = v.id
-            shutil.copytree(host.folder / "reference" / "random",
-                            host.store / "versions" / v.hash)
-            out[v.id] = n
-        return out
+    return {v: n for n, v in add_active_versions(host, names, code="random").items()}
 
 
 def seats(host: Host, gid: str) -> set[int | None]:

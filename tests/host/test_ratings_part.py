@@ -8,22 +8,19 @@ import re
 from pathlib import Path
 
 import pytest
+from host_support import open_in_process
 from test_recorder import finished, running_game, versions
 
-from arena.host import init_competition
 from arena.host.models import Meta, Version
 from arena.host.recorder import Counters, Recorder
-from arena.host.run import open_host
 from arena.host.service import Host
 
 
 @pytest.fixture
 def host(tmp_path: Path):
-    folder = tmp_path / "comp"
-    init_competition(folder, trust_local=True, seed=1)
-    toml = folder / "competition.toml"  # a quick fit
-    toml.write_text(re.sub(r"(?m)^bootstrap = \d+", "bootstrap = 20", toml.read_text()))
-    h, _ = open_host(folder)
+    # a quick fit
+    h = open_in_process(tmp_path / "comp", lambda t: re.sub(r"(?m)^bootstrap = \d+",
+                                                            "bootstrap = 20", t))
     try:
         yield h
     finally:

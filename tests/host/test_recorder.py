@@ -8,23 +8,20 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from host_support import add_active_versions, open_in_process
 from sqlalchemy import select
 
 from arena.core.results import Fault, FaultReason, GameResult, Termination
-from arena.host import init_competition
 from arena.host.executor import FinishedGame, GameRequest
-from arena.host.models import Bot, Game, GameSeat, Participant, Version
+from arena.host.models import Game, GameSeat, Version
 from arena.host.recorder import MAX_ATTEMPTS, Counters, Recorder
-from arena.host.run import open_host
 from arena.host.service import Host
 from arena.host.writer import Writer
 
 
 @pytest.fixture
 def host(tmp_path: Path):
-    folder = tmp_path / "comp"
-    init_competition(folder, trust_local=True, seed=1)
-    h, _ = open_host(folder)
+    h = open_in_process(tmp_path / "comp")
     try:
         yield h
     finally:
@@ -33,22 +30,7 @@ def host(tmp_path: Path):
 
 def versions(host: Host, names: str = "abc") -> dict[str, int]:
     """One active version per bot name; their ids."""
-    with host.Session.begin() as s:
-        p = Participant(name="p", token_hash="x" * 64)
-        s.add(p)
-        s.flush()
-        ids = {}
-        for n in names:
-            b = Bot(owner_id=p.id, name=n)
-            s.add(b)
-            s.flush()
-            v = Version(bot_id=b.id, number=1, hash=n * 64, archive_sha256="0" * 64,
-                        status="active")
-            s.add(v)
-            s.flush()
-            b.active_version_id = v.id
-            ids[n] = v.id
-        return ids
+    return add_active_versions(host, names)
 
 
 def running_game(host: Host, gid: str, seats: list[int], kind: str = "rated",

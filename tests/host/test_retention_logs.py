@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.host import init_competition
-from arena.host.models import Bot, Game, GameSeat, Participant, Version
+from host_support import add_active_versions, open_in_process
+
+from arena.host.models import Game, GameSeat
 from arena.host.retention import Retention, cut_log, seat_log_path
-from arena.host.run import open_host
 from arena.host.writer import Writer
 
 TAIL = 8 * 1024
@@ -22,24 +22,10 @@ def log_text(gid: str, seat: int) -> bytes:
 
 
 def test_a_versions_logs_past_its_last_games_are_cut_to_the_tail(tmp_path: Path) -> None:
-    folder = tmp_path / "comp"
-    init_competition(folder, trust_local=True, seed=1)
-    host, _ = open_host(folder)
+    host = open_in_process(tmp_path / "comp")
+    ids = add_active_versions(host, "abc")
+    a, b, c = ids["a"], ids["b"], ids["c"]
     with host.Session.begin() as s:
-        p = Participant(name="p", token_hash="x" * 64)
-        s.add(p)
-        s.flush()
-        ids = []
-        for n in "abc":
-            b = Bot(owner_id=p.id, name=n)
-            s.add(b)
-            s.flush()
-            v = Version(bot_id=b.id, number=1, hash=n * 64, archive_sha256="0" * 64,
-                        status="active")
-            s.add(v)
-            s.flush()
-            ids.append(v.id)
-        a, b, c = ids
         # g1..g5 in result order; "c" plays g1 and g5 only
         plays = {"g1": (a, b, c), "g2": (a, b, b), "g3": (a, b, b), "g4": (a, b, b),
                  "g5": (a, b, c)}
