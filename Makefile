@@ -68,9 +68,12 @@ check: lint typecheck
 	$(PY) -m pytest -m fast $(PYTEST_ARGS)
 
 # Every check: the fast tier first, then the rest (real processes, gRPC, Docker,
-# PostgreSQL, a browser, a Dask cluster).
+# PostgreSQL, a browser, a Dask cluster) in TEST_WORKERS pytest-xdist workers: those tests
+# mostly wait (on games' clocks, builds, servers), so more workers than cores pays; the
+# tests of one shared resource (Docker, a cluster) keep to one worker (tests/conftest.py).
+TEST_WORKERS ?= 4
 test: buflint check bots go-plugins grpcurl
-	$(PY) -m pytest -m "not fast" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not fast" -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # A Docker engine for the sandbox tests (tests/sandbox, marker `docker`) and Docker bots:
 # installs docker.io and starts dockerd if needed (as root), imports the base image.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,13 +35,59 @@ tests run in process, in a few minutes in all on 2 cores. Their tests are marked
 unless marked ``slow``; `make test` runs the fast tier first, then everything else."""
 
 
+SHARED = {
+    # the Docker engine and its images; the distributions built once a session, one of them
+    # run in a container
+    "sandbox/": "docker", "packages/": "docker", "host/test_host_docker.py": "docker",
+    "host/test_host_images.py": "docker",
+    "cluster/test_cluster.py::test_a_docker_game": "docker",
+    # the Dask cluster of a session
+    "cluster/": "cluster",
+}
+"""Tests that share one thing of the machine's between them, by the start of their id
+under tests/ (the first match wins): under pytest-xdist (`make test` runs the slow tier in
+several workers) each group's tests run in one worker, one after another, and the groups
+start first; every test marked ``docker`` must be in the Docker group."""
+
+
+def shared_group(nodeid: str) -> str | None:
+    """The :data:`SHARED` group of a test id (``tests/sandbox/test_x.py::test_y``), if any."""
+    rel = nodeid.removeprefix("tests/")
+    return next((g for start, g in SHARED.items() if rel.startswith(start)), None)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist's: without xdist, never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's load balancing, but the tests of one :data:`SHARED` group as one unit of
+    work (xdist's own ``--dist loadgroup`` reads ``xdist_group`` marks through a node
+    attribute that pytest 9.2 no longer has)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return shared_group(nodeid) or nodeid
+
+    return SharedScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the fast tier's tests ``fast`` (:data:`FAST`)."""
+    """Mark the fast tier's tests ``fast`` (:data:`FAST`); under xdist, put the
+    :data:`SHARED` groups first (the longest units of work start first).
+
+    Raises:
+        pytest.UsageError: a test marked ``docker`` outside the Docker group.
+    """
     for item in items:
         rel = Path(item.path).resolve().relative_to(TESTS).as_posix()
         if any(rel == f or (f.endswith("/") and rel.startswith(f)) for f in FAST) \
                 and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.fast)
+        if item.get_closest_marker("docker") is not None \
+                and shared_group(f"tests/{rel}::{item.name}") != "docker":
+            raise pytest.UsageError(f"{item.nodeid} is marked docker: add it to the Docker "
+                                    "group of tests/conftest.py's SHARED")
+    if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
+        items.sort(key=lambda item: shared_group(item.nodeid) is None)
 
 # Tests press Ctrl-C on the processes they start (SIGINT) and expect what a user sees. A shell
 # that starts a job in the background without job control (`.ci/run &`, nohup) makes it
