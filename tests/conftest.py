@@ -40,7 +40,8 @@ SHARED = {
     # run in a container
     "sandbox/": "docker", "packages/": "docker", "host/test_host_docker.py": "docker",
     "host/test_host_images.py": "docker",
-    "cluster/test_cluster.py::test_a_docker_game": "docker",
+    "cluster/test_cluster.py::test_a_docker_game_lands_only_on_the_worker_with_docker":
+        "docker",
     # the Dask cluster of a session
     "cluster/": "cluster",
 }
