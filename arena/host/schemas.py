@@ -179,10 +179,15 @@ class GameOut(BaseModel):
     finished_at: str | None = Field(description="When its result was written; null until it "
                                     "has finished (queued, running, voided, cancelled)")
     record: bool = Field(description="Whether its record can be downloaded")
+    withheld: str | None = Field(None, description="While other games of its duplicate "
+                                 "set (they share its board) are still to be played: when "
+                                 "its record, replay and stderr will be shown (e.g. 'shown "
+                                 "when the 3 other games of its set end'); else null")
 
     @classmethod
-    def of(cls, g: Game) -> GameOut:
-        """From a row (its seats, versions and faults loaded)."""
+    def of(cls, g: Game, withheld: str | None = None) -> GameOut:
+        """From a row (its seats, versions and faults loaded); ``withheld``: the caller
+        may not see its record yet (:func:`arena.host.embargo.withheld`), and why."""
         done = g.status == "finished"
         seats = []
         for x in g.seats:
@@ -201,7 +206,8 @@ class GameOut(BaseModel):
                            for f in g.faults] if done else [],
                    created_at=iso(g.created_at), started_at=iso(g.started_at),
                    finished_at=iso(g.finished_at) if done else None,
-                   record=done and bool(g.record_path))
+                   record=done and bool(g.record_path) and withheld is None,
+                   withheld=withheld)
 
 
 class GamePage(BaseModel):

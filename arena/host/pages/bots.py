@@ -22,6 +22,7 @@ from ...ladder.store import GameRow
 from ...web import charts
 from ...web.views import game_row
 from ..deps import HostDep, SessionDep, VersionId, can_see
+from ..embargo import games_out
 from ..models import Bot, FaultRow, Game, GameSeat, Version
 from ..ratings import open_ratings
 from ..routes.games import with_seat
@@ -217,7 +218,7 @@ def bot_page(name: str, request: Request, host: HostDep, s: SessionDep) -> HTMLR
     return page(request, s, host, "bot", bot=b, mine=mine, versions=versions,
                 chart=charts.rating_chart(series.points, games=series.games,
                                           low=series.low, high=series.high),
-                games=[game_row(GameOut.of(g), vids) for g in games],
+                games=[game_row(g, vids) for g in games_out(s, games, user)],
                 faults=sorted(faults.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
