@@ -65,6 +65,9 @@ class Matchmaker:
         self.counters = counters
         self.cut_logs = cut_logs
         self.stopping = stopping
+        self.gate: Callable[[Session], bool] | None = None
+        """Whether rated games may start now (the phase: :mod:`arena.host.season`); None:
+        always."""
         self.running: dict[str, asyncio.Task[None]] = {}
         """The games being played, by id (the host cancels them when it stops)."""
         self._wake = asyncio.Event()
@@ -85,6 +88,8 @@ class Matchmaker:
         played (every version at its cap, say with no more versions than seats), the
         oldest held-back game is started, as without the cap."""
         with self.Session.begin() as s:
+            if self.gate is not None and not self.gate(s):
+                return None
             active = {v.id: v for v in s.scalars(select(Version).where(
                 Version.status == "active").options(selectinload(Version.bot)))}
             cap = self.per_version()

@@ -233,6 +233,10 @@ class StatusOut(BaseModel):
     uptime_s: float
     waiting: str = Field("", description="why no rated game can start (fewer than 2 active "
                          "versions), or empty")
+    phase: str = Field("season", description="the competition's phase: upcoming, "
+                       "registration, season, freeze, final or ended (docs/host.md)")
+    next_phase: str | None = Field(None, description="the phase it moves to next, or null")
+    next_change_at: str | None = Field(None, description="when (UTC), or null")
     builds_waiting: str = Field("", description="why submissions wait (pending) instead of "
                                 "being built: the host cannot build or run bots just now "
                                 "(e.g. no Docker engine answers), or empty")
