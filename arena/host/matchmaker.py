@@ -65,6 +65,9 @@ class Matchmaker:
         self.counters = counters
         self.cut_logs = cut_logs
         self.stopping = stopping
+        self.placement_sets = 0
+        """Sets a version plays before it is no longer provisional (``[matchmaking]
+        placement_sets``): a provisional version starts each new set while there is one."""
         self.gate: Callable[[Session], bool] | None = None
         """Whether rated games may start now (the phase: :mod:`arena.host.season`); None:
         always."""
@@ -138,7 +141,8 @@ class Matchmaker:
                                    for i in ids if i is not None)
 
     def new_set(self, s: Session, active: list[Version]) -> bool:
-        pool = [matchmaking.Candidate(v.id, v.games, v.mu, v.sigma) for v in active]
+        pool = [matchmaking.Candidate(v.id, v.games, v.mu, v.sigma,
+                                      v.sets < self.placement_sets) for v in active]
         group = matchmaking.pick_group(pool, self.ruleset.players, self.rng,
                                        self.closeness)
         if not group:

@@ -81,6 +81,10 @@ class VersionOut(BaseModel):
                                          "(to the microsecond: the order in which the "
                                          "build queue took versions); null before")
     games: int
+    sets: int = Field(0, description="Duplicate sets played whole (its placement series "
+                      "counts them)")
+    provisional: bool = Field(False, description="Active and still in its placement "
+                              "series: fewer than [matchmaking] placement_sets sets")
     mu: float
     sigma: float
     rating: float | None
@@ -91,13 +95,17 @@ class VersionOut(BaseModel):
                                "(its owner and the organiser only).")
 
     @classmethod
-    def of(cls, v: Version, private: bool, open_ratings: Collection[int]) -> VersionOut:
+    def of(cls, v: Version, private: bool, open_ratings: Collection[int],
+           placement: int = 0) -> VersionOut:
         """From a row; ``private`` adds the owner-only fields; ``open_ratings``: the ids of
-        the versions whose rating is open (:func:`arena.host.ratings.open_ratings`)."""
+        the versions whose rating is open (:func:`arena.host.ratings.open_ratings`);
+        ``placement``: the sets of a placement series."""
         return cls(id=v.id, bot=v.bot.name, label=version_label(v.bot.name, v.hash),
                    number=v.number, hash=v.hash, status=v.status, created_at=iso(v.created_at),
                    build_started_at=iso(v.build_started_at, "microseconds"),
-                   games=v.games, mu=round(v.mu, 3), sigma=round(v.sigma, 3),
+                   games=v.games, sets=v.sets,
+                   provisional=v.status == "active" and v.sets < placement,
+                   mu=round(v.mu, 3), sigma=round(v.sigma, 3),
                    rating=_r(v.rating), rating_low=_r(v.rating_low),
                    rating_high=_r(v.rating_high),
                    rating_open=v.rating is not None and v.id in open_ratings,
@@ -135,7 +143,9 @@ class LeaderboardRow(BaseModel):
     conservative: float = Field(description="Live OpenSkill mu - 3 sigma (OpenSkill's "
                                 "units, mu from 25: not the rating's scale)")
     games: int
-    provisional: bool = Field(description="Fewer games than a placement series")
+    sets: int = Field(0, description="Duplicate sets played whole")
+    provisional: bool = Field(description="Still in its placement series: fewer sets "
+                              "played whole than [matchmaking] placement_sets")
 
 
 class SeatOut(BaseModel):

@@ -138,6 +138,7 @@ class Host:
         self.season = Season(self.Session, self.writer, settings.calendar.calendar())
         """The phase (docs/host.md, "A season"): rated games only in a phase that plays."""
         self.matchmaker.gate = lambda s: self.season.refused(s, "play") is None
+        self.matchmaker.placement_sets = settings.matchmaking.placement_sets
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)

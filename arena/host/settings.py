@@ -105,6 +105,9 @@ class Matchmaking(_Table):
     """How often the batch fit with bootstrap intervals is recomputed, seconds."""
     bootstrap: int = Field(100, ge=0, le=2000)
     """Bootstrap resamples of the batch fit's intervals."""
+    placement_sets: int = Field(2, ge=0, le=100)
+    """Duplicate sets a new version plays before its rating is no longer provisional
+    (marked so on the leaderboard and its page); matchmaking gives it those first."""
     seed: int = 0
     """Seeds boards (with the set's number), so a competition's deals are reproducible. A
     secret: whoever knows it can deal every board to come (:data:`SHORT_SEED_BITS`)."""
@@ -309,6 +312,7 @@ forfeit_limit = 5           # forfeits in a row that disable a version
 closeness = 4.0             # how near in rating opponents are drawn (OpenSkill mu)
 batch_every_s = 60          # seconds between batch fits (ratings with 95% intervals)
 bootstrap = 100             # bootstrap resamples of those intervals
+placement_sets = 2          # duplicate sets a new version plays first, provisional until then
 seed = {seed}
 
 [limits]                    # of one upload

@@ -200,7 +200,8 @@ def bot_page(name: str, request: Request, host: HostDep, s: SessionDep) -> HTMLR
     user = signed_in(request, s)
     mine = can_see(user, b.owner_id)
     open_ = open_ratings(s)
-    versions = [VersionOut.of(v, mine, open_) for v in reversed(b.versions)]
+    placement = host.settings.matchmaking.placement_sets
+    versions = [VersionOut.of(v, mine, open_, placement) for v in reversed(b.versions)]
     vids = {v.id for v in b.versions}
     replay = host_replay(host)
     replay.advance(s)
@@ -248,7 +249,10 @@ def version_page(version_id: VersionId, request: Request, host: HostDep, s: Sess
     # the step a rejected version failed at: its validation, or else its build
     failed_step = None if v.status != "rejected" else (
         "validating" if (v.reason or "").startswith("validation") else "building")
-    return page(request, s, host, "version", version=VersionOut.of(v, mine, open_ratings(s)),
+    return page(request, s, host, "version", version=VersionOut.of(v, mine, open_ratings(s),
+                                                          host.settings.matchmaking
+                                                          .placement_sets),
+                placement=host.settings.matchmaking.placement_sets,
                 mine=mine, log=log, validation=validation, owner=v.bot.owner.name,
                 busy=v.status in ("pending", "building", "validating"),
                 failed_step=failed_step)

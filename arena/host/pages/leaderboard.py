@@ -122,7 +122,7 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
     """The leaderboard: rank, bot, owner, version, rating with its 95% interval (as a
     bar), games, win %, trend; sortable by any column (``?sort=rating&desc=1``). While
     some version is not fitted yet, a line under the table says why it ranks last."""
-    rows = api_leaderboard(s)
+    rows = api_leaderboard(s, host)
     tally = host_tally(host)
     tally.advance(s)
     records = tally.records([r.version_id for r in rows])
@@ -130,7 +130,8 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
     rules, clock = rules_text(host)
     return page(request, s, host, "leaderboard", table=table, sort=key, desc=bool(desc),
                 rules=rules, clock=clock, host_status=host.status(s, tally.games),
-                trend_games=TREND_GAMES, unfitted=any(r.rating is None for r in rows))
+                trend_games=TREND_GAMES, unfitted=any(r.rating is None for r in rows),
+                placement=host.settings.matchmaking.placement_sets)
 
 
 __all__ = ["ResultTally", "host_tally", "router", "rules_text"]
