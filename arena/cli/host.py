@@ -370,3 +370,74 @@ def new_token(url: str, token: str | None, as_: str | None, save: bool) -> None:
     if where:
         click.echo(f"(saved in {where}" + (f" as {name}'s token" if name else "") + ")",
                    err=True)
+
+
+@host.command()
+@click.argument("url")
+@click.argument("version_id", type=int)
+@click.option("--reason", required=True, help="Why (its owner reads it).")
+@organiser_options
+def disable(url: str, version_id: int, reason: str, token: str | None,
+            folder: Path | None) -> None:
+    """Disable a version (the organiser's): it plays no new game; its owner reads why.
+
+    \b
+    Example:  moon host disable http://127.0.0.1:8000 12 --reason "reads the records" \\
+                --folder mycomp
+    """
+    v = api("POST", url, f"/api/versions/{version_id}/disable",
+            organiser_token(token, folder), json={"reason": reason})
+    click.echo(clean_line(f"{v['label']}: {v['status']} ({v['reason']})"))
+
+
+@host.command()
+@click.argument("url")
+@click.argument("version_id", type=int)
+@click.option("--reason", default="", help="Why (the audit log keeps it).")
+@organiser_options
+def enable(url: str, version_id: int, reason: str, token: str | None,
+           folder: Path | None) -> None:
+    """Make a disabled version active again (the organiser's).
+
+    \b
+    Example:  moon host enable http://127.0.0.1:8000 12 --folder mycomp
+    """
+    v = api("POST", url, f"/api/versions/{version_id}/enable",
+            organiser_token(token, folder), json={"reason": reason})
+    click.echo(clean_line(f"{v['label']}: {v['status']}"))
+
+
+@host.command()
+@click.argument("url")
+@click.argument("game_id")
+@click.option("--reason", required=True, help="Why (the audit log keeps it).")
+@organiser_options
+def void(url: str, game_id: str, reason: str, token: str | None,
+         folder: Path | None) -> None:
+    """Void a finished rated game (the organiser's): the ratings are recomputed without it.
+
+    \b
+    Example:  moon host void http://127.0.0.1:8000 s12-3 --reason "a host fault" \\
+                --folder mycomp
+    """
+    g = api("POST", url, f"/api/games/{game_id}/void", organiser_token(token, folder),
+            json={"reason": reason})
+    click.echo(clean_line(f"game {g['id']}: {g['status']}; the ratings are recomputed "
+                          "without it"))
+
+
+@host.command()
+@click.argument("url")
+@click.argument("text", default="")
+@organiser_options
+def announce(url: str, text: str, token: str | None, folder: Path | None) -> None:
+    """Post TEXT as the announcement on every page (the organiser's); none takes it down.
+
+    \b
+    Example:  moon host announce http://127.0.0.1:8000 "The final starts at 18:00 UTC" \\
+                --folder mycomp
+    """
+    out = api("POST", url, "/api/announcement", organiser_token(token, folder),
+              json={"text": text})
+    click.echo(clean_line(f"announcement: {out['detail']}" if out["detail"]
+                          else "announcement taken down"))

@@ -139,6 +139,9 @@ class Host:
         """The phase (docs/host.md, "A season"): rated games only in a phase that plays."""
         self.matchmaker.gate = lambda s: self.season.refused(s, "play") is None
         self.matchmaker.placement_sets = settings.matchmaking.placement_sets
+        self.ratings_epoch = 0
+        """Counts the games voided by the organiser: the pages' running tallies of the
+        games (leaderboard, rating history) start again when it changes."""
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)

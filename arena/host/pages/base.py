@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from ...web.render import html_page
+from ..moderation import announcement
 from ..service import Host
 from .sessions import signed_in
 
@@ -25,7 +26,7 @@ def page(request: Request, s: Session, host: Host, name: str, status: int = 200,
     phase = None if not host.season.calendar.changes() and view.phase == "season" \
         and view.by == "calendar" else view
     return html_page(request, name, status, competition=host.settings.competition.name,
-                     user=user, phase=phase, **context)
+                     user=user, phase=phase, announcement=announcement(s), **context)
 
 
 __all__ = ["page"]

@@ -162,7 +162,8 @@ class RatingReplay:
             return Series(n, kept.low, kept.high, [(i + 1, values[i]) for i in step])
 
 
-_REPLAYS: weakref.WeakKeyDictionary[Host, RatingReplay] = weakref.WeakKeyDictionary()
+_REPLAYS: weakref.WeakKeyDictionary[Host, tuple[int, RatingReplay]] = \
+    weakref.WeakKeyDictionary()
 _REPLAYS_LOCK = threading.Lock()
 
 
@@ -181,12 +182,13 @@ def rating_history(s: Session, version_ids: set[int], replay: RatingReplay | Non
 
 
 def host_replay(host: Host) -> RatingReplay:
-    """The host's :class:`RatingReplay` (made at the first bot page)."""
+    """The host's :class:`RatingReplay` (made at the first bot page, and again after a
+    game was voided by the organiser: ``host.ratings_epoch``)."""
     with _REPLAYS_LOCK:
-        replay = _REPLAYS.get(host)
-        if replay is None:
-            replay = _REPLAYS[host] = RatingReplay()
-        return replay
+        kept = _REPLAYS.get(host)
+        if kept is None or kept[0] != host.ratings_epoch:
+            kept = _REPLAYS[host] = (host.ratings_epoch, RatingReplay())
+        return kept[1]
 
 
 @router.get("/bots/{name}", response_class=HTMLResponse)

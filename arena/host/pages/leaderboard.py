@@ -81,17 +81,19 @@ class ResultTally:
                               tuple(self._recent.get(v, ()))) for v in version_ids}
 
 
-_TALLIES: weakref.WeakKeyDictionary[Host, ResultTally] = weakref.WeakKeyDictionary()
+_TALLIES: weakref.WeakKeyDictionary[Host, tuple[int, ResultTally]] = \
+    weakref.WeakKeyDictionary()
 _TALLIES_LOCK = threading.Lock()
 
 
 def host_tally(host: Host) -> ResultTally:
-    """The host's :class:`ResultTally` (made at the first leaderboard view)."""
+    """The host's :class:`ResultTally` (made at the first leaderboard view, and again
+    after a game was voided by the organiser: ``host.ratings_epoch``)."""
     with _TALLIES_LOCK:
-        tally = _TALLIES.get(host)
-        if tally is None:
-            tally = _TALLIES[host] = ResultTally()
-        return tally
+        kept = _TALLIES.get(host)
+        if kept is None or kept[0] != host.ratings_epoch:
+            kept = _TALLIES[host] = (host.ratings_epoch, ResultTally())
+        return kept[1]
 
 
 def rules_text(host: Host) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
