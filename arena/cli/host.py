@@ -187,6 +187,11 @@ def status(url: str) -> None:
         t.add_row(key.replace("_", " "), escape(clean_line(st[key])))
     t.add_row("versions", escape(clean_line(", ".join(
         f"{k} {v}" for k, v in sorted(st["versions"].items())) or "none")))
+    if st.get("phase"):
+        t.add_row("phase", escape(clean_line(st["phase"])))
+        nxt = (f"{st['next_phase']} at {st['next_change_at']}" if st.get("next_phase")
+               else "none (as things stand)")
+        t.add_row("next phase", escape(clean_line(nxt)))
     if st.get("waiting"):
         t.add_row("waiting", escape(clean_line(st["waiting"])))
     if st.get("builds_waiting"):
@@ -194,17 +199,20 @@ def status(url: str) -> None:
     make_console().print(t)
 
 
-@host.command()
-@click.argument("url")
-@click.option("--admin-token", "token", envvar="MOON_ADMIN_TOKEN", default=None,
-              help="The organiser's token (env MOON_ADMIN_TOKEN); or --folder.")
-@click.option("--folder", type=click.Path(file_okay=False, exists=True, path_type=Path),
-              default=None, help="The competition folder: its admin.token is used.")
-def invite(url: str, token: str | None, folder: Path | None) -> None:
-    """Print a new invite code (the organiser's): good for one registration.
+def organiser_options(f: Any) -> Any:
+    """``--admin-token`` and ``--folder``: the organiser's token, given or read."""
+    f = click.option("--folder", type=click.Path(file_okay=False, exists=True,
+                                                 path_type=Path),
+                     default=None, help="The competition folder: its admin.token is used.")(f)
+    return click.option("--admin-token", "token", envvar="MOON_ADMIN_TOKEN", default=None,
+                        help="The organiser's token (env MOON_ADMIN_TOKEN); or --folder.")(f)
 
-    \b
-    Example:  moon host invite http://127.0.0.1:8000 --folder mycomp
+
+def organiser_token(token: str | None, folder: Path | None) -> str:
+    """The organiser's token from ``--admin-token`` or the folder's ``admin.token``.
+
+    Raises:
+        click.ClickException: neither.
     """
     from ..host.settings import ADMIN_TOKEN_FILE
 
@@ -213,7 +221,75 @@ def invite(url: str, token: str | None, folder: Path | None) -> None:
     if not token:
         raise click.ClickException("the organiser's token is needed: --admin-token, "
                                    "MOON_ADMIN_TOKEN or --folder COMPETITION")
-    click.echo(api("POST", url, "/api/invites", token)["code"])
+    return token
+
+
+@host.command()
+@click.argument("url")
+@organiser_options
+def invite(url: str, token: str | None, folder: Path | None) -> None:
+    """Print a new invite code (the organiser's): good for one registration.
+
+    \b
+    Example:  moon host invite http://127.0.0.1:8000 --folder mycomp
+    """
+    click.echo(api("POST", url, "/api/invites", organiser_token(token, folder))["code"])
+
+
+def _phase_line(p: dict[str, Any]) -> str:
+    nxt = (f"next: {p['next_phase']} at {p['next_at']}" if p.get("next_phase")
+           else "no next change (as things stand)")
+    by = " (moved by hand" + (f": {p['reason']}" if p.get("reason") else "") + ")" \
+        if p.get("by") == "organiser" else ""
+    since = f" since {p['since']}" if p.get("since") else ""
+    return clean_line(f"phase: {p['phase']}{since}{by}; {nxt}")
+
+
+@host.command()
+@click.argument("url")
+@click.argument("to", required=False, metavar="[PHASE]")
+@click.option("--until", default=None, metavar="TIME",
+              help="Hold the phase until this time (UTC, 2026-12-24T18:00:00Z).")
+@click.option("--reason", default="", help="Why (the audit log keeps it).")
+@organiser_options
+def phase(url: str, to: str | None, until: str | None, reason: str, token: str | None,
+          folder: Path | None) -> None:
+    """Print the competition's phase, or move it to PHASE by hand (the organiser's):
+    upcoming, registration, season, freeze, final or ended. The phase holds until
+    --until, else (ahead of the calendar) until the calendar reaches it, or (behind it)
+    until the calendar's next change.
+
+    \b
+    Example:  moon host phase http://127.0.0.1:8000 freeze --folder mycomp \\
+                --until 2027-01-20T12:00:00Z --reason "a fix of the referee"
+    """
+    if to is None:
+        click.echo(_phase_line(api("GET", url, "/api/phase")))
+        return
+    body: dict[str, Any] = {"phase": to, "reason": reason}
+    if until:
+        body["until"] = until
+    out = api("POST", url, "/api/phase", organiser_token(token, folder), json=body)
+    click.echo(_phase_line(out))
+
+
+@host.command()
+@click.argument("url")
+@click.option("--limit", default=50, show_default=True, help="Entries, newest first.")
+@organiser_options
+def audit(url: str, limit: int, token: str | None, folder: Path | None) -> None:
+    """Print the audit log (the organiser's): every change of phase and every action of
+    the organiser's, newest first.
+
+    \b
+    Example:  moon host audit http://127.0.0.1:8000 --folder mycomp
+    """
+    rows = api("GET", url, "/api/audit", organiser_token(token, folder),
+               params={"limit": limit})
+    if not rows:
+        click.echo("the audit log is empty")
+    for e in rows:
+        click.echo(clean_line(f"{e['at']}  {e['actor']}  {e['action']}: {e['detail']}"))
 
 
 @host.command()
@@ -294,3 +370,74 @@ def new_token(url: str, token: str | None, as_: str | None, save: bool) -> None:
     if where:
         click.echo(f"(saved in {where}" + (f" as {name}'s token" if name else "") + ")",
                    err=True)
+
+
+@host.command()
+@click.argument("url")
+@click.argument("version_id", type=int)
+@click.option("--reason", required=True, help="Why (its owner reads it).")
+@organiser_options
+def disable(url: str, version_id: int, reason: str, token: str | None,
+            folder: Path | None) -> None:
+    """Disable a version (the organiser's): it plays no new game; its owner reads why.
+
+    \b
+    Example:  moon host disable http://127.0.0.1:8000 12 --reason "reads the records" \\
+                --folder mycomp
+    """
+    v = api("POST", url, f"/api/versions/{version_id}/disable",
+            organiser_token(token, folder), json={"reason": reason})
+    click.echo(clean_line(f"{v['label']}: {v['status']} ({v['reason']})"))
+
+
+@host.command()
+@click.argument("url")
+@click.argument("version_id", type=int)
+@click.option("--reason", default="", help="Why (the audit log keeps it).")
+@organiser_options
+def enable(url: str, version_id: int, reason: str, token: str | None,
+           folder: Path | None) -> None:
+    """Make a disabled version active again (the organiser's).
+
+    \b
+    Example:  moon host enable http://127.0.0.1:8000 12 --folder mycomp
+    """
+    v = api("POST", url, f"/api/versions/{version_id}/enable",
+            organiser_token(token, folder), json={"reason": reason})
+    click.echo(clean_line(f"{v['label']}: {v['status']}"))
+
+
+@host.command()
+@click.argument("url")
+@click.argument("game_id")
+@click.option("--reason", required=True, help="Why (the audit log keeps it).")
+@organiser_options
+def void(url: str, game_id: str, reason: str, token: str | None,
+         folder: Path | None) -> None:
+    """Void a finished rated game (the organiser's): the ratings are recomputed without it.
+
+    \b
+    Example:  moon host void http://127.0.0.1:8000 s12-3 --reason "a host fault" \\
+                --folder mycomp
+    """
+    g = api("POST", url, f"/api/games/{game_id}/void", organiser_token(token, folder),
+            json={"reason": reason})
+    click.echo(clean_line(f"game {g['id']}: {g['status']}; the ratings are recomputed "
+                          "without it"))
+
+
+@host.command()
+@click.argument("url")
+@click.argument("text", default="")
+@organiser_options
+def announce(url: str, text: str, token: str | None, folder: Path | None) -> None:
+    """Post TEXT as the announcement on every page (the organiser's); none takes it down.
+
+    \b
+    Example:  moon host announce http://127.0.0.1:8000 "The final starts at 18:00 UTC" \\
+                --folder mycomp
+    """
+    out = api("POST", url, "/api/announcement", organiser_token(token, folder),
+              json={"text": text})
+    click.echo(clean_line(f"announcement: {out['detail']}" if out["detail"]
+                          else "announcement taken down"))

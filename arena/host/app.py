@@ -16,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..web.templating import STATIC
 from . import middleware, pages
-from .routes import accounts, bots, games, leaderboard, status, submissions
+from .routes import accounts, bots, games, leaderboard, moderation, phase, status, submissions
 from .service import Host
 
 
@@ -43,7 +43,8 @@ def create_app(host: Host) -> FastAPI:
                   docs_url=None, redoc_url=None)
     app.state.host = host
     middleware.install(app, host)
-    for module in (accounts, submissions, bots, games, leaderboard, status):
+    for module in (accounts, submissions, bots, games, leaderboard, status, phase,
+                   moderation):
         app.include_router(module.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -65,6 +65,12 @@ class Matchmaker:
         self.counters = counters
         self.cut_logs = cut_logs
         self.stopping = stopping
+        self.placement_sets = 0
+        """Sets a version plays before it is no longer provisional (``[matchmaking]
+        placement_sets``): a provisional version starts each new set while there is one."""
+        self.gate: Callable[[Session], bool] | None = None
+        """Whether rated games may start now (the phase: :mod:`arena.host.season`); None:
+        always."""
         self.running: dict[str, asyncio.Task[None]] = {}
         """The games being played, by id (the host cancels them when it stops)."""
         self._wake = asyncio.Event()
@@ -85,6 +91,8 @@ class Matchmaker:
         played (every version at its cap, say with no more versions than seats), the
         oldest held-back game is started, as without the cap."""
         with self.Session.begin() as s:
+            if self.gate is not None and not self.gate(s):
+                return None
             active = {v.id: v for v in s.scalars(select(Version).where(
                 Version.status == "active").options(selectinload(Version.bot)))}
             cap = self.per_version()
@@ -133,7 +141,8 @@ class Matchmaker:
                                    for i in ids if i is not None)
 
     def new_set(self, s: Session, active: list[Version]) -> bool:
-        pool = [matchmaking.Candidate(v.id, v.games, v.mu, v.sigma) for v in active]
+        pool = [matchmaking.Candidate(v.id, v.games, v.mu, v.sigma,
+                                      v.sets < self.placement_sets) for v in active]
         group = matchmaking.pick_group(pool, self.ruleset.players, self.rng,
                                        self.closeness)
         if not group:

@@ -2,7 +2,8 @@
 
 - The first version of a group is drawn with weight ``1/(games+1)`` plus a share for a wide
   interval (Halite's rule: new versions get games first; seeding by σ alone let a crashing
-  bot take most games), so a new version plays its placement games quickly.
+  bot take most games), among the versions still in their placement series while there
+  are any, so a new version plays its placement sets first.
 - Its opponents are drawn near it in rating, above and below, with randomness: weight
   ``exp(-|Δμ| / closeness)`` plus a floor, so the leader is never trapped behind a gap.
 - A group plays a whole duplicate set (:mod:`arena.ladder.schedule`): 3 players, every
@@ -30,6 +31,8 @@ class Candidate:
     games: int
     mu: float
     sigma: float
+    provisional: bool = False
+    """Still in its placement series: such versions start the next group first."""
 
 
 def seed_weight(c: Candidate) -> float:
@@ -45,11 +48,14 @@ def pick_group(pool: list[Candidate], players: int, rng: random.Random,
                closeness: float = 4.0) -> list[int]:
     """The versions of the next duplicate set: ``players - 1`` distinct ones with 3
     players (all 3 distinct when there are 3), for 4 players 4 distinct ones or 2 (each
-    partnering a copy of itself). Empty with fewer than 2 candidates.
+    partnering a copy of itself). Empty with fewer than 2 candidates. The first is drawn
+    among the provisional candidates while there are any (their placement series first).
     """
     if len(pool) < 2:
         return []
-    first = _draw(rng, pool, [seed_weight(c) for c in pool])
+    # a version in its placement series starts the group while there is one
+    starters = [c for c in pool if c.provisional] or pool
+    first = _draw(rng, starters, [seed_weight(c) for c in starters])
     wanted = (3 if len(pool) >= 3 else 2) if players == 3 else (4 if len(pool) >= 4 else 2)
     group = [first]
     rest = [c for c in pool if c is not first]

@@ -114,6 +114,9 @@ class Version(Base):
     first the participant whose latest build started longest ago (migration 0004)."""
     games: Mapped[int] = mapped_column(Integer, default=0)
     """Rated games played."""
+    sets: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """Duplicate sets played whole: a set counts once its last game has finished (its
+    placement series: ``[matchmaking] placement_sets``; migration 0007)."""
     forfeits_in_row: Mapped[int] = mapped_column(Integer, default=0)
     mu: Mapped[float] = mapped_column(Float, default=25.0)
     """Live OpenSkill μ."""

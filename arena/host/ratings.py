@@ -117,14 +117,18 @@ class Ratings:
         self.every_s = every_s
 
     def rerate(self) -> int:
-        """Recompute every version's live rating and game count from all finished rated
-        games, in result order (``seq``), in one transaction; returns how many games. Run
-        it on a stopped host (``moon host rerate``): the result is what the live updates
-        gave, or the repair of it."""
+        """Recompute every version's live rating, game count and sets played whole (a set
+        with a finished game and none left to play) from all finished rated games, in
+        result order (``seq``), in one transaction; returns how many games. Run it on a
+        stopped host (``moon host rerate``): the result is what the live updates gave, or
+        the repair of it."""
         with self.Session.begin() as s:
             for v in s.scalars(select(Version)):
-                v.mu, v.sigma, v.games = 25.0, 25.0 / 3, 0
+                v.mu, v.sigma, v.games, v.sets = 25.0, 25.0 / 3, 0, 0
             s.flush()
+            in_play = set(s.scalars(select(Game.dset_id).where(
+                Game.status.in_(("queued", "running"))).distinct()))
+            played_sets: set[tuple[int, int]] = set()
             games = s.scalars(select(Game).where(Game.status == "finished",
                                                  Game.kind == "rated")
                               .order_by(Game.seq).options(selectinload(Game.seats))).all()
@@ -133,6 +137,10 @@ class Ratings:
                     played = s.get(Version, vid)
                     assert played is not None
                     played.games += 1
+                    if g.dset_id is not None and g.dset_id not in in_play \
+                            and (vid, g.dset_id) not in played_sets:  # a set played whole
+                        played_sets.add((vid, g.dset_id))
+                        played.sets += 1
                 live_update(s, g)
                 s.flush()
                 g.rated = True

@@ -113,10 +113,17 @@ class Recorder:
                 return
             forfeited = {by_seat[f.seat] for f in fg.faults if f.forfeit}
             limit = self.forfeit_limit
+            # the last game of its set to end, and it finished: its versions have played
+            # the set (their placement series counts sets)
+            set_done = g.dset_id is not None and s.scalar(
+                select(func.count()).select_from(Game).where(
+                    Game.dset_id == g.dset_id, Game.id != g.id,
+                    Game.status.in_(("queued", "running")))) == 0
             for vid in sorted({v for v in by_seat.values() if v is not None}):
                 v = s.get(Version, vid)
                 assert v is not None
                 v.games += 1
+                v.sets += int(set_done)
                 if vid not in forfeited:
                     v.forfeits_in_row = 0
                     continue

@@ -81,6 +81,10 @@ class VersionOut(BaseModel):
                                          "(to the microsecond: the order in which the "
                                          "build queue took versions); null before")
     games: int
+    sets: int = Field(0, description="Duplicate sets played whole (its placement series "
+                      "counts them)")
+    provisional: bool = Field(False, description="Active and still in its placement "
+                              "series: fewer than [matchmaking] placement_sets sets")
     mu: float
     sigma: float
     rating: float | None
@@ -91,13 +95,17 @@ class VersionOut(BaseModel):
                                "(its owner and the organiser only).")
 
     @classmethod
-    def of(cls, v: Version, private: bool, open_ratings: Collection[int]) -> VersionOut:
+    def of(cls, v: Version, private: bool, open_ratings: Collection[int],
+           placement: int = 0) -> VersionOut:
         """From a row; ``private`` adds the owner-only fields; ``open_ratings``: the ids of
-        the versions whose rating is open (:func:`arena.host.ratings.open_ratings`)."""
+        the versions whose rating is open (:func:`arena.host.ratings.open_ratings`);
+        ``placement``: the sets of a placement series."""
         return cls(id=v.id, bot=v.bot.name, label=version_label(v.bot.name, v.hash),
                    number=v.number, hash=v.hash, status=v.status, created_at=iso(v.created_at),
                    build_started_at=iso(v.build_started_at, "microseconds"),
-                   games=v.games, mu=round(v.mu, 3), sigma=round(v.sigma, 3),
+                   games=v.games, sets=v.sets,
+                   provisional=v.status == "active" and v.sets < placement,
+                   mu=round(v.mu, 3), sigma=round(v.sigma, 3),
                    rating=_r(v.rating), rating_low=_r(v.rating_low),
                    rating_high=_r(v.rating_high),
                    rating_open=v.rating is not None and v.id in open_ratings,
@@ -135,7 +143,9 @@ class LeaderboardRow(BaseModel):
     conservative: float = Field(description="Live OpenSkill mu - 3 sigma (OpenSkill's "
                                 "units, mu from 25: not the rating's scale)")
     games: int
-    provisional: bool = Field(description="Fewer games than a placement series")
+    sets: int = Field(0, description="Duplicate sets played whole")
+    provisional: bool = Field(description="Still in its placement series: fewer sets "
+                              "played whole than [matchmaking] placement_sets")
 
 
 class SeatOut(BaseModel):
@@ -179,10 +189,15 @@ class GameOut(BaseModel):
     finished_at: str | None = Field(description="When its result was written; null until it "
                                     "has finished (queued, running, voided, cancelled)")
     record: bool = Field(description="Whether its record can be downloaded")
+    withheld: str | None = Field(None, description="While other games of its duplicate "
+                                 "set (they share its board) are still to be played: when "
+                                 "its record, replay and stderr will be shown (e.g. 'shown "
+                                 "when the 3 other games of its set end'); else null")
 
     @classmethod
-    def of(cls, g: Game) -> GameOut:
-        """From a row (its seats, versions and faults loaded)."""
+    def of(cls, g: Game, withheld: str | None = None) -> GameOut:
+        """From a row (its seats, versions and faults loaded); ``withheld``: the caller
+        may not see its record yet (:func:`arena.host.embargo.withheld`), and why."""
         done = g.status == "finished"
         seats = []
         for x in g.seats:
@@ -201,7 +216,8 @@ class GameOut(BaseModel):
                            for f in g.faults] if done else [],
                    created_at=iso(g.created_at), started_at=iso(g.started_at),
                    finished_at=iso(g.finished_at) if done else None,
-                   record=done and bool(g.record_path))
+                   record=done and bool(g.record_path) and withheld is None,
+                   withheld=withheld)
 
 
 class GamePage(BaseModel):
@@ -227,6 +243,10 @@ class StatusOut(BaseModel):
     uptime_s: float
     waiting: str = Field("", description="why no rated game can start (fewer than 2 active "
                          "versions), or empty")
+    phase: str = Field("season", description="the competition's phase: upcoming, "
+                       "registration, season, freeze, final or ended (docs/host.md)")
+    next_phase: str | None = Field(None, description="the phase it moves to next, or null")
+    next_change_at: str | None = Field(None, description="when (UTC), or null")
     builds_waiting: str = Field("", description="why submissions wait (pending) instead of "
                                 "being built: the host cannot build or run bots just now "
                                 "(e.g. no Docker engine answers), or empty")

@@ -55,6 +55,7 @@ from .ratings import Ratings
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
 from .registrations import RegistrationWindow
 from .retention import Retention, seat_log_path
+from .season import Season
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
 from .writer import Writer
@@ -134,6 +135,13 @@ class Host:
         self.builds = Builds(self.folder, settings, self.Session, self.writer, self.recorder,
                              self.slots, self.specs, self.references, self.ruleset, self.tc,
                              self.docker_limits, self.matchmaker.wake)
+        self.season = Season(self.Session, self.writer, settings.calendar.calendar())
+        """The phase (docs/host.md, "A season"): rated games only in a phase that plays."""
+        self.matchmaker.gate = lambda s: self.season.refused(s, "play") is None
+        self.matchmaker.placement_sets = settings.matchmaking.placement_sets
+        self.ratings_epoch = 0
+        """Counts the games voided by the organiser: the pages' running tallies of the
+        games (leaderboard, rating history) start again when it changes."""
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)
@@ -207,6 +215,7 @@ class Host:
                 self.slots.executor = ex
                 tasks = [*(asyncio.create_task(self.builds.builder(), name=f"host-builder-{i}")
                            for i in range(self.settings.runner.builders)),
+                         asyncio.create_task(self.season.run(), name="host-phases"),
                          asyncio.create_task(self.matchmaker.run(), name="host-matchmaker"),
                          # a quiet moment after each fit: retention, and the heap's free
                          # memory given back (docs/host.md, "Memory")
@@ -315,7 +324,14 @@ class Host:
             + int(versions.get("validating", 0)),
             "uptime_s": round(now - self.counters.started, 1),
             "waiting": self._waiting(int(versions.get("active", 0))),
+            **self._phase(s),
         }
+
+    def _phase(self, s: Session) -> dict[str, Any]:
+        v = self.season.view(s)
+        waiting = "" if v.games else (self.season.refused(s, "play") or "")
+        return {"phase": v.phase, "next_phase": v.next_phase, "next_change_at": v.next_at,
+                **({"waiting": waiting} if waiting else {})}
 
     @staticmethod
     def _waiting(active: int) -> str:

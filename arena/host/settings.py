@@ -7,9 +7,10 @@ wrong type or an impossible value is a :class:`~arena.core.timecontrol.ConfigErr
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from moon_sdk.rules import PRESETS, Ruleset, RulesetError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -17,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..core.config import decode_toml, plain_message
 from ..core.timecontrol import TimeControl
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from .phases import Calendar
 
 SETTINGS_FILE = "competition.toml"
 ADMIN_TOKEN_FILE = "admin.token"
@@ -101,6 +105,9 @@ class Matchmaking(_Table):
     """How often the batch fit with bootstrap intervals is recomputed, seconds."""
     bootstrap: int = Field(100, ge=0, le=2000)
     """Bootstrap resamples of the batch fit's intervals."""
+    placement_sets: int = Field(2, ge=0, le=100)
+    """Duplicate sets a new version plays before its rating is no longer provisional
+    (marked so on the leaderboard and its page); matchmaking gives it those first."""
     seed: int = 0
     """Seeds boards (with the set's number), so a competition's deals are reproducible. A
     secret: whoever knows it can deal every board to come (:data:`SHORT_SEED_BITS`)."""
@@ -165,6 +172,46 @@ class Reference(_Table):
     path: str
 
 
+class CalendarTable(_Table):
+    """``[calendar]``: the phases' times (:mod:`arena.host.phases`), each optional, in UTC
+    (a TOML time with its offset: ``2026-12-24T18:00:00Z``)."""
+
+    registration_opens: dt.datetime | None = None
+    registration_closes: dt.datetime | None = None
+    submissions_open: dt.datetime | None = None
+    submissions_close: dt.datetime | None = None
+    """The freeze: no new versions from then on."""
+    final_starts: dt.datetime | None = None
+    ends: dt.datetime | None = None
+
+    @model_validator(mode="after")
+    def _utc_in_order(self) -> CalendarTable:
+        from .phases import KEYS
+
+        times = {k: getattr(self, k) for k in KEYS}
+        for k, v in times.items():
+            if v is not None and (v.tzinfo is None or v.utcoffset() is None):
+                raise ValueError(f"{k} = {v.isoformat()} has no time zone: write it in "
+                                 f"UTC, e.g. {v.strftime('%Y-%m-%dT%H:%M:%S')}Z")
+        order = ("registration_opens", "submissions_open", "submissions_close",
+                 "final_starts", "ends")
+        for chain in (order, ("registration_opens", "registration_closes")):
+            given = [(k, times[k]) for k in chain if times[k] is not None]
+            for (a, ta), (b, tb) in zip(given, given[1:], strict=False):
+                if ta > tb:
+                    raise ValueError(f"{b} ({tb.isoformat()}) is before {a} "
+                                     f"({ta.isoformat()}): the phases go in the order "
+                                     f"{', '.join(chain)}")
+        return self
+
+    def calendar(self) -> Calendar:
+        """As :class:`arena.host.phases.Calendar` (every time in UTC)."""
+        from .phases import KEYS, Calendar
+
+        return Calendar(**{k: (v.astimezone(dt.UTC) if (v := getattr(self, k)) else None)
+                           for k in KEYS})
+
+
 class Settings(_Table):
     """A competition: the whole ``competition.toml``."""
 
@@ -175,6 +222,7 @@ class Settings(_Table):
     matchmaking: Matchmaking = Matchmaking()
     limits: Limits = Limits()
     retention: Retention = Retention()
+    calendar: CalendarTable = CalendarTable()
     reference: list[Reference] = []
 
     def ruleset(self) -> Ruleset:
@@ -264,6 +312,7 @@ forfeit_limit = 5           # forfeits in a row that disable a version
 closeness = 4.0             # how near in rating opponents are drawn (OpenSkill mu)
 batch_every_s = 60          # seconds between batch fits (ratings with 95% intervals)
 bootstrap = 100             # bootstrap resamples of those intervals
+placement_sets = 2          # duplicate sets a new version plays first, provisional until then
 seed = {seed}
 
 [limits]                    # of one upload
@@ -276,6 +325,15 @@ max_versions_per_day = 50   # new versions a participant may submit in 24 hours
 [retention]
 record_days = 0             # delete records of retired versions' games older than this; 0: never
 full_logs = 20              # a version's last games whose stderr logs are kept whole; older: 8 KiB
+
+# The phases, in UTC (all optional; none: one season for ever): uncomment to use.
+# [calendar]
+# registration_opens = 2027-01-04T09:00:00Z   # before: nothing is open
+# registration_closes = 2027-01-25T18:00:00Z
+# submissions_open = 2027-01-11T09:00:00Z     # the season: uploads and rated games
+# submissions_close = 2027-01-29T18:00:00Z    # the freeze: no new versions, games go on
+# final_starts = 2027-01-30T09:00:00Z         # the season's games stop
+# ends = 2027-01-31T18:00:00Z                 # nothing is played or taken any more
 
 # The host's own bots: each new version must finish a game against them without a fault.
 [[reference]]

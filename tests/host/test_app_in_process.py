@@ -132,3 +132,56 @@ def test_a_dependency_override_stands_in_for_the_caller(app) -> None:
     finally:
         overrides.clear()
     assert client.get("/api/me").status_code == 401
+
+
+def test_a_finished_game_is_withheld_while_its_set_is_in_play(app) -> None:
+    # a set of two games on one board: s1-0 finished (its record and a seat's log on
+    # disk), s1-1 still queued; then s1-1 finished too
+    from arena.host.models import Bot, DuplicateSet, Game, GameSeat, Version
+
+    client, host, admin = app
+    ann = register(client, admin, "ann")
+    with host.Session.begin() as s:
+        owner = s.scalars(select(Participant).where(Participant.name == "ann")).one()
+        bot = Bot(owner_id=owner.id, name="annbot")
+        s.add(bot)
+        s.flush()
+        v = Version(bot_id=bot.id, number=1, hash="ab" * 32, archive_sha256="cd" * 32,
+                    status="active")
+        s.add(v)
+        s.add(DuplicateSet(id=1, seed=99))
+        s.flush()
+        for k, status in enumerate(("finished", "queued")):
+            g = Game(id=f"s1-{k}", kind="rated", dset_id=1, seating=k, seed=99,
+                     status=status, record_path=f"s1-{k}.json" if k == 0 else None,
+                     scores=[1, 2, 3], places=[3, 2, 1])
+            g.seats = [GameSeat(seat=i, version_id=v.id, side=i, place=3 - i, score=1 + i)
+                       for i in range(3)]
+            s.add(g)
+    host.record_dir.mkdir(parents=True, exist_ok=True)
+    (host.record_dir / "s1-0.json").write_text('{"hands": [{"dealt": [["6-4"]]}]}')
+    host.seat_log("s1-0", 0).parent.mkdir(parents=True, exist_ok=True)
+    host.seat_log("s1-0", 0).write_text("my hand: 6-4\n")
+    note = "shown when the other game of its set ends"
+    for who in (None, ann):  # a visitor, and the owner of every seat: withheld
+        h = bearer(who) if who else {}
+        assert client.get("/api/games/s1-0", headers=h).json()["withheld"] == note
+        assert client.get("/api/games/s1-0", headers=h).json()["record"] is False
+        r = client.get("/api/games/s1-0/record", headers=h)
+        assert r.status_code == 409 and note in r.json()["detail"], r.text
+        listed = client.get("/api/games", headers=h).json()["games"]
+        assert {g["id"]: g["withheld"] for g in listed} == {"s1-0": note, "s1-1": None}
+    assert client.get("/api/games/s1-0/logs/0", headers=bearer(ann)).status_code == 409
+    page = client.get("/games/s1-0")
+    assert page.status_code == 200 and note in page.text and "6-4" not in page.text
+    # the organiser sees it at once
+    assert client.get("/api/games/s1-0", headers=bearer(admin)).json()["withheld"] is None
+    assert client.get("/api/games/s1-0/record", headers=bearer(admin)).status_code == 200
+    # the set over: shown to all, the owner's log to the owner
+    with host.Session.begin() as s:
+        g1 = s.get(Game, "s1-1")
+        assert g1 is not None
+        g1.status = "finished"
+    assert client.get("/api/games/s1-0").json()["withheld"] is None
+    assert client.get("/api/games/s1-0/record").json()["hands"][0]["dealt"] == [["6-4"]]
+    assert client.get("/api/games/s1-0/logs/0", headers=bearer(ann)).text == "my hand: 6-4\n"

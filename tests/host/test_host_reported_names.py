@@ -50,7 +50,8 @@ def test_a_bots_own_name_is_cut_and_shown_inert(host: HostProcess, tmp_path: Pat
 
     def finished() -> str | None:
         games = host.ok("GET", "/api/games?bot=boastful&status=finished")["games"]
-        return games[0]["id"] if games else None
+        shown = [g for g in games if g["withheld"] is None]  # its set over: its record
+        return shown[0]["id"] if shown else None
 
     game = wait_for(finished, 180, "a finished rated game of the boastful bot")
     record = host.ok("GET", f"/api/games/{game}/record")

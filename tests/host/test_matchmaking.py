@@ -58,3 +58,17 @@ def test_a_set_of_four_swaps_the_partnerships() -> None:
     assert {1, 2, 3, 4} == set(t1)
     a, b = seatings([5, 6], 4, random.Random(0))
     assert a == (5, 6, 5, 6) and b == (6, 5, 6, 5)
+
+
+def test_a_version_in_its_placement_series_starts_every_group() -> None:
+    # one provisional version among five settled ones (which, by their weights alone,
+    # would start most groups): it starts every group while it is provisional
+    pool = [Candidate(0, 40, 25.0, 2.0, provisional=True)] + [
+        Candidate(i, 0, 25.0, 25 / 3) for i in range(1, 6)]
+    rng = random.Random(3)
+    groups = [pick_group(pool, 3, rng) for _ in range(500)]
+    assert all(g[0] == 0 for g in groups)
+    # two provisional ones share the starts (and the settled fill the other seats)
+    pool[1] = Candidate(1, 0, 25.0, 25 / 3, provisional=True)
+    firsts = Counter(pick_group(pool, 3, rng)[0] for _ in range(500))
+    assert set(firsts) == {0, 1}

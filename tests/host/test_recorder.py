@@ -117,3 +117,39 @@ def test_a_voided_rated_game_is_played_again_until_its_tries_are_used(host: Host
         again = games["s1-0-r1"]
         assert (again.status, again.attempt, again.kind) == ("queued", 1, "rated")
         assert [x.version_id for x in again.seats] == seats
+
+
+def test_a_set_counts_for_its_versions_once_its_last_game_has_finished(host: Host) -> None:
+    # a set of three games: the first two finish (not played whole yet), a third is
+    # voided and replayed, and its replay's finish completes the set: one set each
+    from arena.host.models import DuplicateSet
+
+    ids = versions(host)
+    with host.Session.begin() as s:
+        s.add(DuplicateSet(id=1, seed=7))
+    seats = [ids["a"], ids["b"], ids["c"]]
+    for k in range(3):
+        running_game(host, f"s1-{k}", seats)
+    with host.Session.begin() as s:
+        for k in range(3):
+            g = s.get(Game, f"s1-{k}")
+            assert g is not None
+            g.dset_id = 1
+    rec = Recorder(host.Session, Writer(), 3, 5, Counters())
+
+    def sets() -> list[int]:
+        with host.Session() as s:
+            return [s.get(Version, v).sets for v in seats]  # type: ignore[union-attr]
+
+    rec.record_now(finished(host, "s1-0"))
+    rec.record_now(finished(host, "s1-1"))
+    assert sets() == [0, 0, 0]
+    rec._void_game("s1-2", "the runner failed")  # replayed as s1-2-r1, queued
+    assert sets() == [0, 0, 0]
+    with host.Session.begin() as s:
+        again = s.get(Game, "s1-2-r1")
+        assert again is not None and again.status == "queued"
+        again.status = "running"
+    rec.record_now(finished(host, "s1-2-r1"))
+    rec.writer.shutdown()
+    assert sets() == [1, 1, 1]

@@ -25,6 +25,15 @@ def finished_games(c: Competition, **filters: object) -> list[dict]:
                                                   **filters})["games"]
 
 
+def shown_games(c: Competition, n: int = 1, **filters: object) -> list[dict]:
+    """The finished games whose record and replay are shown (every game of their set has
+    ended: arena.host.embargo), once there are ``n``."""
+    def shown() -> list[dict]:
+        games = [g for g in finished_games(c, **filters) if g["withheld"] is None]
+        return games if len(games) >= n else []
+    return wait_for(shown, 240, f"{n} games whose set has ended ({filters or 'any'})")
+
+
 def enough_games(c: Competition, n: int) -> None:
     """Wait for ``n`` finished rated games and a batch fit that rates every active bot."""
     def ready() -> bool:
@@ -271,7 +280,8 @@ def held(page, seat: int) -> set[str]:
 def test_replay_steps_with_keyboard_and_slider(browser, competition: Competition):
     c = competition
     enough_games(c, 3)
-    game = next(g for g in finished_games(c) if g["termination"] in ("target", "moon"))
+    game = wait_for(lambda: next((g for g in shown_games(c) if g["termination"] in (
+        "target", "moon")), None), 240, "a game shown that ended on points")
     record = c.host.ok("GET", f"/api/games/{game['id']}/record")
     rec = GameRecord.from_dict(record)
     assert rec.errors == () and verify_record(rec) == []  # the rules engine agrees
@@ -346,8 +356,9 @@ def test_live_game_streams_public_events_and_never_a_hidden_tile(browser, compet
     plays = [e["tile"] for e in events if e["kind"] == "played"]
     assert len(TILE.findall(raw)) == len(plays)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    wait_for(lambda: c.host.ok("GET", f"/api/games/{gid}")["status"] == "finished", 120,
-             "the watched game to end")
+    # its record is shown once every game of its set (dealt the same hands) has ended
+    wait_for(lambda: (lambda g: g["status"] == "finished" and g["withheld"] is None)(
+        c.host.ok("GET", f"/api/games/{gid}")), 240, "the watched game's set to end")
     record = c.host.ok("GET", f"/api/games/{gid}/record")
     all_plays = [p["tile"] for hh in record["hands"] for p in hh["plays"]]
     assert plays == all_plays[:len(plays)]
@@ -447,7 +458,7 @@ def test_sign_in_submit_and_watch_validation(browser, competition: Competition, 
 def test_owners_logs_only_to_owners(browser, competition: Competition):
     c = competition
     enough_games(c, 3)
-    game = next(g for g in finished_games(c, bot="heuristic"))
+    game = shown_games(c, bot="heuristic")[0]
     seat = next(x["seat"] for x in game["seats"] if x["version_id"] == c.versions["alice"])
     stderr = c.host.call("GET", f"/api/games/{game['id']}/logs/{seat}", c.tokens["alice"])
     assert stderr.status_code == 200
@@ -472,7 +483,7 @@ def test_owners_logs_only_to_owners(browser, competition: Competition):
         p.goto(c.url + f"/versions/{c.versions['alice']}")
         assert p.query_selector("pre.build-log") is None
     # bob's own stderr (his bot prints markup and terminal escapes): shown as inert text
-    mine = next(g for g in finished_games(c, bot="steady"))
+    mine = shown_games(c, bot="steady")[0]
     seat = next(x["seat"] for x in mine["seats"] if x["version_id"] == c.versions["bob"])
     page.goto(c.url + f"/games/{mine['id']}/stderr/{seat}")
     text = page.inner_text("pre.stderr")
@@ -669,3 +680,29 @@ def test_a_game_page_names_its_set_and_seating_as_its_id_and_the_api_do(
     # the id is s<set>-<seating>[-r<attempt>]: the page's numbers are the id's and the API's
     assert g["id"].startswith(f"s{m[1]}-{m[2]}")
     assert (int(m[1]), int(m[2])) == (g["set"], g["seating"])
+
+
+def test_a_game_of_a_set_in_play_says_when_it_is_shown(browser, competition: Competition):
+    # a finished game while others of its set are still to be played: its page shows its
+    # result and says when its replay comes, and no tile; the set over, the replay
+    c = competition
+    page = browser.new_page()
+    for _ in range(40):
+        games = c.host.ok("GET", "/api/games", params={"limit": 500})["games"]
+        game = next((g for g in games if g["withheld"]), None)
+        if game is None:
+            page.wait_for_timeout(200)
+            continue
+        page.goto(c.url + f"/games/{game['id']}")
+        text = page.inner_text("p.withheld") if page.query_selector("p.withheld") else ""
+        if c.host.ok("GET", f"/api/games/{game['id']}")["withheld"]:  # still in play
+            break
+    else:
+        pytest.fail("no finished game was seen while its set was in play")
+    assert re.search(r"shown when the (other game of its set ends|\d+ other games of its "
+                     r"set end)", text), text
+    assert page.query_selector(".dom") is None and page.query_selector("#player") is None
+    wait_for(lambda: c.host.ok("GET", f"/api/games/{game['id']}")["withheld"] is None, 240,
+             "its set to end")
+    page.goto(c.url + f"/games/{game['id']}")
+    assert page.query_selector("p.withheld") is None and page.query_selector(".dom")

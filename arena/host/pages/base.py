@@ -10,18 +10,23 @@ from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from ...web.render import html_page
+from ..moderation import announcement
 from ..service import Host
 from .sessions import signed_in
 
 
 def page(request: Request, s: Session, host: Host, name: str, status: int = 200,
          **context: Any) -> HTMLResponse:
-    """Render ``pages/<name>.html`` with what every page needs (the competition, who is
-    signed in, the CSRF value) and the pages' security headers
+    """Render ``pages/<name>.html`` with what every page needs (the competition, its phase,
+    who is signed in, the CSRF value) and the pages' security headers
     (:func:`arena.web.render.html_page`)."""
     user = signed_in(request, s)
+    view = host.season.view(s)
+    # no calendar: one season for ever, nothing to say
+    phase = None if not host.season.calendar.changes() and view.phase == "season" \
+        and view.by == "calendar" else view
     return html_page(request, name, status, competition=host.settings.competition.name,
-                     user=user, **context)
+                     user=user, phase=phase, announcement=announcement(s), **context)
 
 
 __all__ = ["page"]

@@ -22,6 +22,7 @@ from ...ladder.store import GameRow
 from ...web import charts
 from ...web.views import game_row
 from ..deps import HostDep, SessionDep, VersionId, can_see
+from ..embargo import games_out
 from ..models import Bot, FaultRow, Game, GameSeat, Version
 from ..ratings import open_ratings
 from ..routes.games import with_seat
@@ -161,7 +162,8 @@ class RatingReplay:
             return Series(n, kept.low, kept.high, [(i + 1, values[i]) for i in step])
 
 
-_REPLAYS: weakref.WeakKeyDictionary[Host, RatingReplay] = weakref.WeakKeyDictionary()
+_REPLAYS: weakref.WeakKeyDictionary[Host, tuple[int, RatingReplay]] = \
+    weakref.WeakKeyDictionary()
 _REPLAYS_LOCK = threading.Lock()
 
 
@@ -180,12 +182,13 @@ def rating_history(s: Session, version_ids: set[int], replay: RatingReplay | Non
 
 
 def host_replay(host: Host) -> RatingReplay:
-    """The host's :class:`RatingReplay` (made at the first bot page)."""
+    """The host's :class:`RatingReplay` (made at the first bot page, and again after a
+    game was voided by the organiser: ``host.ratings_epoch``)."""
     with _REPLAYS_LOCK:
-        replay = _REPLAYS.get(host)
-        if replay is None:
-            replay = _REPLAYS[host] = RatingReplay()
-        return replay
+        kept = _REPLAYS.get(host)
+        if kept is None or kept[0] != host.ratings_epoch:
+            kept = _REPLAYS[host] = (host.ratings_epoch, RatingReplay())
+        return kept[1]
 
 
 @router.get("/bots/{name}", response_class=HTMLResponse)
@@ -199,7 +202,8 @@ def bot_page(name: str, request: Request, host: HostDep, s: SessionDep) -> HTMLR
     user = signed_in(request, s)
     mine = can_see(user, b.owner_id)
     open_ = open_ratings(s)
-    versions = [VersionOut.of(v, mine, open_) for v in reversed(b.versions)]
+    placement = host.settings.matchmaking.placement_sets
+    versions = [VersionOut.of(v, mine, open_, placement) for v in reversed(b.versions)]
     vids = {v.id for v in b.versions}
     replay = host_replay(host)
     replay.advance(s)
@@ -217,7 +221,7 @@ def bot_page(name: str, request: Request, host: HostDep, s: SessionDep) -> HTMLR
     return page(request, s, host, "bot", bot=b, mine=mine, versions=versions,
                 chart=charts.rating_chart(series.points, games=series.games,
                                           low=series.low, high=series.high),
-                games=[game_row(GameOut.of(g), vids) for g in games],
+                games=[game_row(g, vids) for g in games_out(s, games, user)],
                 faults=sorted(faults.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
@@ -247,7 +251,10 @@ def version_page(version_id: VersionId, request: Request, host: HostDep, s: Sess
     # the step a rejected version failed at: its validation, or else its build
     failed_step = None if v.status != "rejected" else (
         "validating" if (v.reason or "").startswith("validation") else "building")
-    return page(request, s, host, "version", version=VersionOut.of(v, mine, open_ratings(s)),
+    return page(request, s, host, "version", version=VersionOut.of(v, mine, open_ratings(s),
+                                                          host.settings.matchmaking
+                                                          .placement_sets),
+                placement=host.settings.matchmaking.placement_sets,
                 mine=mine, log=log, validation=validation, owner=v.bot.owner.name,
                 busy=v.status in ("pending", "building", "validating"),
                 failed_step=failed_step)

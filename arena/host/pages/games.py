@@ -19,6 +19,7 @@ from ...records.record import GameRecord
 from ...web.replay import replay_view
 from ...web.views import RESULTS, game_row
 from ..deps import HostDep, SessionDep, can_see
+from ..embargo import games_out, withheld_game
 from ..models import Bot, Game, GameSeat, Participant, Version
 from ..routes.games import with_seat
 from ..schemas import GameOut
@@ -70,7 +71,8 @@ def games_page(request: Request, host: HostDep, s: SessionDep,
                          selectinload(Game.seats).selectinload(GameSeat.version)
                          .selectinload(Version.bot), selectinload(Game.faults))).all()
     bots = list(s.scalars(select(Bot.name).order_by(Bot.name)))
-    return page(request, s, host, "games", games=[game_row(GameOut.of(g), vids) for g in rows],
+    outs = games_out(s, rows, signed_in(request, s))
+    return page(request, s, host, "games", games=[game_row(g, vids) for g in outs],
                 total=total, bot=bot, result=result, bots=bots, results=RESULTS,
                 page_no=page_no, pages=max(1, math.ceil(total / per)))
 
@@ -97,7 +99,8 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
     g = visible_game(s, game_id, user)
     if g is None:
         return not_found(request, s, host, f"There is no game {game_id!r}.")
-    out = GameOut.of(g)
+    wait = withheld_game(s, g, user)
+    out = GameOut.of(g, wait)
     own_seats = [x.seat for x in g.seats
                  if x.version is not None and can_see(user, x.version.bot.owner_id)]
     if g.status in ("queued", "running"):
@@ -105,7 +108,11 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
     view = None
     missing = ""
     path = host.record_dir / f"{g.id}.json"
-    if g.status == "finished" and g.record_path and path.is_file():
+    if wait is not None:
+        own_seats = []
+        missing = (f"Its replay and its bots' stderr are {wait}: they are dealt the "
+                   "same hands, which its replay would give away.")
+    elif g.status == "finished" and g.record_path and path.is_file():
         data = json.loads(path.read_text())
         data["logs"] = {}  # stderr is on its own owner-only page
         view = replay_view(GameRecord.from_dict(data))
@@ -125,6 +132,11 @@ def stderr_page(game_id: str, seat: int, request: Request, host: HostDep, s: Ses
     if g is None or x is None or x.version is None or not can_see(user,
                                                                   x.version.bot.owner_id):
         return not_found(request, s, host, f"No seat {seat} of yours in game {game_id!r}.")
+    wait = withheld_game(s, g, user)
+    if wait is not None:
+        return page(request, s, host, "error", status=409, title="Not yet",
+                    message=f"The stderr of game {game_id} is {wait}: a bot's output may "
+                    "hold the hands they are dealt too.")
     if g.status in ("queued", "running"):
         text = None
     else:

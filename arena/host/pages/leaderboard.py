@@ -81,17 +81,19 @@ class ResultTally:
                               tuple(self._recent.get(v, ()))) for v in version_ids}
 
 
-_TALLIES: weakref.WeakKeyDictionary[Host, ResultTally] = weakref.WeakKeyDictionary()
+_TALLIES: weakref.WeakKeyDictionary[Host, tuple[int, ResultTally]] = \
+    weakref.WeakKeyDictionary()
 _TALLIES_LOCK = threading.Lock()
 
 
 def host_tally(host: Host) -> ResultTally:
-    """The host's :class:`ResultTally` (made at the first leaderboard view)."""
+    """The host's :class:`ResultTally` (made at the first leaderboard view, and again
+    after a game was voided by the organiser: ``host.ratings_epoch``)."""
     with _TALLIES_LOCK:
-        tally = _TALLIES.get(host)
-        if tally is None:
-            tally = _TALLIES[host] = ResultTally()
-        return tally
+        kept = _TALLIES.get(host)
+        if kept is None or kept[0] != host.ratings_epoch:
+            kept = _TALLIES[host] = (host.ratings_epoch, ResultTally())
+        return kept[1]
 
 
 def rules_text(host: Host) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -122,7 +124,7 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
     """The leaderboard: rank, bot, owner, version, rating with its 95% interval (as a
     bar), games, win %, trend; sortable by any column (``?sort=rating&desc=1``). While
     some version is not fitted yet, a line under the table says why it ranks last."""
-    rows = api_leaderboard(s)
+    rows = api_leaderboard(s, host)
     tally = host_tally(host)
     tally.advance(s)
     records = tally.records([r.version_id for r in rows])
@@ -130,7 +132,8 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
     rules, clock = rules_text(host)
     return page(request, s, host, "leaderboard", table=table, sort=key, desc=bool(desc),
                 rules=rules, clock=clock, host_status=host.status(s, tally.games),
-                trend_games=TREND_GAMES, unfitted=any(r.rating is None for r in rows))
+                trend_games=TREND_GAMES, unfitted=any(r.rating is None for r in rows),
+                placement=host.settings.matchmaking.placement_sets)
 
 
 __all__ = ["ResultTally", "host_tally", "router", "rules_text"]

@@ -135,7 +135,9 @@ async def game_events(game_id: str, request: Request, host: HostDep) -> Response
     """The game's public events as server-sent events (``event: moon``, data a JSON object
     of :func:`arena.protocol.convert.event_to_dict`), from the referee's watch stream: from the
     start, then live, then ``event: end``. Only the referee's public events go out: no
-    tile is sent before it is played, and the widow and the discard never are.
+    tile is sent before it is played, and the widow and the discard never are; a game
+    that is over sends only ``event: end`` (its replay is its record's, withheld while
+    other games of its set are played: :mod:`arena.host.embargo`).
 
     A client address holds at most :data:`STREAMS_PER_CLIENT` streams at once (more: 429),
     the host :data:`STREAMS_MAX` (more: 503); the database is read in a thread, never on
@@ -167,6 +169,10 @@ async def game_events(game_id: str, request: Request, host: HostDep) -> Response
         events = None
         now: str | None = status
         for i in range(100):  # queued: wait for it to start here (up to ~20 s)
+            if now not in ("queued", "running"):
+                # over: its events are its record's plays, which stay withheld while its
+                # set's other games are played (arena.host.embargo); the replay has them
+                break
             events = _watch(host, game_id)
             if events is not None or now not in ("queued", "running"):
                 break

@@ -33,10 +33,14 @@ def register(body: RegisterIn, request: Request, caller: Caller, host: HostDep,
     registration (one without a valid invite code) is refused while the competition has
     ``[competition] max_participants`` participants (403), and after
     ``registrations_per_hour`` open registrations from the caller's address in the last
-    hour (429, with Retry-After). The organiser (sending the admin token) needs no invite
-    and is never limited."""
+    hour (429, with Retry-After). Outside the calendar's registration (docs/host.md, "A
+    season") it is refused (403) saying when it opens. The organiser (sending the admin
+    token) needs no invite and is never limited."""
     comp = host.settings.competition
     organiser = caller is not None and caller.is_admin
+    closed = None if organiser else host.season.refused(s, "register")
+    if closed is not None:  # the phase's (an invite does not open it)
+        raise HTTPException(403, closed)
     invite = None
     if body.invite and not organiser:
         invite = s.scalar(select(Invite).where(Invite.code_hash == digest(body.invite)))

@@ -12,6 +12,7 @@ from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from ..deps import DB_INT_MAX, Caller, HostDep, SessionDep, can_see
+from ..embargo import games_out, withheld_game
 from ..models import Bot, Game, GameSeat, Participant, Version
 from ..schemas import GameOut, GamePage
 
@@ -108,23 +109,31 @@ def list_games(caller: Caller, s: SessionDep,
     total = s.scalar(select(func.count()).select_from(counted.subquery())) or 0
     rows = s.scalars(listed.order_by(Game.created_at.desc(), Game.id.desc())
                      .limit(limit).offset(offset).options(*_LOAD)).all()
-    return GamePage(total=total, games=[GameOut.of(g) for g in rows])
+    return GamePage(total=total, games=games_out(s, rows, caller))
 
 
 @router.get("/games/{game_id}", response_model=GameOut, responses={404: {}})
 def get_game(game_id: str, caller: Caller, s: SessionDep) -> GameOut:
-    """One game; while it runs, only who plays it."""
-    return GameOut.of(_game(s, game_id, caller))
+    """One game; while it runs, only who plays it; while others of its set are still to
+    be played, its result without its record (``withheld`` says when)."""
+    g = _game(s, game_id, caller)
+    return GameOut.of(g, withheld_game(s, g, caller))
 
 
 @router.get("/games/{game_id}/record", responses={404: {}, 409: {}})
 def get_record(game_id: str, caller: Caller, host: HostDep, s: SessionDep) -> Any:
     """The game's record (docs/records.md), once it is over: every hand, play and
-    think time. Bots' stderr tails are left out except your own seats'."""
+    think time. Bots' stderr tails are left out except your own seats'. Withheld (409)
+    while other games of its duplicate set, which are dealt the same hands, are still to
+    be played (:mod:`arena.host.embargo`)."""
     g = _game(s, game_id, caller)
     if g.status != "finished":
         raise HTTPException(409, f"game {game_id} is {g.status}: its record is published "
                             "when it is over")
+    wait = withheld_game(s, g, caller)
+    if wait is not None:
+        raise HTTPException(409, f"the record of game {game_id} is {wait} (they are "
+                            "dealt the same hands)")
     path = host.record_dir / f"{g.id}.json"
     if not g.record_path or not path.is_file():
         raise HTTPException(404, f"the record of game {game_id} was pruned (retention); "
@@ -146,6 +155,10 @@ def seat_log(game_id: str, seat: int, caller: Caller, host: HostDep, s: SessionD
         raise HTTPException(404, f"no seat {seat} of yours in game {game_id}")
     if g.status in ("queued", "running"):
         raise HTTPException(409, f"game {game_id} is {g.status}: its logs come at the end")
+    wait = withheld_game(s, g, caller)
+    if wait is not None:  # a bot's stderr may hold its hands
+        raise HTTPException(409, f"the logs of game {game_id} are {wait} (they are dealt "
+                            "the same hands)")
     path = host.seat_log(g.id, seat)
     if not path.is_file():
         raise HTTPException(404, f"no log of seat {seat} in game {game_id} (pruned, or the "

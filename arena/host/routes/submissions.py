@@ -56,7 +56,12 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
     """Submit a new version of one of your bots (the name in its bot.toml; a new name makes
     a new bot). It is built and validated in the background: poll the version. Refused
     (429) while you have ``[limits] max_waiting`` versions waiting for their build and
-    validation, or after ``max_versions_per_day`` new versions in 24 hours."""
+    validation, or after ``max_versions_per_day`` new versions in 24 hours; refused (403)
+    outside the phases that take submissions, saying when they open (the organiser's
+    are not)."""
+    closed = None if user.is_admin else host.season.refused(s, "submit")
+    if closed is not None:
+        raise HTTPException(403, closed)
     lim = host.settings.limits
     limits = UploadLimits(int(lim.max_archive_mb * 1024 * 1024),
                           int(lim.max_unpacked_mb * 1024 * 1024), lim.max_files)
