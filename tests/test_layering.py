@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -170,17 +169,13 @@ def test_the_table_would_catch_a_wrong_edge(tmp_path):
     assert _package(found[0]) not in ALLOWED["web"]
 
 
-def _import_alone(module: str) -> tuple[str, str]:
+ALONE = sorted(m for m in [*ARENA, *MOON_SDK] if not m.endswith("__main__"))
+
+
+@pytest.mark.slow  # a fresh interpreter each: about a minute in all; the full tier
+@pytest.mark.parametrize("module", ALONE)
+def test_every_module_imports_alone(module):
+    # one test a module, so that the slow tier's workers share them out
     done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
-    return module, (done.stderr.strip().splitlines() or ["?"])[-1] if done.returncode else ""
-
-
-@pytest.mark.slow  # a fresh interpreter per module: about a minute; the full tier
-@pytest.mark.parametrize("package", ["arena", "moon_sdk"])
-def test_every_module_imports_alone(package):
-    modules = [m for m in (ARENA if package == "arena" else MOON_SDK)
-               if not m.endswith("__main__")]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        failed = {m: why for m, why in pool.map(_import_alone, modules) if why}
-    assert failed == {}
+    assert done.returncode == 0, (done.stderr.strip().splitlines() or ["?"])[-1]

@@ -156,9 +156,12 @@ def test_playout_keeps_the_engines_rules(preset: str) -> None:
 # -- time ---------------------------------------------------------------------------------
 
 def test_decisions_stay_within_the_think_time_in_a_game_against_itself() -> None:
-    """Wall-clock time per decision, measured loosely (the machine is shared and noisy): all
-    but the slowest decision within 3x the thinking time (+50 ms), the slowest within 10x
-    (+200 ms: one stall of the machine is not the bot's), the median within 1.5x."""
+    """The CPU time of each decision, measured loosely: all but the slowest within 3x the
+    thinking time (+50 ms), the slowest within 10x (+200 ms), the median within 1.5x. Not
+    wall-clock time: on a shared machine (the suite runs in several workers) a decision's
+    wall time measures the machine; the bot stops searching at its wall-clock deadline, so
+    a bot that overran it (a playout too long between its looks at the clock) spent the CPU
+    time past it, and that is what is asserted."""
     think_ms = 30.0
     bots = [Searcher(think_ms=think_ms, seed=i) for i in range(3)]
     s = GameState(Ruleset.preset("moon3"), 11)
@@ -166,10 +169,10 @@ def test_decisions_stay_within_the_think_time_in_a_game_against_itself() -> None
     while s.hand_number < 3 and not s.is_terminal():
         seat = s.current_player
         obs = observe(s, seat)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         a = bots[seat].act(obs)
         if len(obs.legal_actions) > 1:
-            times.append(time.perf_counter() - t0)
+            times.append(time.process_time() - t0)
         assert a in obs.legal_actions
         s.apply(a)
     assert len(times) >= 15
