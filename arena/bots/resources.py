@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ConfigError
+
 PACKAGE_DATA = Path(__file__).resolve().parents[1] / "_data"
 """Where an installed wheel keeps the folders (absent in a checkout)."""
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -42,3 +44,32 @@ def example_bot_names() -> list[str]:
     if not folder.is_dir():
         return []
     return sorted(d.name for d in folder.iterdir() if (d / "bot.toml").is_file())
+
+
+def find_bot_folder(value: str, base: Path) -> Path:
+    """The bot folder that ``value`` names: a folder (or its ``bot.toml``) relative to
+    ``base`` (a ladder file's folder, the current one) or absolute, when it exists; else,
+    for a bare name (no ``/``), the example bot of that name (``heuristic``, ``random``:
+    :func:`example_bot_names`), so that a ladder file, ``moon play`` and ``moon match`` name
+    them the same in a clone and in a pip install. A folder that exists wins over an
+    example bot of the same name.
+
+    Raises:
+        ConfigError: neither; the message lists the example bots.
+    """
+    path = Path(value).expanduser()
+    folder = path if path.is_absolute() else base / path
+    if folder.name == "bot.toml" and folder.is_file():
+        folder = folder.parent
+    if folder.exists():
+        return folder
+    known = example_bot_names()
+    bare = bool(value) and not any(c in value for c in "/\\")
+    if bare and value in known:
+        return resource_dir("example_bots") / value
+    if not bare:
+        hint = (f"; an example bot is named by its name alone: {path.name!r}"
+                if path.name in known and path.parent.name == "example_bots" else "")
+        raise ConfigError(f"bot '{folder.resolve()}': no such folder{hint}")
+    raise ConfigError(f"no bot {value!r}: not a folder (relative to {base}) nor an example "
+                      f"bot ({', '.join(known) or 'this installation has none'})")

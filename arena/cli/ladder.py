@@ -57,6 +57,10 @@ def _config(file: Path | None, bots: tuple[str, ...], overrides: dict[str, Any])
         ConfigError: a bad ladder file or flag value (the message names it).
         click.UsageError: neither a file nor two bots.
     """
+    if file is not None and bots:
+        raise click.UsageError(
+            f"--bot makes a ladder without a file: {file}'s bots are its [[bots]] entries; "
+            "add one there, or play a bot against them with --gauntlet BOT")
     if file is not None:
         return load_ladder(file, overrides)
     if len(bots) < 2:
@@ -144,7 +148,9 @@ class _LiveReporter(Reporter):
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Results file (SQLite); default runs/<ladder name>.sqlite. "
                    "An existing file is resumed.")
-@click.option("--bot", "bots", multiple=True, help="A bot folder (instead of a ladder file).")
+@click.option("--bot", "bots", multiple=True,
+              help="A bot folder or an example bot's name (repeatable), for a ladder without "
+                   "a file; with a FILE, use --gauntlet.")
 @click.option("--boards", type=int, default=None, help="Number of boards (seeded deals).")
 @click.option("--concurrency", "-j", type=int, default=None, help="Games at once.")
 @click.option("--seed", type=int, default=None, help="Master seed of the boards.")
