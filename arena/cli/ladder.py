@@ -36,7 +36,7 @@ from ..ladder.schedule import ScheduledGame
 from ..ladder.sets import game_entries
 from ..ladder.store import GameRow, ResultsStore
 from ..sandbox.containment import cleanup_stale_once
-from .console import make_console
+from .console import make_console, say_err
 from .options import parse_options, time_options
 from .play import resolve_bot
 
@@ -120,6 +120,9 @@ class _LiveReporter(Reporter):
         self.console.print(f"the end of its output{escape(more)}:", highlight=False)
         for line in lines:
             self.console.print(f"  | {escape(clean_line(line))}", highlight=False)
+
+    def build_note(self, line: str) -> None:
+        say_err(line)
 
     def planned(self, summary: RunSummary) -> None:
         # the bar counts what this run can play: games with a bot left out are not coming

@@ -41,20 +41,21 @@ def resolve_bot(arg: str) -> BotSpec:
 
 
 def build_local_bots(specs: list[BotSpec]) -> None:
-    """Build (if stale) every local bot with a build command, then check each one's run
-    command can start.
+    """Build (if stale) every local bot with a build command, saying so on stderr as each
+    build starts and ends, then check each one's run command can start.
 
     Raises:
         BotError: a build failed, its tool is missing, or a program is not found.
     """
     from ..sandbox.stamps import ensure_built, missing_tool
+    from .console import say_err
 
     for spec in {s.folder: s for s in specs if s.runner == "local"}.values():
         if spec.build:
             why = missing_tool(spec)
             if why:
                 raise BotError(f"cannot build {spec.name}: {why}")
-            ensure_built(spec)
+            ensure_built(spec, say=say_err)
         problem = missing_command(spec)
         if problem:
             raise BotError(problem)
