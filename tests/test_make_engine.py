@@ -32,3 +32,24 @@ def test_make_engine_skips_without_a_cargo_that_runs(tmp_path: Path, kind: str) 
         f"engine: skipped (no working cargo: '{cargo} --version' failed or is missing; the "
         "rules engine runs pure Python; tests/rules/test_fast.py skips)"), done.stdout
     assert "rustup" not in done.stdout + done.stderr
+
+
+def test_make_demo_does_not_wait_for_the_engine_and_make_check_still_builds_it(
+        tmp_path: Path) -> None:
+    if shutil.which("make") is None:
+        pytest.skip("no make")
+    missing = tmp_path / "cargo"  # the engine rule says "skipped" when it is asked for
+
+    def dry_run(target: str) -> str:
+        # -n: print the recipes (a recipe line with $(MAKE), the engine's, runs all the same)
+        done = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed",
+                               "-o", ".venv/.installed-demo",
+                               target, f"CARGO={missing}"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    demo = dry_run("demo")
+    assert "moon ladder run ladders/demo.toml" in demo
+    assert "engine" not in demo and "sdk/rust" not in demo
+    assert "engine: skipped (no working cargo" in dry_run("check")

@@ -43,6 +43,7 @@ from moon_sdk.rules import GameState, Ruleset
 
 from ..bots.manifest import BotSpec
 from ..core.results import Fault, FaultReason
+from ..core.text import build_error
 from ..core.timecontrol import TimeControl
 from ..errors import BotError, ConfigError, InfrastructureError
 from ..executor.local import FinishedGame, GameRequest
@@ -183,10 +184,12 @@ class Report:
 
 
 def try_build(spec: BotSpec, log_path: Path, timeout_s: float = 600.0,
-              docker_limits: DockerLimits | None = None) -> str | None:
-    """Build ``spec`` as its runner says (:func:`arena.sandbox.build`) and, for a local
-    bot, check its run command can start; the log goes to ``log_path``. Returns why it
-    failed (one line), or None.
+              docker_limits: DockerLimits | None = None,
+              say: Callable[[str], None] | None = None) -> str | None:
+    """Build ``spec`` as its runner says (:func:`arena.sandbox.build`, which tells ``say``
+    as the build starts and ends) and, for a local bot, check its run command can start;
+    the log goes to ``log_path``. Returns why it failed (one line, with the compiler's
+    error line: :func:`arena.core.text.build_error`), or None.
 
     Raises:
         InfrastructureError: no Docker engine answers (:class:`arena.sandbox.SandboxError`:
@@ -200,15 +203,21 @@ def try_build(spec: BotSpec, log_path: Path, timeout_s: float = 600.0,
     if spec.runner == "docker" and limits is not None:
         limits = dataclasses.replace(limits, build_timeout_s=timeout_s)
     try:
-        out = sandbox.build(spec, docker_limits=limits, log_path=log_path, timeout_s=timeout_s)
+        out = sandbox.build(spec, docker_limits=limits, log_path=log_path, timeout_s=timeout_s,
+                            say=say)
     except InfrastructureError:
         raise
     except (ConfigError, BotError) as e:  # a bad runner; a failed build (BuildError)
         text = str(e) + "\n" + str(getattr(e, "log", "") or "")
         log_path.write_text(text[-LOG_LIMIT:])
         first = next((x for x in str(e).splitlines() if x.strip()), "build failed")
+        said = build_error(str(getattr(e, "log", "") or "") or "\n".join(
+            str(e).splitlines()[1:]))  # the compiler's own line: what to fix first
         hint = getattr(e, "hint", None) or "fix the build command in bot.toml"
-        return f"build failed: {first}; {hint} (log: {log_path})"
+        first = first.removeprefix(f"bot {spec.name}: ").rstrip(":")
+        if not first.startswith("build failed"):
+            first = f"build failed: {first}"
+        return first + (f": {said}" if said else "") + f"; {hint} (log: {log_path})"
     log_path.write_text((out or "(no build step: nothing to build)\n")[-LOG_LIMIT:])
     if spec.runner == "local":
         why = missing_command(spec)
@@ -400,10 +409,12 @@ def blocks_the_rest(game: CheckGame, finished: FinishedGame, item: Item) -> str:
 
 async def check_folder(folder: Path, *, opponents: Sequence[BotSpec],
                        rulesets: Sequence[tuple[str, Ruleset]], tc: TimeControl,
-                       work: Path, seed: int = 1) -> Report:
+                       work: Path, seed: int = 1,
+                       say: Callable[[str], None] | None = None) -> Report:
     """`moon bot check`: the whole check of the bot in ``folder`` on this machine, its
     games played by a :class:`~arena.executor.local.LocalExecutor` whose records and logs go to
-    ``work``. A bad bot.toml or a failed build is a failed item (and the games are not
+    ``work``; ``say`` hears of the build (:func:`try_build`). A bad bot.toml or a failed
+    build is a failed item (and the games are not
     played); a ``language`` the arena does not know makes the bot.toml item a ``warn``
     (:func:`arena.bots.manifest.language_warning`: informative, not a failure).
 
@@ -421,7 +432,7 @@ async def check_folder(folder: Path, *, opponents: Sequence[BotSpec],
     about = f"bot.toml: {spec.name} {spec.version}, run = {spec.run!r}"
     warning = language_warning(spec)  # informative: warned of, never refused
     items = [Item(about, "warn", warning) if warning else Item(about, "pass")]
-    why = try_build(spec, work / f"build-{_slug(spec.name)}.log")
+    why = try_build(spec, work / f"build-{_slug(spec.name)}.log", say=say)
     if why:
         return Report(spec.name, (*items, Item("build", "fail", why)))
     items.append(Item("build" if spec.build or spec.runner == "docker" else

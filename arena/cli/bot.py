@@ -62,6 +62,7 @@ def check(folder: Path, players: str, seed: int, records: Path | None, **tc: Any
     from ..check.conformance import check_folder
     from ..core.text import clean_line
     from ..sandbox.containment import cleanup_stale_once
+    from .console import say_err
 
     time_control = make_time_control(**{k: tc[k] for k in TIME_FIELDS})
     presets = {"3": ["moon3"], "4": ["moon4"], "both": ["moon3", "moon4"]}[players]
@@ -73,7 +74,8 @@ def check(folder: Path, players: str, seed: int, records: Path | None, **tc: Any
     keep = records is not None
     try:
         report = asyncio.run(check_folder(folder, opponents=opponents, rulesets=rulesets,
-                                          tc=time_control, work=work, seed=seed))
+                                          tc=time_control, work=work, seed=seed,
+                                          say=say_err))
         keep = keep or (not report.passed and any(work.iterdir()))
     finally:
         if not keep:  # passed, nothing written, or no verdict (interrupted, no engine)

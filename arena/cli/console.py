@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -21,3 +22,10 @@ def make_console(**kw: Any) -> Console:
     if "width" not in kw and not console.is_terminal and not os.environ.get("COLUMNS"):
         console = Console(width=PIPE_WIDTH, **kw)
     return console
+
+
+def say_err(line: str) -> None:
+    """One line of progress (a build starting, ending) on stderr, flushed at once so that
+    it shows also when stderr is not a terminal (a CI log, ``2>&1 | tee``). It goes through
+    ``sys.stderr`` as it is now, which a live view (rich's ``Live``) redirects above itself."""
+    print(line, file=sys.stderr, flush=True)

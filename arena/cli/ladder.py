@@ -36,7 +36,7 @@ from ..ladder.schedule import ScheduledGame
 from ..ladder.sets import game_entries
 from ..ladder.store import GameRow, ResultsStore
 from ..sandbox.containment import cleanup_stale_once
-from .console import make_console
+from .console import make_console, say_err
 from .options import parse_options, time_options
 from .play import resolve_bot
 
@@ -57,6 +57,10 @@ def _config(file: Path | None, bots: tuple[str, ...], overrides: dict[str, Any])
         ConfigError: a bad ladder file or flag value (the message names it).
         click.UsageError: neither a file nor two bots.
     """
+    if file is not None and bots:
+        raise click.UsageError(
+            f"--bot makes a ladder without a file: {file}'s bots are its [[bots]] entries; "
+            "add one there, or play a bot against them with --gauntlet BOT")
     if file is not None:
         return load_ladder(file, overrides)
     if len(bots) < 2:
@@ -88,9 +92,39 @@ def _live_table(live: LiveRatings, width: int) -> Table:
     return t
 
 
+PLAIN_EVERY_S = 5.0
+"""When the output is not a terminal (a CI log, ``| tee``, `make demo` piped), where the
+progress bar cannot redraw itself: a plain progress line at most this often (seconds),
+and after the last game."""
+
+
+def _clock(seconds: float) -> str:
+    """``seconds`` as ``1:02:03`` or ``2:03`` (whole seconds)."""
+    m, sec = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+def progress_line(done: int, total: int, before: int, elapsed_s: float) -> str:
+    """The plain progress line: games done of the total, the rate of this run's games, the
+    time since the first game and the time left at that rate.
+
+    >>> progress_line(30, 144, 0, 120.0)
+    'games 30/144 (21%), 15.0/min, 2:00 elapsed, about 7:36 left'
+    >>> progress_line(144, 144, 100, 59.0)
+    'games 144/144 (100%), 44.7/min, 0:59 elapsed, about 0:00 left'
+    """
+    played = done - before
+    per_min = played / elapsed_s * 60 if elapsed_s > 0 else 0.0
+    left = f"about {_clock((total - done) / per_min * 60)} left" if per_min else "time left: ?"
+    return (f"games {done}/{total} ({round(done * 100 / max(total, 1))}%), {per_min:.1f}/min, "
+            f"{_clock(elapsed_s)} elapsed, {left}")
+
+
 class _LiveReporter(Reporter):
     """`moon ladder run`'s view of a run: the bots left out as they are, a progress bar
-    over the games this run can play (with games per minute), and the live ratings."""
+    over the games this run can play (with games per minute), and the live ratings; when
+    the output is not a terminal, a plain line every :data:`PLAIN_EVERY_S` seconds too."""
 
     def __init__(self, console: Console, live: LiveRatings, results: Path) -> None:
         self.console = console
@@ -103,6 +137,10 @@ class _LiveReporter(Reporter):
         self.task = self.progress.add_task("games", total=None, rate="")
         self.start = 0.0
         self.played = 0
+        self.plain = not console.is_terminal
+        self.total = 0
+        self.before = 0
+        self.last_line = 0.0
 
     def view(self) -> Group:
         """The progress bar above the live ratings."""
@@ -117,14 +155,22 @@ class _LiveReporter(Reporter):
         for line in lines:
             self.console.print(f"  | {escape(clean_line(line))}", highlight=False)
 
+    def build_note(self, line: str) -> None:
+        say_err(line)
+
     def planned(self, summary: RunSummary) -> None:
         # the bar counts what this run can play: games with a bot left out are not coming
         self.progress.update(self.task, total=summary.already_done + summary.to_play,
                              completed=summary.already_done)
-        self.start = time.monotonic()
+        self.start = self.last_line = time.monotonic()
+        self.total = summary.already_done + summary.to_play
+        self.before = summary.already_done
         if summary.already_done:
             self.console.print(f"resuming {escape(str(self.results))}: "
                                f"{summary.already_done} of {summary.scheduled} games done")
+        if self.plain:
+            self.console.print(f"playing {summary.to_play} game(s); a progress line every "
+                               f"{PLAIN_EVERY_S:g} s", highlight=False)
 
     def game_finished(self, game: ScheduledGame, finished: FinishedGame, row: GameRow) -> None:
         self.played += 1
@@ -133,9 +179,22 @@ class _LiveReporter(Reporter):
         self.progress.update(self.task, advance=1, rate=f"{per_min:.1f}/min")
         if self.live is not None:
             self.live.update(self.view())
+        self._plain_line()
 
     def game_skipped(self, game: ScheduledGame, why: str) -> None:
         self.progress.update(self.task, advance=1)
+        self._plain_line()
+
+    def _plain_line(self) -> None:
+        """Where the bar cannot redraw itself: the plain line, if it is time for one."""
+        if not self.plain:
+            return
+        now = time.monotonic()
+        done = int(self.progress.tasks[0].completed)
+        if now - self.last_line >= PLAIN_EVERY_S or done >= self.total:
+            self.last_line = now
+            self.console.print(progress_line(done, self.total, self.before, now - self.start),
+                               highlight=False)
 
 
 @ladder.command()
@@ -144,7 +203,9 @@ class _LiveReporter(Reporter):
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Results file (SQLite); default runs/<ladder name>.sqlite. "
                    "An existing file is resumed.")
-@click.option("--bot", "bots", multiple=True, help="A bot folder (instead of a ladder file).")
+@click.option("--bot", "bots", multiple=True,
+              help="A bot folder or an example bot's name (repeatable), for a ladder without "
+                   "a file; with a FILE, use --gauntlet.")
 @click.option("--boards", type=int, default=None, help="Number of boards (seeded deals).")
 @click.option("--concurrency", "-j", type=int, default=None, help="Games at once.")
 @click.option("--seed", type=int, default=None, help="Master seed of the boards.")

@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..ladder.schedule import ScheduledGame
 from ..ladder.store import GameRow, ResultsStore
 from ..sandbox.containment import cleanup_stale_once
-from .console import make_console
+from .console import make_console, say_err
 from .options import make_ruleset, make_time_control, ruleset_options, time_options
 from .play import resolve_bot
 
@@ -47,6 +47,9 @@ class _LiveReporter:
     def game_finished(self, game: ScheduledGame, row: GameRow, status: object) -> None:
         if self.live is not None:
             self.live.update(self.line(status))
+
+    def build_note(self, line: str) -> None:
+        say_err(line)
 
     def game_voided(self, game: ScheduledGame, error: Exception, retry: bool) -> None:
         self.console.print(f"[yellow]voided[/] {game.game_id}: {escape(clean_line(error))}"

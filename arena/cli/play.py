@@ -10,7 +10,7 @@ import click
 from rich.markup import escape
 
 from ..bots.manifest import BotSpec, load_bot, missing_command
-from ..bots.resources import example_bot_names, resource_dir
+from ..bots.resources import find_bot_folder
 from ..core.text import clean, clean_line
 from ..core.timecontrol import NO_LIMIT_MS
 from ..errors import BotError, ConfigError
@@ -19,9 +19,6 @@ from ..sandbox.containment import cleanup_stale_once
 from .console import make_console
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
-EXAMPLES = resource_dir("example_bots")
-"""The example bots' folder, in the checkout or the installed wheel
-(:mod:`arena.bots.resources`)."""
 FORFEIT_EXIT = 3
 """`moon play`'s exit code when a bot forfeited the game."""
 MANUAL_STARTUP_MS = 600_000
@@ -31,40 +28,34 @@ FORFEIT_LOG_LINES = 20
 
 
 def resolve_bot(arg: str) -> BotSpec:
-    """A bot from a folder path, a bot.toml path, or the name of an example bot.
+    """A bot from a folder path, a bot.toml path, or the name of an example bot
+    (:func:`arena.bots.resources.find_bot_folder`, relative to the current folder).
 
     Raises:
         click.BadParameter: nothing by that name, or a bad manifest.
     """
-    p = Path(arg)
-    if not p.exists() and not any(c in arg for c in "/\\") and (EXAMPLES / arg).is_dir():
-        p = EXAMPLES / arg
-    if not p.exists():
-        known = example_bot_names()
-        raise click.BadParameter(
-            f"no bot {arg!r}: give a bot folder (with a bot.toml) or an example bot"
-            + (f" ({', '.join(known)})" if known else ""), param_hint="BOTS")
     try:
-        return load_bot(p)
+        return load_bot(find_bot_folder(arg, Path.cwd()))
     except ConfigError as e:
         raise click.BadParameter(str(e), param_hint="BOTS") from None
 
 
 def build_local_bots(specs: list[BotSpec]) -> None:
-    """Build (if stale) every local bot with a build command, then check each one's run
-    command can start.
+    """Build (if stale) every local bot with a build command, saying so on stderr as each
+    build starts and ends, then check each one's run command can start.
 
     Raises:
         BotError: a build failed, its tool is missing, or a program is not found.
     """
     from ..sandbox.stamps import ensure_built, missing_tool
+    from .console import say_err
 
     for spec in {s.folder: s for s in specs if s.runner == "local"}.values():
         if spec.build:
             why = missing_tool(spec)
             if why:
                 raise BotError(f"cannot build {spec.name}: {why}")
-            ensure_built(spec)
+            ensure_built(spec, say=say_err)
         problem = missing_command(spec)
         if problem:
             raise BotError(problem)

@@ -16,6 +16,7 @@ and rich's markup is escaped with ``rich.markup.escape`` on top of this.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 """Arabic letter mark, LRM, RLM, the embeddings and overrides (LRE RLE PDF LRO RLO), and the
@@ -61,3 +62,42 @@ def clean_line(text: object) -> str:
 def is_clean_line(text: str) -> bool:
     """True if ``text`` has no character that :func:`clean_line` would escape."""
     return _UNSAFE_LINE.search(text) is None
+
+
+_WHERE = re.compile(r"\S+(:\d+:\d+|:\d+:|:\[\d+,\d+\]|\(\d+,\d+\))")
+"""A compiler's ``file:line:col`` (gcc, go, rustc's ``-->``), ``file:[line,col]`` (javac
+through Maven), ``file(line,col)`` (tsc)."""
+_ERROR = re.compile(r"\berr(or)?\b", re.IGNORECASE)
+"""The word error (npm's ``ERR!`` too)."""
+
+
+def build_error(log: str) -> str:
+    """The line of a failed build's log that says what went wrong, for a one-line report
+    ("" for an empty log): the first line with both a source location and the word "error"
+    (``main.cpp:3:5: error: ...``, ``[ERROR] Main.java:[5,9] cannot find symbol``), else
+    the first that starts with "error" (cargo's ``error[E0425]: ...``, with its ``-->``
+    location line after it when that follows), else the first with a location (go's
+    ``./main.go:5:2: undefined: x``), else the first with "error", else the last line.
+    Stripped, at most 300 characters.
+
+    >>> build_error("# bot\\n./main.go:5:2: undefined: x\\nexit status 1\\n")
+    './main.go:5:2: undefined: x'
+    >>> build_error("Compiling bot\\nerror[E0425]: no `x`\\n --> src/main.rs:3:5\\n")
+    'error[E0425]: no `x` --> src/main.rs:3:5'
+    """
+    lines = [x.strip() for x in log.splitlines() if x.strip()]
+    if not lines:
+        return ""
+    rules: tuple[Callable[[str], bool], ...] = (
+        lambda x: bool(_WHERE.search(x) and _ERROR.search(x)),
+        lambda x: x.lower().startswith("error"),
+        lambda x: bool(_WHERE.search(x)),
+        lambda x: bool(_ERROR.search(x)))
+    for n, rule in enumerate(rules):
+        i = next((i for i, x in enumerate(lines) if rule(x)), None)
+        if i is not None:
+            found = lines[i]
+            if n == 1 and i + 1 < len(lines) and lines[i + 1].startswith("-->"):
+                found += " " + lines[i + 1]
+            return found[:300]
+    return lines[-1][:300]

@@ -14,9 +14,9 @@ Example (``ladders/demo.toml``)::
     decision_ms = 2000
 
     [[bots]]
-    path = "../example_bots/heuristic"   # a bot folder, relative to this file
+    path = "heuristic"        # an example bot by name, or a bot folder relative to this file
     [[bots]]
-    path = "../example_bots/random"
+    path = "../mybot"
     runner = "local"                      # or "docker"
 """
 
@@ -44,6 +44,7 @@ from pydantic import (
 )
 
 from ..bots.manifest import BotSpec, load_bot
+from ..bots.resources import example_bot_names, find_bot_folder
 from ..bots.versions import SHORT, bot_version
 from ..core.config import Problem, Table, decode_toml, first_problem, problems
 from ..core.names import name_problem
@@ -458,9 +459,8 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
     for i, b in enumerate(doc.bots):
         where = _where(path, text, "bots", "path", i)
         entry = _bot_entry(b, i, functools.partial(_where, path, text, "bots", index=i))
-        folder = (path.parent / entry.path).resolve() if not Path(entry.path).is_absolute() \
-            else Path(entry.path)
         try:
+            folder = find_bot_folder(entry.path, path.parent).resolve()
             spec = load_bot(folder)
         except ConfigError as e:
             raise ConfigError(f"{where}: {e}") from None
@@ -492,7 +492,8 @@ def ladder_from_dict(data: dict[str, Any], path: Path, text: str = "",
 
 def _challenger(value: str, bots: list[BotSpec], base: Path, where: str) -> str:
     """The name of the gauntlet challenger ``value``: a bot of the ladder by name, or a bot
-    folder (its ``bot.toml`` too), relative to ``base``: a bot of the ladder if it is one's
+    folder (its ``bot.toml`` too) relative to ``base``, or an example bot's name
+    (:func:`arena.bots.resources.find_bot_folder`): a bot of the ladder if it is one's
     folder, else that bot, added to ``bots``.
 
     Raises:
@@ -502,13 +503,13 @@ def _challenger(value: str, bots: list[BotSpec], base: Path, where: str) -> str:
     names = [b.name for b in bots]
     if value in names:
         return value
-    folder = Path(value) if Path(value).is_absolute() else base / value
-    if folder.name == "bot.toml":
-        folder = folder.parent
-    if not folder.is_dir():
+    try:
+        folder = find_bot_folder(value, base).resolve()
+    except ConfigError:
+        known = example_bot_names()
         raise ConfigError(f"{where}: gauntlet challenger {value!r} is neither a bot of this "
-                          f"ladder ({', '.join(names)}) nor a bot folder")
-    folder = folder.resolve()
+                          f"ladder ({', '.join(names)}) nor a bot folder nor an example bot "
+                          f"({', '.join(known) or 'none'})") from None
     same = next((b for b in bots if b.folder.resolve() == folder), None)
     if same is not None:
         return same.name

@@ -329,6 +329,9 @@ class MatchReporter(Protocol):
                     retry: bool) -> None:
         """A game could not be played through no bot's fault; played again if ``retry``."""
 
+    def build_note(self, line: str) -> None:
+        """Before the first game: a bot's build starts or ends (one line)."""
+
 
 class _Silent:
     """The reporter of a run given none: it tells nothing."""
@@ -341,6 +344,9 @@ class _Silent:
 
     def game_voided(self, game: ScheduledGame, error: InfrastructureError,
                     retry: bool) -> None:
+        pass
+
+    def build_note(self, line: str) -> None:
         pass
 
 
@@ -406,7 +412,7 @@ class MatchRun:
             self.reporter.started(self.summary.status)
             return self.summary
         ladder = self.cfg.as_ladder()
-        failed = build_all(ladder, records_dir(self.results) / "logs")
+        failed = build_all(ladder, records_dir(self.results) / "logs", self.reporter.build_note)
         if failed:
             name, why = next(iter(failed.items()))
             raise BotError(f"{name}: its build failed, the match cannot be played: {why}")

@@ -18,6 +18,7 @@ import datetime as dt
 import logging
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from .. import sandbox
 from ..bots.manifest import BotSpec
 from ..bots.versions import version_label
 from ..core.results import Termination
+from ..core.text import build_error
 from ..errors import ArenaError, ConfigError, InfrastructureError
 from ..executor.local import FinishedGame, GameExecutor, GameRequest, LocalExecutor
 from .config import LadderConfig
@@ -74,6 +76,10 @@ class Reporter:
         of the bot's output in that game (at most :data:`CHECK_OUTPUT_LINES`, oldest first;
         the bot's own text: make it safe before printing, :mod:`arena.core.text`) and the
         game's record (None when none was written). Not called when it wrote nothing."""
+
+    def build_note(self, line: str) -> None:
+        """Before the admission checks: a bot's build starts (``building NAME
+        (COMMAND)...``) or ends (``built NAME in 12.3 s``)."""
 
     def planned(self, summary: RunSummary) -> None:
         """The plan is made: ``summary.to_play`` games are coming, after
@@ -170,20 +176,32 @@ def _changed_text(changed: dict[str, tuple[list[str], str]]) -> str:
                      f"{version_label(n, now)} now)" for n, (had, now) in changed.items())
 
 
-def build_all(cfg: LadderConfig, log_dir: Path) -> dict[str, str]:
-    """The build stage (:func:`arena.sandbox.build`: a local bot's build command, a Docker
-    bot's image); returns ``{name: reason}`` of the bots whose build failed — they are
-    left out of this run — with every build log kept in ``log_dir``."""
+def build_all(cfg: LadderConfig, log_dir: Path,
+              say: Callable[[str], None] | None = None) -> dict[str, str]:
+    """The build stage: a local bot's build command when its build is stale
+    (:func:`arena.sandbox.stamps.ensure_built`: a bot built by `make bots`, an earlier run
+    or by hand is not built again), a Docker bot's image (:func:`arena.sandbox.build`);
+    returns ``{name: reason}`` of the bots whose build failed — they are left out of this
+    run — with every build log kept in ``log_dir``. ``say`` hears of each build as it starts
+    and ends."""
+    from ..sandbox.stamps import ensure_built
+
     failed: dict[str, str] = {}
     log_dir.mkdir(parents=True, exist_ok=True)
     for b in cfg.bots:
         log = log_dir / f"build-{b.name}.log"
         try:
-            sandbox.build(b, docker_limits=cfg.docker_limits, log_path=log)
+            if b.runner == "local":
+                ensure_built(b, say=say, log_path=log)
+            else:
+                sandbox.build(b, docker_limits=cfg.docker_limits, log_path=log, say=say)
         except ArenaError as e:  # BotError, SandboxError (no engine), ConfigError
             log.write_text(str(e) + "\n" + str(getattr(e, "log", "")))
             lines = [x for x in str(e).splitlines() if x.strip()]
-            failed[b.name] = " / ".join(lines[:1] + lines[1:][-3:]) + f" (the whole log: {log})"
+            said = build_error("\n".join(lines[1:]))
+            failed[b.name] = " / ".join(lines[:1] + ([said] if said else [])
+                                        + [x for x in lines[1:][-3:] if x != said]) \
+                + f" (the whole log: {log})"
     return failed
 
 
@@ -320,7 +338,8 @@ class LadderRun:
         Containers a crashed earlier run left behind are removed first."""
         if any(b.runner == "docker" for b in self.cfg.bots):
             sandbox.cleanup_stale()
-        for name, why in build_all(self.cfg, records_dir(self.results) / "logs").items():
+        for name, why in build_all(self.cfg, records_dir(self.results) / "logs",
+                                   self.reporter.build_note).items():
             self._leave_out(name, why)
 
     async def admit(self) -> None:

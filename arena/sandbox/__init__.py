@@ -17,6 +17,8 @@ The ``docker`` SDK is imported only when a Docker bot is used.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -93,8 +95,11 @@ def is_infrastructure_error(e: BaseException) -> bool:
 
 def build(spec: BotSpec, *, docker_limits: DockerLimits | None = None,
           log_path: Path | None = None, timeout_s: float = 600.0,
-          allow_host_build: bool = False) -> str:
+          allow_host_build: bool = False, say: Callable[[str], None] | None = None) -> str:
     """The build stage of one bot; returns its log (also written to ``log_path``).
+    ``say`` (a command's stderr; None: silent) gets one line as a build command starts
+    (``building NAME (COMMAND)...``) and one as it ends (``built NAME in 12.3 s``, or
+    ``build of NAME failed after 1.2 s``).
 
     A local bot runs its manifest's ``build`` command. A Docker bot gets its image
     (Dockerfile build, pull, or the base image); its ``build`` command would run on the
@@ -117,18 +122,26 @@ def build(spec: BotSpec, *, docker_limits: DockerLimits | None = None,
                              "host, unsandboxed: build in a Dockerfile instead (or trust it: "
                              "allow_host_build)")
         if spec.build:
-            out = _host_build(spec, timeout_s, log_path)
+            out = _host_build(spec, timeout_s, log_path, say)
         out += build_image(spec, docker_limits, log_path)
         if log_path is not None:
             log_path.write_text(out)
         return out
-    return _host_build(spec, timeout_s, log_path)
+    return _host_build(spec, timeout_s, log_path, say)
 
 
-def _host_build(spec: BotSpec, timeout_s: float, log_path: Path | None) -> str:
+def _host_build(spec: BotSpec, timeout_s: float, log_path: Path | None,
+                say: Callable[[str], None] | None = None) -> str:
+    if say is not None and spec.build:
+        say(f"building {spec.name} ({spec.build})...")
+    start = time.monotonic()
     try:
         out = run_build_command(spec, timeout_s)
+        if say is not None and spec.build:
+            say(f"built {spec.name} in {time.monotonic() - start:.1f} s")
     except BotError as e:
+        if say is not None:
+            say(f"build of {spec.name} failed after {time.monotonic() - start:.1f} s")
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text(str(e))

@@ -16,13 +16,14 @@ default toolchain, as a changed HOME leaves it), is skipped with the reason, not
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..bots.manifest import BotSpec, load_bot
@@ -87,8 +88,39 @@ def _inputs(folder: Path) -> Iterator[Path]:
                 yield Path(root) / name
 
 
+def _newest(path: Path) -> float:
+    """The latest modification time of ``path`` and of everything under it (0 when it is
+    gone)."""
+    try:
+        newest = path.stat().st_mtime
+    except OSError:
+        return 0.0
+    for root, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            with contextlib.suppress(OSError):
+                newest = max(newest, (Path(root) / name).lstat().st_mtime)
+    return newest
+
+
+def built_by_hand(spec: BotSpec) -> bool:
+    """True if the folder holds a build made without the arena (``mvn package`` run by
+    hand, as a starter's README says) that is newer than every source: the ``outputs`` its
+    bot.toml declares all exist, each written after the last change to any input. Without
+    declared outputs the arena cannot tell, and builds."""
+    outputs = declared_outputs(spec.folder)
+    if not outputs:
+        return False
+    built = [_newest(spec.folder / o) for o in outputs]
+    if not all(built):
+        return False
+    inputs = [p.stat().st_mtime for p in _inputs(spec.folder)]
+    return min(built) >= max(inputs, default=0.0)
+
+
 def is_stale(spec: BotSpec) -> bool:
-    """True if the bot must be (re)built before it can play."""
+    """True if the bot must be (re)built before it can play: no stamp (and no build made
+    by hand that is newer than its sources, :func:`built_by_hand`), a stamp of another
+    build command, its program or ``node_modules`` gone, or a file newer than the stamp."""
     if not spec.build:
         return False
     stamp = spec.folder / STAMP
@@ -96,6 +128,8 @@ def is_stale(spec: BotSpec) -> bool:
         built_at = stamp.stat().st_mtime
         if stamp.read_text() != spec.build:
             return True
+    except FileNotFoundError:
+        built_at = None
     except OSError:
         return True
     program = shlex.split(spec.run)[0] if spec.run.strip() else ""
@@ -103,11 +137,18 @@ def is_stale(spec: BotSpec) -> bool:
         return True
     if (spec.folder / "package.json").is_file() and not (spec.folder / "node_modules").is_dir():
         return True
+    if built_at is None:
+        return not built_by_hand(spec)
     return any(p.stat().st_mtime > built_at for p in _inputs(spec.folder))
 
 
-def ensure_built(spec: BotSpec, force: bool = False, timeout_s: float = 900.0) -> bool:
-    """Build the bot if it is stale (or ``force``); True if it was built now.
+def ensure_built(spec: BotSpec, force: bool = False, timeout_s: float = 900.0,
+                 say: Callable[[str], None] | None = None,
+                 log_path: Path | None = None) -> bool:
+    """Build the bot if it is stale (or ``force``); True if it was built now. A build made
+    by hand (:func:`built_by_hand`) gets its stamp and is not built again. ``say`` hears of
+    a build as it starts and ends (:func:`arena.sandbox.build`); the build's log goes to
+    ``log_path`` (a line saying it was up to date when no build ran).
 
     Raises:
         BotError: the build failed or timed out.
@@ -117,9 +158,15 @@ def ensure_built(spec: BotSpec, force: bool = False, timeout_s: float = 900.0) -
     with open(spec.folder / LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not force and not is_stale(spec):
+            if not (spec.folder / STAMP).is_file():  # built by hand: fresh from now on
+                (spec.folder / STAMP).write_text(spec.build)
+            if log_path is not None:
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                log_path.write_text(f"{spec.name}: up to date (its build stamp, "
+                                    f"{spec.folder / STAMP}, is newer than its sources)\n")
             return False
         (spec.folder / STAMP).unlink(missing_ok=True)
-        build(spec, timeout_s=timeout_s)
+        build(spec, timeout_s=timeout_s, say=say, log_path=log_path)
         (spec.folder / STAMP).write_text(spec.build)
         return True
 
@@ -145,10 +192,9 @@ def main(argv: list[str] | None = None) -> int:
             if why:
                 print(f"{spec.name}: skipped ({why})")
                 continue
-            if args.force or is_stale(spec):
-                print(f"{spec.name}: building ({spec.build})", flush=True)
-            built = ensure_built(spec, force=args.force)
-            print(f"{spec.name}: {'built' if built else 'up to date'}", flush=True)
+            if not ensure_built(spec, force=args.force,
+                                say=lambda line: print(line, flush=True)):
+                print(f"{spec.name}: up to date", flush=True)
         except ArenaError as e:  # a bad bot.toml, a failed build
             print(f"{folder}: {e}", file=sys.stderr)
             failed += 1
