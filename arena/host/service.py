@@ -46,6 +46,7 @@ from ..bots.manifest import BotSpec, load_bot
 from ..errors import ConfigError
 from ..sandbox.containment import cleanup_stale_once
 from .builds import Builds, VersionSpecs, for_participant
+from .db import web_engine
 from .executor import ExecutorFactory, GameExecutor, GameSlots, LocalExecutor
 from .lock import HostLock
 from .matchmaker import Matchmaker
@@ -87,6 +88,10 @@ class Host:
         self.settings = settings
         self.engine = engine
         self.Session = sessionmaker(engine, expire_on_commit=False)
+        self.web_engine = web_engine(engine)
+        self.WebSession = sessionmaker(self.web_engine, expire_on_commit=False)
+        """Sessions of the API and the pages: their own connections
+        (:func:`arena.host.db.web_engine`), never the games'."""
         self.ruleset = settings.ruleset()
         self.tc = settings.tc()
         self.record_dir = self.folder / RECORDS
@@ -133,7 +138,15 @@ class Host:
             self.counters, self.cut_logs, self._stopping)
         self.builds = Builds(self.folder, settings, self.Session, self.writer, self.recorder,
                              self.slots, self.specs, self.references, self.ruleset, self.tc,
-                             self.docker_limits, self.matchmaker.wake)
+                             self.docker_limits, self._judged)
+        self.changes = 0
+        """Counts the changes a visitor's cached page must not hide (a version judged):
+        :class:`arena.host.visitors.Visitors` reads anew what it cached before one."""
+
+    def _judged(self) -> None:
+        """A version was judged: its pages change, and a new active one may start games."""
+        self.changes += 1
+        self.matchmaker.wake()
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)
@@ -235,6 +248,8 @@ class Host:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+        if self.web_engine is not self.engine:
+            self.web_engine.dispose()
         self.engine.dispose()
 
     # -- builds and validation ------------------------------------------------------------
