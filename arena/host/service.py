@@ -52,6 +52,7 @@ from .lock import HostLock
 from .matchmaker import Matchmaker
 from .memory import trim_heap
 from .models import Game, Participant, Version
+from .outage import Mender, Outage
 from .ratings import Ratings
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
 from .registrations import RegistrationWindow
@@ -131,17 +132,29 @@ class Host:
                                               build_timeout_s=settings.runner.build_timeout_s,
                                               pull=frozenset(settings.runner.images or ()))
         self.specs = VersionSpecs(self.store, settings.runner.kind)
+        self.outage = Outage()
+        """Whether the host can write to its database and disk (:mod:`arena.host.outage`)."""
         self.matchmaker = Matchmaker(
             self.Session, self.writer, self.recorder, self.slots, self.specs, self.ruleset,
             settings.competition.preset, self.tc, self.docker_limits,
             settings.matchmaking.closeness, settings.matchmaking.seed, self.rng,
-            self.counters, self.cut_logs, self._stopping)
+            self.counters, self.cut_logs, self._stopping, outage=self.outage)
         self.builds = Builds(self.folder, settings, self.Session, self.writer, self.recorder,
                              self.slots, self.specs, self.references, self.ruleset, self.tc,
-                             self.docker_limits, self._judged)
+                             self.docker_limits, self._judged, outage=self.outage)
+        self.mender = Mender(self.Session, self.writer, self.recorder, self.outage,
+                             playing=lambda: set(self.matchmaker.running),
+                             building=lambda: set(self.builds.busy), wake=self._mended)
         self.changes = 0
         """Counts the changes a visitor's cached page must not hide (a version judged):
         :class:`arena.host.visitors.Visitors` reads anew what it cached before one."""
+
+    def _mended(self) -> None:
+        """The host can write again (:class:`arena.host.outage.Mender`): games and builds
+        go on."""
+        self.changes += 1
+        self.matchmaker.wake()
+        self.builds.wake()
 
     def _judged(self) -> None:
         """A version was judged: its pages change, and a new active one may start games."""
@@ -224,7 +237,8 @@ class Host:
                          # a quiet moment after each fit: retention, and the heap's free
                          # memory given back (docs/host.md, "Memory")
                          asyncio.create_task(self.ratings.run((self.prune, trim_heap)),
-                                             name="host-batch")]
+                                             name="host-batch"),
+                         asyncio.create_task(self.mender.run(), name="host-mender")]
                 try:
                     await self._stopping.wait()
                 finally:
@@ -318,7 +332,7 @@ class Host:
         return {
             "name": self.settings.competition.name,
             "queued": count(Game.status == "queued"),
-            "running": count(Game.status == "running"),
+            "running": self._running(s) if self.outage.on else count(Game.status == "running"),
             "finished": count(Game.status == "finished", Game.kind == "rated")
             if finished is None else finished,
             "voided": count(Game.status == "voided"),
@@ -331,6 +345,16 @@ class Host:
             "uptime_s": round(now - self.counters.started, 1),
             "waiting": self._waiting(int(versions.get("active", 0))),
         }
+
+    def _running(self, s: Session) -> int:
+        """The games being played, while the host cannot write: the database still has
+        ``running`` the games whose results it could not write (voided once it can:
+        :class:`arena.host.outage.Mender`), which are not."""
+        playing, building = set(self.matchmaker.running), set(self.builds.busy)
+        return sum(1 for g in s.scalars(select(Game).where(Game.status == "running")
+                                        .options(selectinload(Game.seats)))
+                   if g.id in playing or (g.kind != "rated" and any(
+                       x.version_id in building for x in g.seats)))
 
     @staticmethod
     def _waiting(active: int) -> str:

@@ -384,7 +384,8 @@ class Visitors:
             future.set_result(made if made is not None and made.max_age > 0 else None)
         if made is not None:
             await self._serve(scope, send, made)
-        elif status >= 500 and entry is not None:  # the database is down: what it was
+        elif status >= 500 and entry is not None and key != "/api/status":
+            # the database is down: what it was (but the status: which games run now)
             self.counts.stale += 1
             await self._serve(scope, send, entry)
         else:
