@@ -16,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..web.templating import STATIC
 from . import middleware, pages
-from .routes import accounts, bots, games, leaderboard, status, submissions
+from .routes import accounts, bots, games, leaderboard, revalidate, status, submissions
 from .service import Host
 from .visitors import ASGIApp, VisitorLimits, Visitors
 
@@ -47,7 +47,7 @@ def create_app(host: Host, limits: VisitorLimits | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None)
     app.state.host = host
     middleware.install(app, host)
-    for module in (accounts, submissions, bots, games, leaderboard, status):
+    for module in (accounts, submissions, revalidate, bots, games, leaderboard, status):
         app.include_router(module.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -157,6 +157,18 @@ class VersionSpecs:
         return cached
 
 
+STALL_KEY = "startup_stall"
+"""How a validation's failure for a bot that did not join in time reads
+(:func:`arena.check.conformance.problem_line`)."""
+STALL_RETRIES = 2
+"""A validation failed only because the bot did not join in time is tried again this many
+times before the version is rejected: the host's load (a loaded machine slows every
+process's start) is not the bot's fault. The time the host took to start the bot's process
+or container is never counted (:meth:`arena.referee.referee.Match.seat_started`)."""
+STALL_BACKOFF_S = 5.0
+"""The builder waits this long times the try before the next version (the load may pass)."""
+
+
 class Builds:
     """The build queue and the validation gate of a competition in ``folder``: its
     builders (:meth:`builder`, one task each) build and validate pending versions with
@@ -192,6 +204,9 @@ class Builds:
         version is taken."""
         self.busy: set[int] = set()
         """The versions being built or validated now."""
+        self.stalls: dict[int, int] = {}
+        """Validations tried again since the start because the version's bot did not join
+        in time (:data:`STALL_RETRIES`), by version."""
 
     def wake(self) -> None:
         """A new version was stored: start its build (thread-safe; nothing before the
@@ -353,6 +368,19 @@ class Builds:
         report = Report(bot_name, tuple(items))
         failed = report.first_failure
         why = None if failed is None else f"validation: {failed.name}: {failed.problem}"
+        stalled = failed is not None and STALL_KEY in failed.problem
+        tries = self.stalls.pop(version_id, 0) + 1
+        if failed is not None and stalled and tries <= STALL_RETRIES:
+            # the host's load may be why (it slows every process's start): tried again
+            self.stalls[version_id] = tries
+            again = (f"validation: {failed.name}: the bot did not join in time, which a "
+                     "loaded host can cause: it is validated again "
+                     f"(try {tries + 1} of {STALL_RETRIES + 1})")
+            await self.writer.write(self.set_status, version_id, "pending", again)
+            await asyncio.sleep(STALL_BACKOFF_S * tries)
+            return
+        if why is not None and stalled and tries > 1:
+            why += f" (tried {tries} times: it never joined in time)"
         shown: set[tuple[str, ...]] = set()  # the same output twice is said once
         with open(log_path, "a") as f:
             f.write("\n--- validation (the checks of `moon bot check`, against the reference "
