@@ -55,6 +55,7 @@ from .models import Game, Participant, Version
 from .outage import Mender, Outage
 from .ratings import Ratings
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
+from .refusals import UploadRefusals
 from .registrations import RegistrationWindow
 from .retention import Retention, seat_log_path
 from .security import digest
@@ -120,6 +121,9 @@ class Host:
         """Held by a submission from its quota check to its new version's commit
         (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
         first's version (its quota, its number, its sources)."""
+        self.refusals = UploadRefusals()
+        """Refused uploads per participant over the last day: each counts against
+        ``max_versions_per_day`` (:mod:`arena.host.refusals`)."""
         self.rng = random.Random()
         self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
