@@ -3,7 +3,7 @@ playing rated games, quiet and under a crowd, side by side in one run, and what 
 was served.
 
     .venv/bin/python benchmarks/crowd.py [--clients 64] [--seconds 60] [--concurrency 2]
-        [--one-address] [--database URL]
+        [--one-address] [--database URL] [--url URL]
 
 1. `moon host run` as a real process (SQLite unless ``--database``, local runner) with the
    example bots heuristic, random and weak of three participants, playing rated games.
@@ -19,6 +19,9 @@ was served.
    are counted as in 2, and ``/api/status`` is asked once a second by a probe of its own.
 4. Quiet again (the machine is shared: its load changes); the quiet figure is the mean of
    the two.
+
+``--url URL`` runs steps 2-4 against a host already running there (`make host-demo`, say:
+the new-user trial of the crowd), its games counted from its ``/api/status``.
 
 Prints games/min quiet and under the crowd with their ratio (aim: at least 0.9), the
 crowd's requests answered per second (2xx/3xx) and refused (429), errors (5xx, resets,
@@ -40,6 +43,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "host"))
@@ -188,7 +192,12 @@ def main() -> None:
     ap.add_argument("--one-address", action="store_true",
                     help="every client from one address (no X-Forwarded-For)")
     ap.add_argument("--database", default=None, help="a PostgreSQL URL (default: SQLite)")
+    ap.add_argument("--url", default=None,
+                    help="a host already running there (e.g. make host-demo's)")
     args = ap.parse_args()
+    if args.url:
+        beside(args)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="moon-bench-crowd-"))
     folder = make_competition(tmp / "comp", concurrency=args.concurrency)
     toml = folder / "competition.toml"
@@ -239,6 +248,45 @@ def main() -> None:
     print(f"games/min: quiet {quiet:.1f} (mean of {quiet_a:.1f} and {quiet_b:.1f}), "
           f"under a {args.clients}-client crowd {crowded:.1f}: "
           f"{crowded / quiet if quiet else 0:.2f}x (aim >= 0.9)", flush=True)
+
+
+def beside(args: argparse.Namespace) -> None:
+    """The crowd beside a host already running at ``args.url``."""
+    import httpx
+
+    url = args.url.rstrip("/")
+
+    def get(path: str) -> Any:
+        r = httpx.get(url + path, timeout=60)
+        r.raise_for_status()
+        return r.json()
+
+    def count() -> int:  # a query of its own: past the host's cache of the status
+        return int(get(f"/api/status?at={time.monotonic_ns()}")["finished"])
+
+    game = get("/api/games?status=finished&limit=1")["games"][0]["id"]
+    bot = get("/api/leaderboard")[0]["bot"]
+    paths = ["/", "/games", f"/games/{game}", "/api/leaderboard", "/api/games",
+             "/api/status", f"/api/games/{game}/record", f"/bots/{bot}"]
+    port = int(url.rsplit(":", 1)[1])
+    rates = []
+    for what in ("quiet", "crowd", "quiet"):
+        n0, t0 = count(), time.monotonic()
+        result = None
+        if what == "crowd":
+            result = asyncio.run(crowd(port, paths, args.clients, args.seconds,
+                                       args.one_address))
+        else:
+            time.sleep(args.seconds)
+        n, t = count() - n0, time.monotonic() - t0
+        rates.append(n * 60 / t)
+        print(f"{what:>6}: {n:4d} games in {t:5.1f} s: {rates[-1]:6.1f} games/min",
+              flush=True)
+        if result is not None:
+            report(*result, t)
+    quiet = (rates[0] + rates[2]) / 2
+    print(f"games/min: quiet {quiet:.1f}, under a {args.clients}-client crowd "
+          f"{rates[1]:.1f}: {rates[1] / quiet if quiet else 0:.2f}x (aim >= 0.9)", flush=True)
 
 
 def report(tally: Tally, status_ms: list[float], status_errors: list[int],
