@@ -8,8 +8,9 @@ crowd of visitors"): :class:`Visitors`, a pure ASGI middleware in front of the w
   a ``Last-Modified``; ``If-None-Match`` / ``If-Modified-Since`` get a 304 without a body.
   One request per address computes a stale copy again while the others are answered with
   the stale one (or, with none yet, wait for it), so the database sees at most one read per
-  address per ``ttl_s``, however many visitors ask. While the database cannot answer (503),
-  a stale copy is served instead.
+  address per ``ttl_s``, however many visitors ask. A request with ``Cache-Control:
+  no-cache`` (or ``max-age=0``: a browser's reload) is read anew, as a miss. While the
+  database cannot answer (503), a stale copy is served instead.
 - **Finished records as static files**: a finished game's record with every bot's stderr
   left out is written once (:func:`public_record_path`) and served from the file, without
   the database.
@@ -17,9 +18,10 @@ crowd of visitors"): :class:`Visitors`, a pure ASGI middleware in front of the w
   ``rate`` requests a second (it costs the event loop that keeps the games' clocks); a
   request that would wait over ``max_wait_s`` is refused (429). An *expensive* one (any
   that reaches the routes: a cache miss, a signed-in page, an upload) also takes one of
-  ``in_flight`` places (the threads and database connections the routes may hold at once:
-  fewer than the database's pool, so the games' writer never waits for a connection) and
-  a token of its client's bucket (``per_client`` a second, ``burst`` at once); over
+  ``in_flight`` places, waiting at most ``place_wait_s`` for one (the threads and database
+  connections the routes may hold at once: fewer than the web's own pool of connections,
+  apart from the games', :func:`arena.host.db.web_engine`) and a token of its client's
+  bucket (``per_client`` a second, ``burst`` at once); over
   either it is refused with 429 and ``Retry-After``. A client is its address as the
   server saw it: behind a reverse proxy on the same machine the address the proxy sends in
   ``X-Forwarded-For`` (uvicorn's trusted proxies, 127.0.0.1 by default), an IPv6 client by
@@ -78,6 +80,9 @@ class VisitorLimits:
     """The longest a request waits for its turn or a place before a 429."""
     in_flight: int = 6
     """Expensive requests (that reach the routes) at once."""
+    place_wait_s: float = 10.0
+    """The longest an expensive request waits for one of those places before a 429 (a
+    waiting request costs nothing: a dozen uploads at once wait their turn)."""
     per_client: float = 20.0
     """Expensive requests a second one client may make, on average."""
     burst: int = 60
@@ -228,6 +233,15 @@ def _header(scope: Scope, name: bytes) -> bytes:
     return b""
 
 
+def _wants_fresh(scope: Scope) -> bool:
+    """Whether the request asks for an answer read anew (``Cache-Control: no-cache`` or
+    ``max-age=0``, ``Pragma: no-cache``: a browser's reload, a tool that needs the figure
+    of now)."""
+    cc = _header(scope, b"cache-control").lower()
+    return b"no-cache" in cc or b"max-age=0" in cc or b"no-cache" in _header(
+        scope, b"pragma").lower()
+
+
 def _http_date(t: float) -> bytes:
     return email.utils.formatdate(t, usegmt=True).encode()
 
@@ -294,7 +308,7 @@ class Visitors:
         if wait > 0:
             return "client", max(1, math.ceil(wait))
         try:
-            await asyncio.wait_for(self.places.acquire(), self.limits.max_wait_s)
+            await asyncio.wait_for(self.places.acquire(), self.limits.place_wait_s)
         except TimeoutError:
             return "places", 1
         return None
@@ -325,6 +339,8 @@ class Visitors:
         entry = self.cache.get(key)
         if entry is not None and entry.changes != self.changes:
             entry = None  # something changed that it would hide: not even as a stale copy
+        if entry is not None and _wants_fresh(scope):  # read anew, as a miss (the client's
+            entry = None  # limit applies), and the cache updated
         if entry is not None and now < entry.fresh_until:
             self.counts.hits += 1
             await self._serve(scope, send, entry)
@@ -382,7 +398,7 @@ class Visitors:
             self.places.release()
             self.cache.computing.pop(key, None)
             future.set_result(made if made is not None and made.max_age > 0 else None)
-        if made is not None:
+        if made is not None and made.max_age > 0:
             await self._serve(scope, send, made)
         elif status >= 500 and entry is not None and key != "/api/status":
             # the database is down: what it was (but the status: which games run now)

@@ -164,7 +164,8 @@ class HostProcess:
     # -- the API ----------------------------------------------------------------------
     def call(self, method: str, path: str, token: str | None = None, **kw: Any
              ) -> httpx.Response:
-        headers = kw.pop("headers", {})
+        # the figures of now, not the host's copy for visitors (arena.host.visitors)
+        headers = {"Cache-Control": "no-cache", **kw.pop("headers", {})}
         if token:
             headers["Authorization"] = f"Bearer {token}"
         return httpx.request(method, self.url + path, headers=headers, timeout=60, **kw)

@@ -78,6 +78,20 @@ def test_a_crowd_costs_the_database_one_read_per_address(host) -> None:
         assert len(seen) == read, path  # the next 30 read nothing
 
 
+def test_a_client_that_asks_for_a_fresh_answer_gets_one_read_anew(host) -> None:
+    c = client(host)
+    seen = statements(host)
+    assert c.get("/api/games").status_code == 200
+    read = len(seen)
+    for header in ({"Cache-Control": "no-cache"}, {"Cache-Control": "max-age=0"},
+                   {"Pragma": "no-cache"}):
+        assert c.get("/api/games", headers=header).status_code == 200
+        assert len(seen) > read, header
+        read = len(seen)
+    assert c.get("/api/games").status_code == 200
+    assert len(seen) == read  # and the copy is the new one
+
+
 def test_a_write_is_seen_at_once_by_the_next_visitor(host) -> None:
     c = client(host)
     admin = (host.folder / "admin.token").read_text().strip()
@@ -114,14 +128,25 @@ def test_expensive_requests_over_a_clients_limit_get_429_with_retry_after(host) 
         == [200, 200, 200, 429]
 
 
-def finished_game(host: Host, game_id: str = "s1-0") -> None:
+def test_a_live_game_is_never_served_from_the_cache(host) -> None:
+    finished_game(host, "s1-0", status="running")
+    c = client(host)
+    seen = statements(host)
+    first = c.get("/games/s1-0")
+    assert first.status_code == 200 and first.headers["cache-control"] == "no-store"
+    read = len(seen)
+    assert c.get("/games/s1-0").status_code == 200
+    assert len(seen) > read  # read again: at its end the next view is the replay
+
+
+def finished_game(host: Host, game_id: str = "s1-0", status: str = "finished") -> None:
     """A finished rated game with a record whose seat 0 wrote to stderr."""
     record = {"schema": "moon-arena.game-record", "logs": {"0": "secret"}, "hands": []}
     host.record_dir.mkdir(exist_ok=True)
     path = host.record_dir / f"{game_id}.json"
     path.write_text(json.dumps(record))
     with host.Session.begin() as s:
-        g = Game(id=game_id, kind="rated", seed=1, status="finished", seq=1,
+        g = Game(id=game_id, kind="rated", seed=1, status=status, seq=1,
                  record_path=str(path), finished_at=utcnow(), created_at=utcnow())
         g.seats = [GameSeat(seat=i, version_id=None, reference="random", side=i)
                    for i in range(3)]
