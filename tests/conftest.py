@@ -17,6 +17,7 @@ FAST = (
     "test_clock.py", "test_results.py", "test_text.py", "test_labels.py", "test_turns.py",
     "test_records.py", "test_referee.py", "test_referee_limits.py", "test_referee_paths.py",
     "test_bot_replies.py", "test_server_watchdog.py", "test_observation_reader.py",
+    "test_referee_startup.py",
     "test_doctests.py", "test_sdk_docs.py", "test_codegen.py", "test_docs.py",
     "test_config_documents.py",
     # the CLI through click's CliRunner
@@ -29,7 +30,9 @@ FAST = (
     "host/test_settings.py", "host/test_versions.py", "host/test_matchmaking.py",
     "host/test_submissions.py", "host/test_app_in_process.py", "host/test_recorder.py",
     "host/test_retention_logs.py", "host/test_matchmaker.py", "host/test_builds_part.py",
-    "host/test_ratings_part.py",
+    "host/test_ratings_part.py", "host/test_visitors.py",
+    "host/test_outage.py", "host/test_revalidate.py",
+    "host/test_upload_refusals.py",
 )
 """The fast tier (`make check`): test files (or folders, ending in /) under tests/ whose
 tests run in process, in a few minutes in all on 2 cores. Their tests are marked ``fast``

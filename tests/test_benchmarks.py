@@ -16,6 +16,7 @@ BENCHMARKS = ROOT / "benchmarks"
 
 # The smallest run of each benchmark script; a new script needs its entry here.
 SMOKE_ARGS: dict[str, list[str]] = {
+    "crowd.py": ["--clients", "4", "--seconds", "3"],
     "distributed.py": ["--boards", "1", "--workers", "1", "--delay", "0"],
     "engine.py": ["--seconds", "0.2", "--runs", "1"],
     "escapees.py": ["--games", "1"],

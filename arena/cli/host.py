@@ -441,3 +441,28 @@ def announce(url: str, text: str, token: str | None, folder: Path | None) -> Non
               json={"text": text})
     click.echo(clean_line(f"announcement: {out['detail']}" if out["detail"]
                           else "announcement taken down"))
+
+
+@host.command("revalidate")
+@click.argument("url")
+@click.argument("version_id", type=click.IntRange(min=1))
+@click.option("--token", default=None,
+              help="Your API token (default: env MOON_TOKEN, else the moon config file).")
+@click.option("--as", "as_", default=None, metavar="NAME",
+              help="Use NAME's token from the moon config file (default: the last "
+              "registered participant's).")
+def revalidate(url: str, version_id: int, token: str | None, as_: str | None) -> None:
+    """Have your rejected version VERSION_ID at the host URL built and validated again,
+    unchanged (e.g. it was rejected because the host was too slow to start it); the
+    organiser may ask for anyone's. Follow it with `moon host status` or its page.
+
+    \b
+    Example:  moon host revalidate http://127.0.0.1:8000 12 --as alice
+    """
+    tok = find_token(url, token, as_)
+    if not tok:
+        raise click.ClickException(f"no token for {url}: pass --token, set MOON_TOKEN, or "
+                                   "register first (moon host register)")
+    v = api("POST", url, f"/api/versions/{version_id}/validate", tok)
+    click.echo(clean_line(f"{v['label']}: version {v['number']} of {v['bot']}, "
+                          f"{v['status']} (validated again)"))

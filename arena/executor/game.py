@@ -147,8 +147,12 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     loop = asyncio.get_running_loop()
 
     async def start(seat: int, p: BotProcess) -> None:
+        if not isinstance(p, ManualSeat):
+            match.seat_starting(seat)  # its start-up limit counts once it runs
         try:
             await loop.run_in_executor(_STARTER, p.start)
+            if not isinstance(p, ManualSeat):
+                match.seat_started(seat)
         except InfrastructureError as e:  # no Docker engine...: never the bot's fault
             match.stop(pb.TERMINATION_ABORTED, f"sandbox failure: {e}")
         except ArenaError as e:  # the bot's own: its program or image cannot start

@@ -16,14 +16,28 @@ from fastapi.staticfiles import StaticFiles
 from .. import __version__
 from ..web.templating import STATIC
 from . import middleware, pages
-from .routes import accounts, bots, games, leaderboard, moderation, phase, status, submissions
+from .routes import (
+    accounts,
+    bots,
+    games,
+    leaderboard,
+    moderation,
+    phase,
+    revalidate,
+    status,
+    submissions,
+)
 from .service import Host
+from .visitors import ASGIApp, VisitorLimits, Visitors
 
 
-def create_app(host: Host) -> FastAPI:
+def create_app(host: Host, limits: VisitorLimits | None = None) -> FastAPI:
     """The app serving ``host``: the JSON API under ``/api`` (OpenAPI at
     ``/openapi.json``, browsable at ``/docs``) and the competition's pages (``/``,
-    ``/bots/...``, ``/games/...``, ``/signin``, ``/submit``; every asset from ``/static``)."""
+    ``/bots/...``, ``/games/...``, ``/signin``, ``/submit``; every asset from ``/static``),
+    behind :class:`arena.host.visitors.Visitors` (the public cache and the visitors'
+    budget: ``limits``, by default from the ``[visitors]`` settings;
+    ``app.state.visitors`` once the app has served a request)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -43,9 +57,19 @@ def create_app(host: Host) -> FastAPI:
                   docs_url=None, redoc_url=None)
     app.state.host = host
     middleware.install(app, host)
-    for module in (accounts, submissions, bots, games, leaderboard, status, phase,
+    for module in (accounts, submissions, revalidate, bots, games, leaderboard, status, phase,
                    moderation):
         app.include_router(module.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    def visitors(inner: ASGIApp) -> Visitors:
+        v = host.settings.visitors
+        made = Visitors(inner, host.record_dir, limits or VisitorLimits(
+            rate=v.requests_per_s, per_client=v.per_client_per_s, burst=v.burst,
+            ttl_s=v.cache_s), changes=lambda: host.changes)
+        app.state.visitors = made
+        return made
+
+    app.add_middleware(visitors)
     return app

@@ -59,6 +59,7 @@ from ..core.timecontrol import TimeControl
 from ..ladder.schedule import check_seed
 from .executor import GameSlots, InfrastructureError, name_of
 from .models import Bot, Version, utcnow
+from .outage import Outage, cannot_write
 from .recorder import Recorder
 from .settings import Settings
 from .writer import Writer
@@ -156,6 +157,18 @@ class VersionSpecs:
         return cached
 
 
+STALL_KEY = "startup_stall"
+"""How a validation's failure for a bot that did not join in time reads
+(:func:`arena.check.conformance.problem_line`)."""
+STALL_RETRIES = 2
+"""A validation failed only because the bot did not join in time is tried again this many
+times before the version is rejected: the host's load (a loaded machine slows every
+process's start) is not the bot's fault. The time the host took to start the bot's process
+or container is never counted (:meth:`arena.referee.referee.Match.seat_started`)."""
+STALL_BACKOFF_S = 5.0
+"""The builder waits this long times the try before the next version (the load may pass)."""
+
+
 class Builds:
     """The build queue and the validation gate of a competition in ``folder``: its
     builders (:meth:`builder`, one task each) build and validate pending versions with
@@ -166,7 +179,8 @@ class Builds:
     def __init__(self, folder: Path, settings: Settings, session: sessionmaker[Session],
                  writer: Writer, recorder: Recorder, slots: GameSlots, specs: VersionSpecs,
                  references: list[BotSpec], ruleset: Ruleset, tc: TimeControl,
-                 docker_limits: DockerLimits | None, validated: Callable[[], None]) -> None:
+                 docker_limits: DockerLimits | None, validated: Callable[[], None],
+                 outage: Outage | None = None) -> None:
         self.folder = folder
         self.store = specs.store
         self.settings = settings
@@ -185,6 +199,14 @@ class Builds:
         success): said once, not at every retry."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake = asyncio.Event()
+        self.outage = outage or Outage()
+        """Whether the host can write (:mod:`arena.host.outage`): while it cannot, no
+        version is taken."""
+        self.busy: set[int] = set()
+        """The versions being built or validated now."""
+        self.stalls: dict[int, int] = {}
+        """Validations tried again since the start because the version's bot did not join
+        in time (:data:`STALL_RETRIES`), by version."""
 
     def wake(self) -> None:
         """A new version was stored: start its build (thread-safe; nothing before the
@@ -246,33 +268,60 @@ class Builds:
         validate it; a failure of the host's puts it back to pending, to be tried again."""
         self._loop = asyncio.get_running_loop()
         while True:
-            job = await self.writer.write(self.next_pending)
+            if self.outage.on:  # what it left is mended first (arena.host.outage)
+                await asyncio.sleep(1.0)
+                continue
+            try:
+                job = await self.writer.write(self.next_pending)
+            except Exception as e:
+                if not cannot_write(e):
+                    raise
+                self.outage.hit("the build queue", e)
+                continue
             if job is None:
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(2.0):
                         await self._wake.wait()
                 continue
+            self.busy.add(job[0])
             try:
                 await self.gate(*job)
             except asyncio.CancelledError:
                 raise
-            except InfrastructureError as e:  # e.g. no Docker engine: said once, not a
-                # traceback every few seconds; its owner sees why it waits
-                if str(e) != self.problem:
-                    log.warning("version %s waits: %s", job[0], e)
-                    self.problem = str(e)
-                await self.writer.write(self.set_status, job[0], "pending",
-                                 "waiting for the host: it cannot build or run bots just now "
-                                 "(its organiser has been told); it will try again")
-                await asyncio.sleep(5)
+            except Exception as e:
+                if not cannot_write(e):
+                    await self._failed(job[0], e)
+                    continue
+                # left building or validating: sent back to the queue once it can write
+                self.outage.hit(f"version {job[0]}'s build or validation", e)
                 continue
-            except Exception:  # the host's own failure: the version waits for another try
-                log.exception("version %s: build/validation failed in the host", job[0])
-                await self.writer.write(self.set_status, job[0], "pending")
-                await asyncio.sleep(5)
-                continue
+            finally:
+                self.busy.discard(job[0])
             self.problem = ""
+
+    async def _failed(self, version_id: int, e: Exception) -> None:
+        """The host failed to build or validate ``version_id`` (``e``): it waits, pending,
+        for another try."""
+        try:
+            if isinstance(e, InfrastructureError):
+                # e.g. no Docker engine: said once, not a traceback every few seconds; its
+                # owner sees why it waits
+                if str(e) != self.problem:
+                    log.warning("version %s waits: %s", version_id, e)
+                    self.problem = str(e)
+                await self.writer.write(self.set_status, version_id, "pending",
+                                        "waiting for the host: it cannot build or run bots "
+                                        "just now (its organiser has been told); it will "
+                                        "try again")
+            else:  # the host's own failure: the version waits for another try
+                log.exception("version %s: build/validation failed in the host", version_id)
+                await self.writer.write(self.set_status, version_id, "pending")
+        except Exception as again:
+            if not cannot_write(again):
+                raise
+            self.outage.hit(f"version {version_id}'s status", again)
+        await asyncio.sleep(5)
 
     async def gate(self, version_id: int, bot_name: str) -> None:
         """Build version ``version_id`` of bot ``bot_name`` and validate it; it ends
@@ -319,6 +368,19 @@ class Builds:
         report = Report(bot_name, tuple(items))
         failed = report.first_failure
         why = None if failed is None else f"validation: {failed.name}: {failed.problem}"
+        stalled = failed is not None and STALL_KEY in failed.problem
+        tries = self.stalls.pop(version_id, 0) + 1
+        if failed is not None and stalled and tries <= STALL_RETRIES:
+            # the host's load may be why (it slows every process's start): tried again
+            self.stalls[version_id] = tries
+            again = (f"validation: {failed.name}: the bot did not join in time, which a "
+                     "loaded host can cause: it is validated again "
+                     f"(try {tries + 1} of {STALL_RETRIES + 1})")
+            await self.writer.write(self.set_status, version_id, "pending", again)
+            await asyncio.sleep(STALL_BACKOFF_S * tries)
+            return
+        if why is not None and stalled and tries > 1:
+            why += f" (tried {tries} times: it never joined in time)"
         shown: set[tuple[str, ...]] = set()  # the same output twice is said once
         with open(log_path, "a") as f:
             f.write("\n--- validation (the checks of `moon bot check`, against the reference "

@@ -66,6 +66,24 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
 
 
+WEB_POOL = 8
+"""Database connections the API and the pages may hold at once (PostgreSQL), in a pool of
+their own: more than :data:`arena.host.visitors.VisitorLimits.in_flight`, and apart from
+the games' (the writer's, the builds', the batch fit's), so a crowd of visitors never keeps
+a game's result waiting for a connection."""
+
+
+def web_engine(engine: Engine) -> Engine:
+    """The engine the API and the pages read through: for PostgreSQL one of its own on the
+    same database with :data:`WEB_POOL` connections, which waits at most 5 s for one (then
+    the request is answered 503, never 500); SQLite's own engine (its readers never block
+    its writer, WAL)."""
+    if engine.url.get_backend_name() != "postgresql":
+        return engine
+    return create_engine(engine.url, pool_pre_ping=True, pool_size=WEB_POOL,
+                         max_overflow=0, pool_timeout=5)
+
+
 def migrate(engine: Engine) -> None:
     """Create or upgrade the schema to the newest migration (Alembic ``upgrade head``).
 

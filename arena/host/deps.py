@@ -26,8 +26,8 @@ def get_host(request: Request) -> Host:
 
 
 def get_session(host: Annotated[Host, Depends(get_host)]) -> Iterator[Session]:
-    """A database session for one request."""
-    with host.Session() as s:
+    """A database session for one request (the web's own connections)."""
+    with host.WebSession() as s:
         yield s
 
 

@@ -29,6 +29,7 @@ from . import matchmaking
 from .builds import VersionSpecs
 from .executor import GameRequest, GameSlots, InfrastructureError
 from .models import DuplicateSet, Game, GameSeat, Version, utcnow
+from .outage import Outage, cannot_write
 from .recorder import Counters, Recorder
 from .writer import Writer
 
@@ -49,7 +50,8 @@ class Matchmaker:
                  slots: GameSlots, specs: VersionSpecs, ruleset: Ruleset, preset: str,
                  tc: TimeControl, docker_limits: DockerLimits | None, closeness: float,
                  seed: int, rng: random.Random, counters: Counters,
-                 cut_logs: Callable[[str], int], stopping: asyncio.Event) -> None:
+                 cut_logs: Callable[[str], int], stopping: asyncio.Event,
+                 outage: Outage | None = None) -> None:
         self.Session = session
         self.writer = writer
         self.recorder = recorder
@@ -71,6 +73,9 @@ class Matchmaker:
         self.gate: Callable[[Session], bool] | None = None
         """Whether rated games may start now (the phase: :mod:`arena.host.season`); None:
         always."""
+        self.outage = outage or Outage()
+        """Whether the host can write (:mod:`arena.host.outage`): while it cannot, no game
+        is claimed."""
         self.running: dict[str, asyncio.Task[None]] = {}
         """The games being played, by id (the host cancels them when it stops)."""
         self._wake = asyncio.Event()
@@ -168,12 +173,18 @@ class Matchmaker:
         it in a task of its own (:attr:`running`); with nothing to play, wait for
         :meth:`wake` or a second."""
         while True:
+            if self.outage.on:  # the games it left are voided first (arena.host.outage)
+                await asyncio.sleep(0.5)
+                continue
             await self.slots.acquire()
             try:
                 job = await self.writer.write(self.claim)
-            except Exception:
+            except Exception as e:
                 self.slots.release()
-                log.exception("matchmaking failed")
+                if cannot_write(e):
+                    self.outage.hit("the next rated game's claim", e)
+                else:
+                    log.exception("matchmaking failed")
                 await asyncio.sleep(2)
                 continue
             if job is None:
@@ -213,11 +224,17 @@ class Matchmaker:
             self.counters.game_finished()
             try:
                 await asyncio.to_thread(self.cut_logs, game_id)
-            except Exception:  # the game is recorded: only its bots' older logs stay whole
-                log.exception("game %s: its bots' older logs were not cut", game_id)
+            except Exception as e:  # the game is recorded: only its bots' older logs stay
+                if cannot_write(e):  # whole
+                    self.outage.hit(f"the cut logs of game {game_id}'s bots", e)
+                else:
+                    log.exception("game %s: its bots' older logs were not cut", game_id)
         except asyncio.CancelledError:
             raise
-        except Exception:
+        except Exception as e:
+            if cannot_write(e):  # left running: voided and played again once it can
+                self.outage.hit(f"the result of game {game_id}", e)
+                return
             log.exception("game %s: the host failed", game_id)
             with contextlib.suppress(Exception):
                 await self.recorder.void_game(game_id, "the host failed")

@@ -4,6 +4,8 @@ for an address with no page (the API keeps FastAPI's JSON answers)."""
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -13,10 +15,13 @@ from fastapi.exception_handlers import (
 )
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .pages.errors import no_page
 from .service import Host
+
+log = logging.getLogger("arena.host")
 
 MAX_BODY = 64 * 1024
 """The largest body of a request other than a submission's upload, bytes."""
@@ -47,6 +52,23 @@ def install(app: FastAPI, host: Host) -> None:
         if for_the_api(request.url.path):
             return await request_validation_exception_handler(request, exc)
         return await not_found_page(request, StarletteHTTPException(404))
+
+    said = [-1e9]
+
+    @app.exception_handler(SQLAlchemyError)
+    async def database_unavailable(request: Request, exc: SQLAlchemyError) -> Response:
+        """The database could not answer (down, no connection free in time, a disk that
+        is full): 503 with ``Retry-After``, never a 500; one line in the log a minute."""
+        now = time.monotonic()
+        if now - said[0] >= 60.0:
+            said[0] = now
+            first = (str(getattr(exc, "orig", None) or exc).strip().splitlines() or [""])[0]
+            log.warning("the database could not answer a request (%s %s): %s: %s; "
+                        "answered 503 (said once a minute)", request.method,
+                        request.url.path, type(exc).__name__, first[:300])
+        return JSONResponse({"detail": "the host cannot read its database just now: try "
+                             "again in a few seconds"}, status_code=503,
+                            headers={"Retry-After": "5"})
 
     @app.middleware("http")
     async def upload_limit(request: Request, call_next: Any) -> Response:

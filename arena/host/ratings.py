@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..ladder.ratings import LiveRatings, Rating, rate
@@ -181,9 +182,12 @@ class Ratings:
         try:
             while True:
                 await asyncio.sleep(min(every, 5.0) if last <= 0 else every)
-                with self.Session() as s:
-                    n = s.scalar(select(func.count()).select_from(Game).where(
-                        Game.status == "finished", Game.kind == "rated")) or 0
+                try:
+                    with self.Session() as s:
+                        n = s.scalar(select(func.count()).select_from(Game).where(
+                            Game.status == "finished", Game.kind == "rated")) or 0
+                except SQLAlchemyError:  # the database is down: said by the games' side
+                    continue  # (arena.host.outage); the next round tries again
                 if n != last:
                     try:
                         got, ratings = await worker.run(batch_from_database, self.url,
@@ -193,9 +197,16 @@ class Ratings:
                     except BrokenProcessPool:
                         log.warning("the batch fit's worker process died; the next fit "
                                     "starts a new one")
-                    except Exception:
-                        log.exception("batch fit failed")
+                    except Exception as e:
+                        if isinstance(e, SQLAlchemyError | OSError):  # no traceback for
+                            log.warning("batch fit failed: %s", e.__class__.__name__)  # it
+                        else:
+                            log.exception("batch fit failed")
                 for chore in chores:
-                    await asyncio.to_thread(chore)
+                    try:
+                        await asyncio.to_thread(chore)
+                    except (SQLAlchemyError, OSError) as e:  # the next round tries again
+                        log.warning("%s failed: %s", getattr(chore, "__name__", "a chore"),
+                                    e.__class__.__name__)
         finally:
             worker.stop()

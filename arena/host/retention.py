@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..sandbox.local import LOG_TAIL_BYTES
 from .models import Game, GameSeat, utcnow
+from .visitors import public_record_path
 from .writer import Writer
 
 
@@ -96,6 +97,7 @@ class Retention:
         for gid in old:
             with contextlib.suppress(OSError):
                 (self.record_dir / f"{gid}.json").unlink(missing_ok=True)
+                public_record_path(self.record_dir, gid).unlink(missing_ok=True)
             for seat in range(self.players):
                 with contextlib.suppress(OSError):
                     seat_log_path(self.record_dir, gid, seat).unlink(missing_ok=True)

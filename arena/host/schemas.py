@@ -250,3 +250,7 @@ class StatusOut(BaseModel):
     builds_waiting: str = Field("", description="why submissions wait (pending) instead of "
                                 "being built: the host cannot build or run bots just now "
                                 "(e.g. no Docker engine answers), or empty")
+    visitors: dict[str, int] = Field({}, description="since the start: public answers "
+                                     "served from the cache (hits), computed (misses), "
+                                     "304s (not_modified), stale copies served (stale), "
+                                     "requests refused with 429 (refused)")

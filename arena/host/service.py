@@ -46,13 +46,16 @@ from ..bots.manifest import BotSpec, load_bot
 from ..errors import ConfigError
 from ..sandbox.containment import cleanup_stale_once
 from .builds import Builds, VersionSpecs, for_participant
+from .db import web_engine
 from .executor import ExecutorFactory, GameExecutor, GameSlots, LocalExecutor
 from .lock import HostLock
 from .matchmaker import Matchmaker
 from .memory import trim_heap
 from .models import Game, Participant, Version
+from .outage import Mender, Outage
 from .ratings import Ratings
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
+from .refusals import UploadRefusals
 from .registrations import RegistrationWindow
 from .retention import Retention, seat_log_path
 from .season import Season
@@ -88,6 +91,10 @@ class Host:
         self.settings = settings
         self.engine = engine
         self.Session = sessionmaker(engine, expire_on_commit=False)
+        self.web_engine = web_engine(engine)
+        self.WebSession = sessionmaker(self.web_engine, expire_on_commit=False)
+        """Sessions of the API and the pages: their own connections
+        (:func:`arena.host.db.web_engine`), never the games'."""
         self.ruleset = settings.ruleset()
         self.tc = settings.tc()
         self.record_dir = self.folder / RECORDS
@@ -115,6 +122,9 @@ class Host:
         """Held by a submission from its quota check to its new version's commit
         (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
         first's version (its quota, its number, its sources)."""
+        self.refusals = UploadRefusals()
+        """Refused uploads per participant over the last day: each counts against
+        ``max_versions_per_day`` (:mod:`arena.host.refusals`)."""
         self.rng = random.Random()
         self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
@@ -127,14 +137,16 @@ class Host:
                                               build_timeout_s=settings.runner.build_timeout_s,
                                               pull=frozenset(settings.runner.images or ()))
         self.specs = VersionSpecs(self.store, settings.runner.kind)
+        self.outage = Outage()
+        """Whether the host can write to its database and disk (:mod:`arena.host.outage`)."""
         self.matchmaker = Matchmaker(
             self.Session, self.writer, self.recorder, self.slots, self.specs, self.ruleset,
             settings.competition.preset, self.tc, self.docker_limits,
             settings.matchmaking.closeness, settings.matchmaking.seed, self.rng,
-            self.counters, self.cut_logs, self._stopping)
+            self.counters, self.cut_logs, self._stopping, outage=self.outage)
         self.builds = Builds(self.folder, settings, self.Session, self.writer, self.recorder,
                              self.slots, self.specs, self.references, self.ruleset, self.tc,
-                             self.docker_limits, self.matchmaker.wake)
+                             self.docker_limits, self._judged, outage=self.outage)
         self.season = Season(self.Session, self.writer, settings.calendar.calendar())
         """The phase (docs/host.md, "A season"): rated games only in a phase that plays."""
         self.matchmaker.gate = lambda s: self.season.refused(s, "play") is None
@@ -142,6 +154,24 @@ class Host:
         self.ratings_epoch = 0
         """Counts the games voided by the organiser: the pages' running tallies of the
         games (leaderboard, rating history) start again when it changes."""
+        self.mender = Mender(self.Session, self.writer, self.recorder, self.outage,
+                             playing=lambda: set(self.matchmaker.running),
+                             building=lambda: set(self.builds.busy), wake=self._mended)
+        self.changes = 0
+        """Counts the changes a visitor's cached page must not hide (a version judged):
+        :class:`arena.host.visitors.Visitors` reads anew what it cached before one."""
+
+    def _mended(self) -> None:
+        """The host can write again (:class:`arena.host.outage.Mender`): games and builds
+        go on."""
+        self.changes += 1
+        self.matchmaker.wake()
+        self.builds.wake()
+
+    def _judged(self) -> None:
+        """A version was judged: its pages change, and a new active one may start games."""
+        self.changes += 1
+        self.matchmaker.wake()
 
     def _reference(self, path: str) -> BotSpec:
         p = Path(path)
@@ -220,7 +250,8 @@ class Host:
                          # a quiet moment after each fit: retention, and the heap's free
                          # memory given back (docs/host.md, "Memory")
                          asyncio.create_task(self.ratings.run((self.prune, trim_heap)),
-                                             name="host-batch")]
+                                             name="host-batch"),
+                         asyncio.create_task(self.mender.run(), name="host-mender")]
                 try:
                     await self._stopping.wait()
                 finally:
@@ -244,6 +275,8 @@ class Host:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+        if self.web_engine is not self.engine:
+            self.web_engine.dispose()
         self.engine.dispose()
 
     # -- builds and validation ------------------------------------------------------------
@@ -312,7 +345,7 @@ class Host:
         return {
             "name": self.settings.competition.name,
             "queued": count(Game.status == "queued"),
-            "running": count(Game.status == "running"),
+            "running": self._running(s) if self.outage.on else count(Game.status == "running"),
             "finished": count(Game.status == "finished", Game.kind == "rated")
             if finished is None else finished,
             "voided": count(Game.status == "voided"),
@@ -332,6 +365,16 @@ class Host:
         waiting = "" if v.games else (self.season.refused(s, "play") or "")
         return {"phase": v.phase, "next_phase": v.next_phase, "next_change_at": v.next_at,
                 **({"waiting": waiting} if waiting else {})}
+
+    def _running(self, s: Session) -> int:
+        """The games being played, while the host cannot write: the database still has
+        ``running`` the games whose results it could not write (voided once it can:
+        :class:`arena.host.outage.Mender`), which are not."""
+        playing, building = set(self.matchmaker.running), set(self.builds.busy)
+        return sum(1 for g in s.scalars(select(Game).where(Game.status == "running")
+                                        .options(selectinload(Game.seats)))
+                   if g.id in playing or (g.kind != "rated" and any(
+                       x.version_id in building for x in g.seats)))
 
     @staticmethod
     def _waiting(active: int) -> str:

@@ -165,6 +165,22 @@ class Retention(_Table):
     writes without end does not fill the host's disk at 1 MiB a game."""
 
 
+class Visitors(_Table):
+    """``[visitors]``: what the host serves its visitors (docs/host.md, "A crowd of
+    visitors"); the games are never made to wait for them."""
+
+    requests_per_s: float = Field(400.0, gt=0)
+    """Requests served a second in all; more wait their turn (at most 2 s, then 429)."""
+    per_client_per_s: float = Field(20.0, gt=0)
+    """Requests a second one client address may make that the host must compute (not a
+    cached public answer, a 304 or an asset), on average; more are refused (429)."""
+    burst: int = Field(60, ge=1)
+    """Such requests one client address may make at once after a pause."""
+    cache_s: float = Field(5.0, ge=0)
+    """How long a public answer (a page, a list, the status) is served from memory before
+    it is read again; 0: never cached."""
+
+
 class Reference(_Table):
     """A ``[[reference]]`` bot: the host's own, trusted, run locally; validation games are
     played against them."""
@@ -223,6 +239,7 @@ class Settings(_Table):
     limits: Limits = Limits()
     retention: Retention = Retention()
     calendar: CalendarTable = CalendarTable()
+    visitors: Visitors = Visitors()
     reference: list[Reference] = []
 
     def ruleset(self) -> Ruleset:
@@ -334,6 +351,13 @@ full_logs = 20              # a version's last games whose stderr logs are kept 
 # submissions_close = 2027-01-29T18:00:00Z    # the freeze: no new versions, games go on
 # final_starts = 2027-01-30T09:00:00Z         # the season's games stop
 # ends = 2027-01-31T18:00:00Z                 # nothing is played or taken any more
+
+# A crowd of visitors: public answers from memory, and a budget that keeps the games' pace.
+[visitors]
+requests_per_s = 400        # served a second in all; more wait their turn (2 s at most, then 429)
+per_client_per_s = 20       # requests one address may make that the host must compute (429 over)
+burst = 60                  # ... at once after a pause
+cache_s = 5                 # a public page or list is read again after this many seconds
 
 # The host's own bots: each new version must finish a game against them without a fault.
 [[reference]]

@@ -348,6 +348,12 @@ class SeatStatus(enum.Enum):
     """It joined, and its stream is gone (it may come back within ``reconnect_ms``)."""
 
 
+HOST_START_MAX_S = 120.0
+"""The longest the host may take to start a seat's process or container (a loaded
+machine, a Docker engine pulling or creating); past it the match is aborted (voided,
+replayed), never a start-up stall of the bot's."""
+
+
 class Seat:
     """One seat of a match: the bot meant for it, the stream that holds it, its clock,
     the illegal actions it may still retry, and how its process ended.
@@ -363,7 +369,7 @@ class Seat:
 
     __slots__ = ("index", "name", "version", "tc", "link", "joined", "joined_as",
                  "away_since", "exit", "clock", "retries_left", "double_join_noted",
-                 "rejoins", "refusal")
+                 "rejoins", "refusal", "starting", "started")
 
     def __init__(self, index: int, name: str, version: str, tc: TimeControl) -> None:
         self.index = index
@@ -390,6 +396,12 @@ class Seat:
         """How many times a stream joined it again after a drop (at most MAX_REJOINS)."""
         self.refusal = ""
         """Why the last join with its token was refused ("" if none was)."""
+        self.starting = False
+        """Whether the runner is starting its process or container (its start-up clock
+        waits for it: :meth:`Match.seat_starting`)."""
+        self.started: float | None = None
+        """When (``time.monotonic()``) its process or container was running, if the runner
+        said so: its start-up clock runs from then."""
 
     @property
     def status(self) -> SeatStatus:
@@ -778,18 +790,63 @@ class Match:
             raise asyncio.CancelledError  # (or not land while items keep coming): end here
         return await self.inbox.get(deadline)
 
+    def seat_starting(self, index: int) -> None:
+        """The runner is starting seat ``index``'s process or container: its start-up
+        clock waits until :meth:`seat_started` (at most :data:`HOST_START_MAX_S`: then the
+        host, not the bot, failed to start it, and the match is aborted)."""
+        self.seats[index].starting = True
+
+    def seat_started(self, index: int) -> None:
+        """Seat ``index``'s process or container is running: its start-up limit counts
+        from now, so the time the host took to start it (a loaded machine, a slow Docker
+        engine) is never the bot's."""
+        seat = self.seats[index]
+        seat.started = time.monotonic()
+        if self.status != Status.WAITING:
+            return
+        missing = [s for s in self.seats if not s.joined]
+        if missing:
+            self.inbox.move(min(self._join_deadline(s) for s in missing))
+
+    def _join_deadline(self, seat: Seat) -> float:
+        """When ``seat`` must have joined (monotonic seconds): the start-up limit from its
+        process's start (:meth:`seat_started`), or from the match's creation; while the
+        runner is still starting it, :data:`HOST_START_MAX_S` after the creation."""
+        if seat.started is not None:
+            return max(seat.started, self.created_mono) + self.tc.startup_ms / 1000
+        if seat.starting:
+            return self.created_mono + HOST_START_MAX_S
+        return self.created_mono + self.tc.startup_ms / 1000
+
     async def _wait_for_seats(self) -> None:
-        """Until every seat has joined, or the start-up limit: every seat missing then
-        forfeits (a start-up stall)."""
-        deadline = self.created_mono + self.tc.startup_ms / 1000
+        """Until every seat has joined, or its start-up limit (:meth:`_join_deadline`):
+        every seat missing then forfeits (a start-up stall), unless the host has not
+        started its process in :data:`HOST_START_MAX_S` (then the match is aborted:
+        never the bot's fault)."""
         while not all(s.joined for s in self.seats):
-            ev = await self._next(deadline)
-            if ev is None:
-                raise _Forfeit([
-                    self.fault(s.index, FaultReason.STARTUP_STALL,
-                               f"seat {s.index} did not join within {self.tc.startup_ms} ms",
-                               forfeit=True) for s in self.seats if not s.joined])
-            getattr(self, _HANDLERS[type(ev)])(ev)
+            now = time.monotonic()
+            missing = [s for s in self.seats if not s.joined]
+            late = [s for s in missing if self._join_deadline(s) <= now]
+            if any(s.started is None and s.starting for s in late):
+                self._stop = (Termination.ABORTED, "the host did not start a bot's process "
+                              f"or container within {HOST_START_MAX_S:g} s")
+                raise asyncio.CancelledError
+            if late:
+                raise _Forfeit([self.fault(s.index, FaultReason.STARTUP_STALL,
+                                           self._stall_detail(s), forfeit=True)
+                                for s in late])
+            ev = await self._next(min(self._join_deadline(s) for s in missing))
+            if ev is not None:
+                getattr(self, _HANDLERS[type(ev)])(ev)
+
+    def _stall_detail(self, seat: Seat) -> str:
+        """A start-up stall's detail: the limit, and the host's own start when it was
+        measured (not counted)."""
+        if seat.started is None:
+            return f"seat {seat.index} did not join within {self.tc.startup_ms} ms"
+        host_ms = max(0, round((seat.started - self.created_mono) * 1000))
+        return (f"seat {seat.index} did not join within {self.tc.startup_ms} ms of its "
+                f"process starting (the host took {host_ms} ms to start it, not counted)")
 
     async def _play(self) -> None:
         """Play until the game ends (or the hand limit): handle inbox events while a turn

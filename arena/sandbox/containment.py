@@ -12,13 +12,16 @@ Two ways, chosen once per arena process (:func:`mode`):
   whose owner (the arena process that made it) is gone is killed and removed by
   :func:`cleanup_stale` at the next start.
 - **process group and marker** (no writable cgroup v2: not root, not Linux, a container
-  without its cgroup mounted, or ``MOON_CGROUP=off``): the bot's process group is killed,
-  then every process that still carries the run's ``MOON_BOT_INSTANCE`` in its environment
-  (:func:`kill_marked`). A descendant that both leaves the group (``setsid``) and clears its
-  environment (``env -i``) escapes. Each run is registered as a file in the run folder
-  (``$MOON_RUN_DIR``, default ``<tmp>/moon-arena-<uid>/bots``) so that the next start kills
-  what a killed arena left: the processes with the marker and those still in the bot's
-  process group.
+  without its cgroup mounted, or ``MOON_CGROUP=off``): the bot, if still running, and every
+  descendant it still has are stopped and killed (:func:`kill_tree`), then the bot's
+  process group, then every process that still carries the run's ``MOON_BOT_INSTANCE`` in
+  its environment (:func:`kill_marked`). A descendant that is an orphan by then (its parent
+  exited), left the group (``setsid``) and is out of the marker's reach (``env -i``, or
+  non-dumpable for an arena that is not root: its environ is root's to read) escapes
+  (docs/sandbox.md, "What the fallback cannot catch"). Each run is registered as a file
+  in the run folder (``$MOON_RUN_DIR``, default ``<tmp>/moon-arena-<uid>/bots``) so that
+  the next start kills what a killed arena left: the processes with the marker and those
+  still in the bot's process group.
 
 ``MOON_CGROUP`` chooses: unset (or ``auto``) for a cgroup where possible, ``off`` for the
 process group and marker, or the path of a cgroup v2 folder the arena may write to (the
@@ -132,6 +135,59 @@ def kill_marked(name: str, value: str, rounds: int = 20) -> int:
                 pass
         time.sleep(0.005)  # let them die (a dead process's environ reads empty)
     return sent
+
+
+def _children() -> dict[int, list[int]]:
+    """Every live process's children, by parent pid (field 4 of ``/proc/<pid>/stat``,
+    readable whatever the process did: its group, session, environment or dumpable flag)."""
+    kids: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 1 and fields[0] != "Z":
+                kids.setdefault(int(fields[1]), []).append(int(p))
+    return kids
+
+
+def kill_tree(pid: int, rounds: int = 20) -> int:
+    """SIGKILL ``pid`` and every descendant it still has: each is stopped first (SIGSTOP:
+    a stopped process cannot fork), the tree read again until it has no new one (at most
+    ``rounds`` times), then all are killed. A descendant is found by its parent whatever
+    it did (``setsid``, ``env -i``, ``PR_SET_DUMPABLE`` 0); one whose parent exited before
+    (it was reparented, e.g. to init) is not. Returns how many were killed.
+
+    Raises:
+        Nothing: every OS error is ignored.
+    """
+    stopped: set[int] = set()
+    frontier = {pid}
+    for _ in range(rounds):
+        for p in frontier:
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGSTOP)
+                stopped.add(p)
+        # the descendants of every stopped process that are not stopped yet (born before
+        # their parent stopped, or their children since)
+        kids = _children()
+        found: set[int] = set()
+        stack = list(stopped)
+        while stack:
+            for c in kids.get(stack.pop(), ()):
+                if c not in stopped and c not in found:
+                    found.add(c)
+                    stack.append(c)
+        if not found:
+            break
+        frontier = found
+    for p in stopped:
+        with contextlib.suppress(OSError):
+            os.kill(p, signal.SIGKILL)
+    return len(stopped)
 
 
 def _group_members(pgid: int) -> list[int]:
@@ -355,6 +411,8 @@ class Containment:
         self.entry: str | None = None
         """The run's registry file (process-group mode)."""
         self.pid = 0
+        self.start = ""
+        """The bot's start time (:func:`start_time`), to know its pid is still its own."""
 
     def wrap(self, argv: list[str]) -> list[str]:
         """The argv that runs ``argv`` contained: in a new cgroup (made now) if cgroups can
@@ -398,11 +456,16 @@ class Containment:
     def started(self, pid: int) -> None:
         """The bot runs as ``pid`` (its own process group's leader)."""
         self.pid = pid
+        self.start = start_time(pid)
         self._register()
 
     def kill(self) -> None:
         """SIGKILL the bot's process group, its cgroup (every descendant) and every process
-        with its marker. Raises nothing."""
+        with its marker; without a cgroup, first the bot and every descendant it still has
+        (:func:`kill_tree`). Raises nothing."""
+        if self.pid and self.cgroup is None and self.start not in ("", "?") \
+                and start_time(self.pid) == self.start:  # still the bot (not reaped)
+            kill_tree(self.pid)  # its descendants by parentage, whatever they did
         if self.pid:
             with contextlib.suppress(OSError):
                 os.killpg(self.pid, signal.SIGKILL)

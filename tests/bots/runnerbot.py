@@ -9,8 +9,12 @@ Modes:
   burner    the same, burning CPU in a loop
   writer    the same, keeping the bot's stderr open and writing a line to it every 20 ms
             (ignoring SIGPIPE: it lives on when nobody reads the pipe any more)
+  daemon    the writer, but started in the background by a shell that exits at once: an
+            orphan (reparented, no longer the bot's descendant)
   marked    a `setsid` sleeper that keeps its environment (the marker finds it)
   grouped   an `env -i` sleeper that stays in the bot's process group
+  undumpable  a `setsid` sleeper that keeps its environment but makes itself non-dumpable
+            (PR_SET_DUMPABLE 0: its /proc/PID/environ is then root's to read)
   hang      after starting the others, never answer the first turn
   print     print() to stdout: "PRINTED <marker> <n>" before joining and at the game's end
   mmap MB   before joining, map MB MiB of address space (no memory is touched), print
@@ -40,8 +44,14 @@ SCRIPTS = {
     "burner": f': {MARKER}; echo "ESCAPEE burner $$" >&2; while :; do :; done',
     "writer": f': {MARKER}; trap "" PIPE; echo "ESCAPEE writer $$" >&2; '
               f'while :; do echo "writer tick" >&2; {SLEEP} 0.02; done',
+    "daemon": f': {MARKER}; trap "" PIPE; echo "ESCAPEE daemon $$" >&2; '
+              f'while :; do echo "daemon tick" >&2; {SLEEP} 0.02; done',
     "marked": f': {MARKER}; echo "ESCAPEE marked $$" >&2; exec {SLEEP} 3600',
     "grouped": f': {MARKER}; echo "ESCAPEE grouped $$" >&2; exec {SLEEP} 3600',
+    "undumpable": f"# {MARKER}\nimport ctypes, os, sys, time\n"
+                  "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0\n"
+                  "print('ESCAPEE undumpable', os.getpid(), file=sys.stderr, flush=True)\n"
+                  "time.sleep(3600)\n",
 }
 
 
@@ -49,6 +59,10 @@ def start(mode: str) -> None:
     script = SCRIPTS[mode]
     if mode == "marked":
         argv = [SETSID, SH, "-c", script]
+    elif mode == "daemon":  # the outer shell starts it in the background and exits
+        argv = [SETSID, ENV, "-i", SH, "-c", f'{SH} -c "$0" &', script]
+    elif mode == "undumpable":
+        argv = [SETSID, sys.executable, "-c", script]
     elif mode == "grouped":
         argv = [ENV, "-i", SH, "-c", script]
     else:

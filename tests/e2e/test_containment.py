@@ -187,23 +187,53 @@ def test_the_bots_cgroup_holds_every_descendant_and_is_removed(tmp_path, marker)
 def test_fallback_kills_what_it_can_and_does_not_wait_on_an_escapees_pipe(
         tmp_path, marker, monkeypatch, isolated):
     # without cgroups: a setsid child that keeps the marker and an env -i child that stays
-    # in the group die; a writer that did both (setsid + env -i) is out of reach, and keeps
-    # writing to the bot's stderr (ignoring SIGPIPE, so the pipe's closing does not end it
-    # either), but the arena neither waits for it nor keeps reading
+    # in the group die; a writer that did both (setsid + env -i) and is an orphan (its
+    # parent exited: no longer the bot's descendant) is out of reach, and keeps writing to
+    # the bot's stderr (ignoring SIGPIPE, so the pipe's closing does not end it either),
+    # but the arena neither waits for it nor keeps reading
     monkeypatch.setenv(containment.CGROUP_VAR, "off")
     monkeypatch.setenv(containment.RUN_DIR_VAR, isolated[containment.RUN_DIR_VAR])
-    bot = runnerbot(marker, "marked", "grouped", "writer")
+    bot = runnerbot(marker, "marked", "grouped", "daemon")
     match, log = play(tmp_path, bot, seed=8)
     found = escapees(log)
-    assert set(found) == {"marked", "grouped", "writer"}, log[:2000]
+    assert set(found) == {"marked", "grouped", "daemon"}, log[:2000]
     assert list(match.faults) == []
     assert wait_gone([found["marked"], found["grouped"]]) == []
     # the documented escape: it lives on...
-    assert alive(found["writer"])
+    assert alive(found["daemon"])
     # ...but no thread of the arena is still draining the pipe it writes to
     assert [t.name for t in threading.enumerate() if t.name.startswith("moon-log-")] == []
     # and the run's registry entry is gone with the game
     assert list((tmp_path / "run").glob("*.json")) == []
+
+
+def test_fallback_kills_every_descendant_the_bot_still_has(tmp_path, marker, monkeypatch,
+                                                           isolated):
+    # without cgroups, a bot still running at the kill (it hangs): a setsid + env -i
+    # writer and a setsid child that made itself non-dumpable are out of the group and
+    # out of the marker's reach (for an arena that is not root), but still the bot's
+    # children: they die with it
+    from arena.sandbox.local import LocalProcess
+
+    monkeypatch.setenv(containment.CGROUP_VAR, "off")
+    monkeypatch.setenv(containment.RUN_DIR_VAR, isolated[containment.RUN_DIR_VAR])
+    proc = LocalProcess(runnerbot(marker, "writer", "undumpable", "sleeper", "hang"),
+                        "unix:///nonexistent", "token", tmp_path / "bot.log")
+    proc.start()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(escapees(
+                (tmp_path / "bot.log").read_text(errors="replace"))) < 3:
+            time.sleep(0.05)
+        found = escapees((tmp_path / "bot.log").read_text(errors="replace"))
+        assert set(found) == {"writer", "undumpable", "sleeper"}
+        assert proc.containment.cgroup is None
+        # each in a session of its own (setsid), out of the bot's process group
+        pgid = os.getpgid(proc.proc.pid)  # type: ignore[union-attr]
+        assert all(os.getpgid(p) != pgid for p in found.values())
+    finally:
+        proc.kill()
+    assert wait_gone(list(found.values())) == []
 
 
 def _arena(tmp_path: Path, env: dict[str, str], *bots: str) -> subprocess.Popen[bytes]:

@@ -63,6 +63,15 @@ class Postgres:
     def start(self) -> None:
         self._as_pg(str(PG_BIN / "initdb"), "-D", f"{self.dir}/data", "-U", "postgres",
                     "--auth=trust")
+        self.resume()
+
+    def pause(self) -> None:
+        """Stop the server (fast: its sessions are cut), keeping its data."""
+        self._as_pg(str(PG_BIN / "pg_ctl"), "-D", f"{self.dir}/data", "-m", "fast", "-w",
+                    "stop")
+
+    def resume(self) -> None:
+        """Start the server (again) on its port."""
         self._as_pg(str(PG_BIN / "pg_ctl"), "-D", f"{self.dir}/data", "-o",
                     f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir}",
                     "-l", f"{self.dir}/log", "-w", "start")
@@ -155,7 +164,8 @@ class HostProcess:
     # -- the API ----------------------------------------------------------------------
     def call(self, method: str, path: str, token: str | None = None, **kw: Any
              ) -> httpx.Response:
-        headers = kw.pop("headers", {})
+        # the figures of now, not the host's copy for visitors (arena.host.visitors)
+        headers = {"Cache-Control": "no-cache", **kw.pop("headers", {})}
         if token:
             headers["Authorization"] = f"Bearer {token}"
         return httpx.request(method, self.url + path, headers=headers, timeout=60, **kw)

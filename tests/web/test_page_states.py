@@ -58,6 +58,7 @@ def still(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Still]:
     import uvicorn
 
     from arena.host.app import create_app
+    from arena.host.visitors import VisitorLimits
 
     folder = make_competition(tmp_path_factory.mktemp("still") / "comp")
     host, _ = open_host(folder)
@@ -81,7 +82,10 @@ def still(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Still]:
         newcomer.games, newcomer.mu, newcomer.sigma = 4, 25.0, 7.0  # live μ−3σ: 4.00
         s.add(Meta(key="batch", value={"games": 60, "at": "2026-01-01T00:00:00+00:00", "open": [
             ids[name, n] for _, name, vs in STATE for n, v in enumerate(vs, 1) if v[4]]}))
-    server = uvicorn.Server(uvicorn.Config(create_app(host), host="127.0.0.1", port=0,
+    # the states are written straight into the database, as a fit would: no public
+    # answer from the cache (arena.host.visitors), every view reads them
+    server = uvicorn.Server(uvicorn.Config(create_app(host, VisitorLimits(ttl_s=0)),
+                                           host="127.0.0.1", port=0,
                                            lifespan="off", log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -251,13 +251,16 @@ def version_page(version_id: VersionId, request: Request, host: HostDep, s: Sess
     # the step a rejected version failed at: its validation, or else its build
     failed_step = None if v.status != "rejected" else (
         "validating" if (v.reason or "").startswith("validation") else "building")
-    return page(request, s, host, "version", version=VersionOut.of(v, mine, open_ratings(s),
-                                                          host.settings.matchmaking
-                                                          .placement_sets),
-                placement=host.settings.matchmaking.placement_sets,
-                mine=mine, log=log, validation=validation, owner=v.bot.owner.name,
-                busy=v.status in ("pending", "building", "validating"),
-                failed_step=failed_step)
+    busy = v.status in ("pending", "building", "validating")
+    response = page(request, s, host, "version",
+                    version=VersionOut.of(v, mine, open_ratings(s),
+                                          host.settings.matchmaking.placement_sets),
+                    placement=host.settings.matchmaking.placement_sets, mine=mine, log=log,
+                    validation=validation, owner=v.bot.owner.name, busy=busy,
+                    failed_step=failed_step)
+    if busy:  # it refreshes itself to follow the build: never from a cache
+        response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 __all__ = ["CHART_POINTS", "SERIES_KEPT", "RatingReplay", "Series", "host_replay",

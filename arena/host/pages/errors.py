@@ -18,7 +18,7 @@ def not_found(request: Request, s: Session, host: Host, what: str) -> HTMLRespon
 
 def no_page(request: Request, host: Host) -> HTMLResponse:
     """The error page (404) for an address with no page (a session of its own)."""
-    with host.Session() as s:
+    with host.WebSession() as s:
         return page(request, s, host, "error", status=404, title="Not found",
                     message="There is no page at this address: the leaderboard "
                     "links to every bot and game.")

@@ -104,7 +104,10 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
     own_seats = [x.seat for x in g.seats
                  if x.version is not None and can_see(user, x.version.bot.owner_id)]
     if g.status in ("queued", "running"):
-        return page(request, s, host, "live", game=out, players=host.ruleset.players)
+        live = page(request, s, host, "live", game=out, players=host.ruleset.players)
+        # never from a cache: at the game's end the live view reloads into the replay
+        live.headers["Cache-Control"] = "no-store"
+        return live
     view = None
     missing = ""
     path = host.record_dir / f"{g.id}.json"

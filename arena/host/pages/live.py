@@ -120,12 +120,12 @@ class _EventStream(StreamingResponse):
 
 
 def _game_status(host: Host, game_id: str) -> str | None:
-    with host.Session() as s:
+    with host.WebSession() as s:
         return s.scalar(select(Game.status).where(Game.id == game_id))
 
 
 def _visible_status(host: Host, request: Request, game_id: str) -> str | None:
-    with host.Session() as s:
+    with host.WebSession() as s:
         g = visible_game(s, game_id, signed_in(request, s))
         return g.status if g is not None else None
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
@@ -15,6 +15,7 @@ from ..deps import DB_INT_MAX, Caller, HostDep, SessionDep, can_see
 from ..embargo import games_out, withheld_game
 from ..models import Bot, Game, GameSeat, Participant, Version
 from ..schemas import GameOut, GamePage
+from ..visitors import write_public_record
 
 router = APIRouter(prefix="/api", tags=["games"])
 
@@ -142,6 +143,9 @@ def get_record(game_id: str, caller: Caller, host: HostDep, s: SessionDep) -> An
     mine = {str(x.seat) for x in g.seats
             if x.version is not None and can_see(caller, x.version.bot.owner_id)}
     record["logs"] = {k: v for k, v in (record.get("logs") or {}).items() if k in mine}
+    if not mine:  # what every visitor gets: kept as a file, served without the database
+        write_public_record(host.record_dir, g.id, record)
+        return JSONResponse(record, headers={"Cache-Control": "public, max-age=3600"})
     return record
 
 

@@ -13,15 +13,16 @@ router = APIRouter(prefix="/api", tags=["status"])
 
 
 @router.get("/status", response_model=StatusOut)
-def status(host: HostDep, s: SessionDep) -> StatusOut:
+def status(request: Request, host: HostDep, s: SessionDep) -> StatusOut:
     """Queue, running games, games per minute (over the last 5 minutes), workers, versions
     by status, why no rated game can start, and why submissions wait for the host."""
     # the builder's last failure of the host's own (no Docker engine...), cleared once a
     # build gets through
     problem = host._builder_problem  # noqa: SLF001 - kept by the build loop
+    visitors = getattr(request.app.state, "visitors", None)
     return StatusOut(**host.status(s), builds_waiting=(
         f"submissions wait (pending) until the host can build them: {problem}"
-        if problem else ""))
+        if problem else ""), visitors=visitors.counts.as_dict() if visitors else {})
 
 
 @router.get("", include_in_schema=False)

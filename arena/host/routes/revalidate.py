@@ -1,0 +1,69 @@
+"""Asking for a version to be validated again without changing it (its owner or the
+organiser): a version rejected for the host's slowness, say, need not be changed by a
+byte to be tried again (docs/host.md, "From upload to rated games")."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ..deps import HostDep, SessionDep, User, VersionId, can_see
+from ..models import Bot, Participant, Version
+from ..ratings import open_ratings
+from ..schemas import VersionOut
+from ..service import Host
+from .submissions import WAITING
+
+router = APIRouter(prefix="/api", tags=["submissions"])
+
+AGAIN = "validated again at its owner's or the organiser's request"
+
+
+def validate_again(s: Session, host: Host, user: Participant, version_id: int) -> Version:
+    """Send rejected version ``version_id`` back to the build queue (built and validated
+    again, unchanged) and wake the builders; the version.
+
+    Raises:
+        HTTPException: 404 not a version of ``user``'s (the organiser's: any); 409 not
+            rejected, or its bot has a newer version that is not; 429 its owner has
+            ``[limits] max_waiting`` versions waiting already (the organiser is not
+            limited).
+    """
+    v = s.get(Version, version_id)
+    if v is None or not can_see(user, v.bot.owner_id):
+        raise HTTPException(404, f"no version {version_id} of yours")
+    if v.status != "rejected":
+        raise HTTPException(409, f"version {version_id} is {v.status}: only a rejected "
+                            "version is validated again (a disabled one: submit a new "
+                            "version)")
+    newer = s.scalar(select(Version.id).where(Version.bot_id == v.bot_id,
+                                              Version.number > v.number,
+                                              Version.status != "rejected").limit(1))
+    if newer is not None:
+        raise HTTPException(409, f"version {version_id} is older than version {newer} of "
+                            f"{v.bot.name}, which is not rejected: it would replace it; "
+                            "submit its sources again as a new version instead")
+    if not user.is_admin:
+        waiting = s.scalar(select(func.count(Version.id)).join(Bot).where(
+            Bot.owner_id == v.bot.owner_id, Version.status.in_(WAITING))) or 0
+        limit = host.settings.limits.max_waiting
+        if waiting >= limit:
+            raise HTTPException(429, f"you have {waiting} versions waiting to be built and "
+                                f"validated (at most {limit} at once): ask again once "
+                                "they are done")
+    v.status, v.reason = "pending", AGAIN
+    s.commit()
+    host.wake()
+    return v
+
+
+@router.post("/versions/{version_id}/validate", status_code=202, response_model=VersionOut,
+             responses={404: {}, 409: {}, 429: {}})
+def revalidate(version_id: VersionId, user: User, host: HostDep, s: SessionDep
+               ) -> VersionOut:
+    """Validate your rejected version again, unchanged (its build too): it goes back to
+    the queue as ``pending``. For a version rejected for the host's reasons (a loaded
+    machine); the organiser may ask for anyone's."""
+    v = validate_again(s, host, user, version_id)
+    return VersionOut.of(v, True, open_ratings(s))

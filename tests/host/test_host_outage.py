@@ -1,0 +1,132 @@
+"""A real `moon host run` on a real PostgreSQL server that is stopped mid-run and started
+again (:mod:`arena.host.outage`): the games whose results could not be written are voided
+and played again without a restart, none is left ``running``, no result is lost,
+duplicated or rated twice, the log says what could not be written in a line, and the
+pages answer meanwhile (never a 500)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from collections import Counter
+
+import psycopg
+import pytest
+from host_support import (
+    EXAMPLES,
+    HostProcess,
+    Postgres,
+    make_competition,
+    postgres_problem,
+    tar_folder,
+    wait_for,
+)
+
+BOTS = ("heuristic", "random", "weak")
+MAX_ATTEMPTS = 3
+"""A voided rated game is played again until its third try (arena.host.recorder)."""
+
+
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of this test's own (it is stopped and started again)."""
+    problem = postgres_problem()
+    if problem:
+        if os.environ.get("MOON_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"MOON_REQUIRE_POSTGRES=1, but {problem}", pytrace=False)
+        pytest.skip(problem)
+    pg = Postgres()
+    pg.start()
+    try:
+        yield pg
+    finally:
+        with contextlib.suppress(Exception):
+            pg.stop()
+
+
+def finished(host: HostProcess) -> int:
+    return int(host.ok("GET", "/api/status", host.admin)["finished"])
+
+
+def rows(url: str, sql: str) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return list(conn.execute(sql).fetchall())
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_a_database_stopped_mid_run_leaves_nothing_stuck_lost_or_rated_twice(
+        tmp_path, own_postgres) -> None:
+    url = own_postgres.database("moon_outage")
+    host = HostProcess(make_competition(tmp_path / "comp"), url).start()
+    try:
+        versions = []
+        for i, bot in enumerate(BOTS):
+            token = host.register(f"p{i}")
+            versions.append((token, host.submit(token, tar_folder(EXAMPLES / bot)).json()))
+        for token, v in versions:
+            assert host.wait_version(token, v["id"])["status"] == "active"
+        wait_for(lambda: finished(host) >= 6, 120, "6 rated games")
+        for path in ("/", "/api/leaderboard", "/games"):  # copies in memory
+            assert host.call("GET", path).status_code == 200
+
+        own_postgres.pause()
+        wait_for(lambda: "cannot write the result of game" in host.log.read_text(), 120,
+                 "a game in flight to end with the database down")
+        # the pages answer meanwhile: what they last read, or 503 (never a 500)
+        for path in ("/", "/api/leaderboard", "/games", "/api/status", "/api/games",
+                     "/api/bots"):
+            r = host.call("GET", path)
+            assert r.status_code in (200, 503), (path, r.status_code, r.text)
+        time.sleep(3)  # the other games in flight end too, their results unwritten
+        own_postgres.resume()
+
+        wait_for(lambda: "the host can write again" in host.log.read_text(), 120,
+                 "the host to find its database again")
+        n = finished(host)
+        running_then = {r[0] for r in rows(url, "SELECT id FROM games WHERE status = "
+                                                "'running'")}
+        # once as many games again as can run at once have finished twice over, every
+        # game that was running then has ended: none is left running
+        wait_for(lambda: finished(host) >= n + 6, 180, "6 more rated games")
+        running_now = {r[0] for r in rows(url, "SELECT id FROM games WHERE status = "
+                                               "'running'")}
+        assert running_then & running_now == set()
+        status = host.ok("GET", "/api/status", host.admin)
+        assert status["running"] <= 2
+    finally:
+        host.stop()
+
+    log = host.log.read_text()
+    assert "Traceback" not in log
+    said = [line for line in log.splitlines() if "cannot write" in line]
+    assert said and len(said) <= 3, said  # the first, and at most once a minute more
+    assert re.search(r"cannot write the result of game \S+: OperationalError: ", said[0]), \
+        said[0]
+
+    # the games voided for the outage: replayed (none lost), never rated
+    unwritten = rows(url, "SELECT id, attempt, rated FROM games WHERE kind = 'rated' AND "
+                          "status = 'voided' AND void_reason LIKE '%could not be written%'")
+    assert unwritten, "no game was caught by the outage"
+    ids = {r[0] for r in rows(url, "SELECT id FROM games")}
+    for gid, attempt, rated in unwritten:
+        assert not rated
+        if attempt + 1 < MAX_ATTEMPTS:
+            assert f"{gid.split('-r')[0]}-r{attempt + 1}" in ids, gid
+    # every finished rated game rated once; no seating of a set finished twice
+    done = rows(url, "SELECT id, dset_id, seating, rated FROM games WHERE kind = 'rated' "
+                     "AND status = 'finished'")
+    assert all(r[3] for r in done)
+    assert rows(url, "SELECT count(*) FROM games WHERE rated AND status <> 'finished'") \
+        == [(0,)]
+    twice = [k for k, c in Counter((r[1], r[2]) for r in done).items() if c > 1]
+    assert twice == []
+    # each version's game count is the finished rated games it sat in, counted here
+    sat = Counter(v for v, in rows(url, "SELECT DISTINCT s.version_id || '-' || g.id FROM "
+                                        "game_seats s JOIN games g ON g.id = s.game_id "
+                                        "WHERE g.kind = 'rated' AND g.status = 'finished'"))
+    per_version = Counter(k.split("-", 1)[0] for k in sat)
+    games = {str(v): n for v, n in rows(url, "SELECT id, games FROM versions")}
+    assert {v: n for v, n in games.items() if n} == dict(per_version)
