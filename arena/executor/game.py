@@ -167,7 +167,9 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
                 if rc is None or seen[seat]:
                     continue
                 seen[seat] = True
-                match.note_exit(seat, rc, exit_detail(p))
+                # off the loop: it may wait a moment for the bot's last output (or, for a
+                # container, ask the Docker engine)
+                match.note_exit(seat, rc, await loop.run_in_executor(_STARTER, exit_detail, p))
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(0.05):
                     await match.done.wait()

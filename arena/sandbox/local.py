@@ -101,6 +101,8 @@ class BuildOutput:
             return "".join(self._head) + gap + "".join(self._tail)
 
 
+SETTLE_S = 1.0
+"""How long the crash detail of a bot that exited waits for its output to be read."""
 MEMORY_TROUBLE = re.compile(r"memory|allocat|reserve|address space|initialization of VM",
                             re.IGNORECASE)
 """Output of a bot that failed for want of address space (Python's ``MemoryError``, a JVM's
@@ -387,10 +389,15 @@ class LocalProcess:
         """What more to say of a bot that has exited, for the crash fault's detail: that it
         wrote nothing at all (an empty log tells nothing), that it was killed by a signal,
         or where the address-space limit is set when its output speaks of memory. ""
-        when there is nothing to add. Never blocks, never raises."""
+        when there is nothing to add. Waits at most :data:`SETTLE_S` for the bot's last
+        output to be read (call it off the event loop); never raises."""
         if self.proc is None or self.proc.returncode is None:
             return ""
         rc = self.proc.returncode
+        if rc != 0 and self._drain is not None:
+            # its last words may still be in the pipe, the drain thread not yet run (a
+            # loaded machine): the pipe ends at once unless a process that escaped holds it
+            self._drain.thread.join(SETTLE_S)
         parts = []
         if rc < 0:
             with contextlib.suppress(ValueError):

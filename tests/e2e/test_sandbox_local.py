@@ -171,3 +171,31 @@ def test_a_killed_arena_takes_its_bots_with_it(tmp_path):
     finally:
         if arena.poll() is None:
             os.killpg(arena.pid, signal.SIGKILL)
+
+
+def test_a_crash_detail_waits_for_the_last_output_of_a_bot(tmp_path, monkeypatch):
+    # on a loaded machine the log's drain thread may run after the bot has exited: the
+    # crash detail read the log before its last words (a JVM's "Could not reserve...")
+    # were in it, and said nothing of the memory limit. The drain is held back here.
+    from arena.sandbox import local
+
+    taken = local._LogDrain._take
+
+    def late(self, chunk: bytes) -> None:
+        time.sleep(0.5)
+        taken(self, chunk)
+
+    monkeypatch.setattr(local._LogDrain, "_take", late)
+    spec = BotSpec(name="oom", folder=tmp_path, run="sh -c 'echo Could not reserve enough "
+                   "space for object heap >&2; exit 1'")
+    proc = local.LocalProcess(spec, "127.0.0.1:1", "t", tmp_path / "oom.log")
+    proc.start()
+    try:
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() == 1
+        detail = proc.exit_detail()
+        assert f"its address space is limited to {proc.limits.memory_mb} MiB" in detail, detail
+    finally:
+        proc.kill()
