@@ -86,9 +86,9 @@ def old_records(s: Session, version_ids: list[int]) -> dict[int, list[bool]]:
     return out
 
 
-def old_figures(s: Session) -> dict[int, dict[str, Any]]:
+def old_figures(s: Session, host: Host) -> dict[int, dict[str, Any]]:
     """The old page's figures per active version (its formula, from the lists)."""
-    rows = api_leaderboard(s)
+    rows = api_leaderboard(s, host)
     results = old_records(s, [r.version_id for r in rows])
     out = {}
     for r in rows:
@@ -103,9 +103,9 @@ def old_figures(s: Session) -> dict[int, dict[str, Any]]:
     return out
 
 
-def new_figures(s: Session, tally: ResultTally) -> dict[int, dict[str, Any]]:
+def new_figures(s: Session, host: Host, tally: ResultTally) -> dict[int, dict[str, Any]]:
     """The page's figures now: the tally advanced by the games since its last view."""
-    rows = api_leaderboard(s)
+    rows = api_leaderboard(s, host)
     tally.advance(s)
     records = tally.records([r.version_id for r in rows])
     return {r.version_id: win_figures(records[r.version_id]) for r in rows}
@@ -264,26 +264,26 @@ def run(host: Host, targets: list[int], args: argparse.Namespace) -> None:
         tally = ResultTally()
         with host.Session() as s:
             t = time.perf_counter()
-            first = new_figures(s, tally)
+            first = new_figures(s, host, tally)
             first_ms = 1000 * (time.perf_counter() - t)
-            assert first == old_figures(s), "the tally disagrees with the old count"
+            assert first == old_figures(s, host), "the tally disagrees with the old count"
 
         def more() -> None:
             filler.fill(filler.rated + args.between)
 
         def old_view() -> None:
             with host.Session() as s:
-                old_figures(s)
+                old_figures(s, host)
 
         def new_view(tally: ResultTally = tally) -> None:
             with host.Session() as s:
-                new_figures(s, tally)
+                new_figures(s, host, tally)
 
         old_ms = median_ms(old_view, args.views, more)
         new_ms = median_ms(new_view, args.views, more)
         with host.Session() as s:
-            assert new_figures(s, tally) == old_figures(s)
-        board._TALLIES[host] = tally  # the page's own tally, caught up
+            assert new_figures(s, host, tally) == old_figures(s, host)
+        board._TALLIES[host] = (host.ratings_epoch, tally)  # the page's own tally, caught up
         new_page = median_ms(lambda: client.get("/").raise_for_status(), args.views, more)
         keep = board.host_tally
         board.host_tally = old_way  # type: ignore[assignment]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                     "group of tests/conftest.py's SHARED")
     if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
         items.sort(key=lambda item: shared_group(item.nodeid) is None)
+
+def _own_containment() -> Path | None:
+    """Under xdist, this worker's bot runs in a run registry and a cgroup parent of their
+    own, as the environment of every arena its tests start: an arena cleans up at its start
+    what killed arenas left (and says so in a line), and a test that kills one on purpose
+    must find its leftovers for its own next start, not see another worker's start take
+    them, or add its line to another test's output. The cgroup parent made, if any."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return None
+    from arena.sandbox import containment
+
+    own = f"{containment.PARENT}-tests-{worker}-{os.getpid()}"
+    os.environ[containment.RUN_DIR_VAR] = os.path.join(tempfile.gettempdir(), own, "bots")
+    mount = containment.cgroup2_mount()
+    if mount is None or os.environ.get(containment.CGROUP_VAR, "auto") not in ("", "auto"):
+        return None
+    os.environ[containment.CGROUP_VAR] = str(mount / own)
+    return mount / own
+
+
+_CGROUPS = _own_containment()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Kill what this worker's bots left in its cgroup parent and remove it."""
+    if _CGROUPS is None or not _CGROUPS.is_dir():
+        return
+    from arena.sandbox import containment
+
+    for cg in [c for c in _CGROUPS.iterdir() if c.is_dir()]:
+        containment.kill_cgroup(cg)
+        containment._remove_cgroup(cg, 5.0)
+    with contextlib.suppress(OSError):
+        _CGROUPS.rmdir()
+
 
 # Tests press Ctrl-C on the processes they start (SIGINT) and expect what a user sees. A shell
 # that starts a job in the background without job control (`.ci/run &`, nohup) makes it
