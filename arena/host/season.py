@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from . import audit
 from .models import Game, Meta, utcnow
+from .outage import Outage, cannot_write
 from .phases import Calendar, PhaseState, allows, effective, iso, manual, next_change, refusal
 from .writer import Writer
 
@@ -44,11 +45,14 @@ class Season:
     """The phase of the competition whose calendar is ``calendar``, kept in the database
     of ``session``; its changes are written on ``writer``."""
 
-    def __init__(self, session: sessionmaker[Session], writer: Writer, calendar: Calendar
-                 ) -> None:
+    def __init__(self, session: sessionmaker[Session], writer: Writer, calendar: Calendar,
+                 outage: Outage | None = None) -> None:
         self.Session = session
         self.writer = writer
         self.calendar = calendar
+        self.outage = outage or Outage()
+        """Told when the phase cannot be written for the host's reasons (its database
+        down, its disk full): one line, not a traceback a second."""
 
     def state(self, s: Session) -> PhaseState | None:
         """The phase kept in the database (None before the first)."""
@@ -155,8 +159,11 @@ class Season:
         while True:
             try:
                 await self.writer.write(self.tick_now)
-            except Exception:
-                log.exception("the phase could not be written")
+            except Exception as e:
+                if cannot_write(e):
+                    self.outage.hit("the phase", e)
+                else:
+                    log.exception("the phase could not be written")
             await asyncio.sleep(every_s)
 
 

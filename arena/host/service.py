@@ -147,7 +147,8 @@ class Host:
         self.builds = Builds(self.folder, settings, self.Session, self.writer, self.recorder,
                              self.slots, self.specs, self.references, self.ruleset, self.tc,
                              self.docker_limits, self._judged, outage=self.outage)
-        self.season = Season(self.Session, self.writer, settings.calendar.calendar())
+        self.season = Season(self.Session, self.writer, settings.calendar.calendar(),
+                             self.outage)
         """The phase (docs/host.md, "A season"): rated games only in a phase that plays."""
         self.matchmaker.gate = lambda s: self.season.refused(s, "play") is None
         self.matchmaker.placement_sets = settings.matchmaking.placement_sets

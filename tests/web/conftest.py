@@ -35,6 +35,13 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def competition(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Competition]:
     folder = make_competition(tmp_path_factory.mktemp("web") / "comp", concurrency=2)
+    # the pages read anew at each visit: these tests compare a page with the API at one
+    # moment, and follow a game as it changes; the visitors' cache, which may serve a page
+    # a few seconds old, has its own tests (tests/host/test_visitors.py)
+    toml = folder / "competition.toml"
+    text = toml.read_text()
+    assert "\ncache_s = 5 " in text  # what `moon host init` writes
+    toml.write_text(text.replace("\ncache_s = 5 ", "\ncache_s = 0 "))
     host = HostProcess(folder, None).start()
     try:
         yield Competition(host)
