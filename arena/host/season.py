@@ -100,6 +100,11 @@ class Season:
                 if st.by == "organiser" and st.hold_until is not None \
                         and now >= st.hold_until:  # the calendar rules again
                     self._keep(s, PhaseState(phase, st.since))
+                # a rated game queued since the change (a voided one queued again, a set
+                # claimed as the phase changed) would wait for ever: cancel it too
+                late = self._stop_games(s, now)
+                if late:
+                    log.info("phase %s%s", phase, late)
                 return None
             if st is None:
                 detail = f"{phase} (the host's first phase)"

@@ -5,6 +5,7 @@ serving."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -20,9 +21,12 @@ TOKEN = "in-use-test-token"
 
 
 def serve(address: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # a run registry of its own: what another test's killed arena left is not its to
+    # clean up (and say so) at its start
+    env = {**os.environ, "MOON_RUN_DIR": str(cwd / "runs"), "MOON_CGROUP": "off"}
     return subprocess.run([*MOON, "serve", "--address", address, "--records", "rec",
                            "--admin-token", TOKEN],
-                          cwd=cwd, capture_output=True, text=True, timeout=120)
+                          cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
 
 
 def one_line_error(out: subprocess.CompletedProcess[str]) -> str:
