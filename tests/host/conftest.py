@@ -5,27 +5,17 @@ which installs it first): CI never skips them."""
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterator
 
 import pytest
-from host_support import Postgres, postgres_problem
+from host_support import Postgres, started_postgres
 
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
-    problem = postgres_problem()
-    if problem:
-        if os.environ.get("MOON_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"MOON_REQUIRE_POSTGRES=1, but {problem}", pytrace=False)
-        pytest.skip(problem)
-    pg = Postgres()
-    pg.start()
-    try:
+    with started_postgres() as pg:
         yield pg
-    finally:
-        pg.stop()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

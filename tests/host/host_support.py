@@ -16,7 +16,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,26 @@ def postgres_problem() -> str | None:
     if shutil.which("runuser") is None:
         return "runuser (util-linux) is missing"
     return None
+
+
+@contextlib.contextmanager
+def started_postgres() -> Iterator[Postgres]:
+    """A started :class:`Postgres`, stopped at the end; skips the test where none can run
+    (fails it under ``MOON_REQUIRE_POSTGRES=1``)."""
+    import pytest
+
+    problem = postgres_problem()
+    if problem:
+        if os.environ.get("MOON_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"MOON_REQUIRE_POSTGRES=1, but {problem}", pytrace=False)
+        pytest.skip(problem)
+    pg = Postgres()
+    pg.start()
+    try:
+        yield pg
+    finally:
+        with contextlib.suppress(Exception):  # a test may have stopped it already
+            pg.stop()
 
 
 class HostProcess:
@@ -190,6 +210,17 @@ class HostProcess:
             return v if v["status"] not in ("pending", "building", "validating") else None
         return wait_for(done, timeout, f"version {version_id} to be built and validated")
 
+    def enter(self, bots: tuple[str, ...]) -> list[tuple[str, dict]]:
+        """Each example bot of ``bots`` submitted by a participant of its own (p0, p1, ...)
+        and waited for until active: their (token, version) pairs."""
+        versions = []
+        for i, bot in enumerate(bots):
+            token = self.register(f"p{i}")
+            versions.append((token, self.submit(token, tar_folder(EXAMPLES / bot)).json()))
+        for token, v in versions:
+            assert self.wait_version(token, v["id"])["status"] == "active"
+        return versions
+
 
 def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
     """Poll ``check`` until it returns something truthy; fail after ``timeout`` s."""
@@ -219,6 +250,17 @@ def make_competition(folder: Path, *, runner: str = "local", concurrency: int = 
     text = re.sub(r"(?m)^bootstrap = \d+", "bootstrap = 20", text)
     path.write_text(text + extra)
     return folder
+
+
+def tar_files(files: dict[str, bytes]) -> bytes:
+    """A .tar.gz of ``files`` (name -> contents)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
 
 
 def tar_folder(folder: Path, *, rename: str | None = None, edit: str = "") -> bytes:

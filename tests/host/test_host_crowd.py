@@ -11,7 +11,7 @@ import re
 
 import httpx
 import pytest
-from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+from host_support import HostProcess, make_competition, wait_for
 
 BOTS = ("heuristic", "random", "weak")
 GAMES = 24
@@ -71,12 +71,7 @@ async def crowd(host: HostProcess, paths: list[str], clients: int, target: int
 def test_rated_games_keep_being_recorded_under_a_crowd(tmp_path, database) -> None:
     host = HostProcess(make_competition(tmp_path / "comp"), database).start()
     try:
-        versions = []
-        for i, bot in enumerate(BOTS):
-            token = host.register(f"p{i}")
-            versions.append((token, host.submit(token, tar_folder(EXAMPLES / bot)).json()))
-        for token, v in versions:
-            assert host.wait_version(token, v["id"])["status"] == "active"
+        host.enter(BOTS)
         wait_for(lambda: finished(host) >= 1, 120, "a first rated game")
         game = host.ok("GET", "/api/games?status=finished&limit=1")["games"][0]["id"]
         paths = ["/", "/games", f"/games/{game}", "/api/leaderboard", "/api/games",

@@ -3,13 +3,18 @@ reason for its owner, and leaves the pool; the others play on. On SQLite and Pos
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+from host_support import (
+    EXAMPLES,
+    HostProcess,
+    make_competition,
+    tar_files,
+    tar_folder,
+    wait_for,
+)
 
 from arena.cli import main
 
@@ -28,13 +33,7 @@ def flaky_bot(counter: Path) -> bytes:
               "    sys.exit(1)\n" + random_py)
     files = {"bot.toml": b'name = "flaky"\nrun = "{python} bot.py"\n',
              "bot.py": bot_py.encode()}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    return tar_files(files)
 
 
 @pytest.mark.one_database

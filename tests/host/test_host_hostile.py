@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from host_support import EXAMPLES, HostProcess, make_competition, tar_folder
+from host_support import EXAMPLES, HostProcess, make_competition, tar_files, tar_folder
 
 TOO_BIG = str(2**63)  # one more than a database integer holds
 HUGE = "9" * 30
@@ -28,16 +28,6 @@ def host(tmp_path_factory: pytest.TempPathFactory):
         yield h
     finally:
         h.stop()
-
-
-def tar_files(files: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def register(host: HostProcess, name: str) -> httpx.Response:

@@ -6,23 +6,13 @@ pages answer meanwhile (never a 500)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import time
 from collections import Counter
 
 import psycopg
 import pytest
-from host_support import (
-    EXAMPLES,
-    HostProcess,
-    Postgres,
-    make_competition,
-    postgres_problem,
-    tar_folder,
-    wait_for,
-)
+from host_support import HostProcess, make_competition, started_postgres, wait_for
 
 BOTS = ("heuristic", "random", "weak")
 MAX_ATTEMPTS = 3
@@ -32,18 +22,8 @@ MAX_ATTEMPTS = 3
 @pytest.fixture
 def own_postgres():
     """A PostgreSQL server of this test's own (it is stopped and started again)."""
-    problem = postgres_problem()
-    if problem:
-        if os.environ.get("MOON_REQUIRE_POSTGRES") == "1":
-            pytest.fail(f"MOON_REQUIRE_POSTGRES=1, but {problem}", pytrace=False)
-        pytest.skip(problem)
-    pg = Postgres()
-    pg.start()
-    try:
+    with started_postgres() as pg:
         yield pg
-    finally:
-        with contextlib.suppress(Exception):
-            pg.stop()
 
 
 def finished(host: HostProcess) -> int:
@@ -62,12 +42,7 @@ def test_a_database_stopped_mid_run_leaves_nothing_stuck_lost_or_rated_twice(
     url = own_postgres.database("moon_outage")
     host = HostProcess(make_competition(tmp_path / "comp"), url).start()
     try:
-        versions = []
-        for i, bot in enumerate(BOTS):
-            token = host.register(f"p{i}")
-            versions.append((token, host.submit(token, tar_folder(EXAMPLES / bot)).json()))
-        for token, v in versions:
-            assert host.wait_version(token, v["id"])["status"] == "active"
+        host.enter(BOTS)
         wait_for(lambda: finished(host) >= 6, 120, "6 rated games")
         for path in ("/", "/api/leaderboard", "/games"):  # copies in memory
             assert host.call("GET", path).status_code == 200

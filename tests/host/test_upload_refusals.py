@@ -6,16 +6,14 @@ ten a minute."""
 
 from __future__ import annotations
 
-import io
 import logging
 import re
-import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from host_support import EXAMPLES, make_competition, tar_folder
+from host_support import EXAMPLES, make_competition, tar_files, tar_folder
 
 from arena.host.app import create_app
 from arena.host.refusals import UploadRefusals
@@ -41,16 +39,6 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def tar_of(files: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 DEEP = b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n"
 """A bot.toml of 10 KB nested 5,000 levels deep (issue 31: a 500 and a 3,000-line
 traceback)."""
@@ -67,8 +55,8 @@ def test_every_refused_upload_counts_against_the_days_quota(app, caplog) -> None
     ann = c.post("/api/register", json={"name": "ann", "invite": code}).json()["token"]
     with caplog.at_level(logging.WARNING, logger="arena.host"):
         garbage = upload(c, ann, b"not an archive at all")
-        deep = upload(c, ann, tar_of({"bot.toml": DEEP, "bot.py": b""}))
-        nameless = upload(c, ann, tar_of({"bot.py": b"print(1)\n"}))
+        deep = upload(c, ann, tar_files({"bot.toml": DEEP, "bot.py": b""}))
+        nameless = upload(c, ann, tar_files({"bot.py": b"print(1)\n"}))
     assert [r.status_code for r in (garbage, deep, nameless)] == [400, 400, 400]
     assert "nested too deeply" in deep.json()["detail"]
     lines = [r.getMessage() for r in caplog.records]
