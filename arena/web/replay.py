@@ -174,6 +174,18 @@ class HandView:
         return self.steps[-1].index
 
     @property
+    def auction_end(self) -> int:
+        """The step at which the auction is over (its last bid; the deal if none): the
+        bidder and the contract are known from it on."""
+        bids = self.auction
+        return bids[-1].index if bids else self.first
+
+    @property
+    def trump_at(self) -> int | None:
+        """The step at which trumps are named, or None if they never are."""
+        return next((s.index for s in self.steps if s.kind == "trump"), None)
+
+    @property
     def outcome(self) -> str:
         """``made``, ``set``, ``all passed: redeal`` or ``unfinished``."""
         if not self.finished:
@@ -221,7 +233,8 @@ class ReplayView:
     steps: int
     """How many steps in all."""
     meta: tuple[tuple[str, str], ...]
-    """Preset, ruleset, seed, time control, times: ``(label, value)``."""
+    """The game's details in words: ``(label, sentence)`` for its rules, clock, deal and
+    times."""
     termination: str
     winner: int | None
     """The winning side, or None."""
@@ -341,6 +354,39 @@ def _hand_view(i: int, hand: RecordedHand, n: int, start: int, trump_first: bool
                     tuple(before) if before is not None else None)
 
 
+def _words(options: str) -> str:
+    """``moon3 with target_score=7, max_hands=4`` as ``moon3 with target score 7, max
+    hands 4``."""
+    return re.sub(r"([a-z_]+)=", lambda m: m.group(1).replace("_", " ") + " ", options)
+
+
+def details(record: GameRecord) -> tuple[tuple[str, str], ...]:
+    """The record's rules, clock, deal and times as ``(label, sentence)``, for people:
+    the options that differ from the preset's, the seed the deal came from, when it was
+    played. Never raises."""
+    from ..ladder.report import rules_text, time_text
+
+    meta = {"preset": record.preset, "ruleset": record.ruleset,
+            "time_control": record.time_control or {}}
+    n = len(record.seats)
+    rules = f"Moon for {n} players" + (" in two partnerships" if n == 4 else "")
+    rules += ", " + _words(rules_text(meta))
+    out = [("rules", rules)]
+    clock = time_text(meta)
+    if clock:
+        out.append(("clock", _words(clock)))
+    if record.seed not in (None, ""):
+        deal = f"dealt from seed {record.seed}"
+        if record.deal_version not in (None, ""):
+            deal += f" (deal version {record.deal_version})"
+        out.append(("deal", deal))
+    played = " to ".join(str(x) for x in (record.created_at, record.finished_at)
+                         if x not in (None, ""))
+    if played:
+        out.append(("played", played))
+    return tuple(out)
+
+
 def replay_view(record: GameRecord, logs: bool = False) -> ReplayView:
     """The record as the player shows it. Never raises for a damaged record: it shows
     what the record holds (and :attr:`ReplayView.errors` says what is damaged).
@@ -355,12 +401,7 @@ def replay_view(record: GameRecord, logs: bool = False) -> ReplayView:
         hands.append(hv)
         start = hv.last + 1
         before = h.scores if h.scores is not None else before
-    rules_text = ", ".join(f"{k}={v}" for k, v in record.ruleset.items())
-    tc_text = ", ".join(f"{k}={v}" for k, v in (record.time_control or {}).items())
-    meta = [("preset", record.preset or "custom"), ("ruleset", rules_text),
-            ("seed", record.seed), ("deal version", record.deal_version),
-            ("time control", tc_text), ("started", record.created_at),
-            ("finished", record.finished_at)]
+    meta = details(record)
     seats = tuple(SeatView(s.seat, s.name, s.version,
                            f"{s.reported_name} {s.reported_version}".strip())
                   for s in record.seats)
@@ -372,7 +413,7 @@ def replay_view(record: GameRecord, logs: bool = False) -> ReplayView:
     return ReplayView(
         match_id=record.match_id, players=n, seats=seats, sides=tuple(record.side_labels()),
         hands=tuple(hands), steps=start,
-        meta=tuple((k, str(v)) for k, v in meta if v not in (None, "")),
+        meta=meta,
         termination=res.termination, winner=res.winner, final_scores=res.scores,
         places=res.places,
         hands_played=res.hands_played if res.hands_played is not None else len(record.hands),
@@ -404,5 +445,5 @@ def render_html(record: GameRecord, logs: bool = False) -> str:
         inline_script=Markup(script), csp=csp, show_logs=logs)
 
 
-__all__ = ["HandView", "HeldTile", "ReplayView", "Step", "TrickView", "bid_text",
+__all__ = ["HandView", "details", "HeldTile", "ReplayView", "Step", "TrickView", "bid_text",
            "is_trump", "pips", "render_html", "replay_view", "trick_plays", "trump_text"]

@@ -79,6 +79,12 @@
       if (won) { won.classList.toggle("future", t.end > s); }
       if (t.first <= s) { curTrick = t; }
     });
+    /* what the auction and the trump choice make known, only once they have happened */
+    all(sec, "[data-from]").forEach(function (el) {
+      el.classList.toggle("future", s < num(el, "data-from"));
+    });
+    var trumpFrom = num(sec, "data-trump-from");
+    sec.classList.toggle("pre-trump", trumpFrom === null || s < trumpFrom);
     var outcome = sec.querySelector(".outcome");
     if (outcome) { outcome.classList.toggle("future", s < h.last); }
     /* tiles in hand, the widow, face up or down */
