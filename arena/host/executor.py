@@ -94,8 +94,16 @@ class GameSlots:
         assert self.executor is not None, "the host is not running"
         task = asyncio.create_task(self.executor.play(req), name=f"play-{req.game_id}")
         self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
+        task.add_done_callback(self._ended)
         return await asyncio.shield(task)
+
+    def _ended(self, task: asyncio.Task[FinishedGame]) -> None:
+        self._inflight.discard(task)
+        # A caller cancelled at a stop no longer awaits the game: its end ("aborted: the
+        # referee is shutting down") is then read here, or asyncio would log it with a
+        # traceback ("Task exception was never retrieved") when the task is collected.
+        if not task.cancelled():
+            task.exception()
 
     async def settle(self) -> None:
         """Wait for the games still being played to end (the executor aborts them when it

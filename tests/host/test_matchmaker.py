@@ -5,12 +5,18 @@ that left the pool is cancelled; when nothing else can be played, the cap gives 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
+import logging
 import re
 from pathlib import Path
 
 import pytest
 from host_support import add_active_versions, open_in_process
 
+from arena.errors import InfrastructureError
+from arena.host.executor import GameSlots
 from arena.host.models import Game, Version
 from arena.host.service import Host
 from arena.ladder.schedule import board_seed
@@ -76,3 +82,36 @@ def test_a_queued_game_of_a_version_gone_is_cancelled(host: Host) -> None:
     assert set(left) == {f"s1-{k}" for k in range(1, 6)}
     assert set(left.values()) == {
         ("cancelled", "a version in it left the pool before it was played")}
+
+
+def test_a_game_ended_after_its_caller_was_cancelled_logs_no_traceback(caplog) -> None:
+    """At a stop the matchmaker's task is cancelled while its game goes on; the game then
+    ends in an InfrastructureError (aborted by the stopping referee) that no one awaits:
+    it is read, not logged by asyncio as "Task exception was never retrieved"."""
+    class Aborting:
+        def __init__(self) -> None:
+            self.go = asyncio.Event()
+
+        async def play(self, req):
+            await self.go.wait()
+            raise InfrastructureError(f"game {req.game_id} aborted: the referee is shutting down")
+
+    async def main() -> None:
+        slots = GameSlots(1)
+        slots.executor = ex = Aborting()  # type: ignore[assignment]
+        req = type("Req", (), {"game_id": "s1-0"})()
+        caller = asyncio.create_task(slots.play(req))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        caller.cancel()  # the host stops: its caller goes first
+        with contextlib.suppress(asyncio.CancelledError):
+            await caller
+        ex.go.set()  # then the referee aborts the game
+        for _ in range(3):
+            await asyncio.sleep(0)
+        gc.collect()
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        asyncio.run(main())
+        gc.collect()
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], \
+        caplog.text
