@@ -94,13 +94,15 @@ def test_a_freeze_by_hand_refuses_uploads_until_it_ends_and_outlives_a_restart(
 
 def test_a_competition_goes_through_its_phases_by_itself(tmp_path: Path,
                                                          database: str | None) -> None:
-    # registration now; the season 25 s from now, the freeze at 75 s, the end at 95 s
-    t0 = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    opens, freeze, ends = (t0 + dt.timedelta(seconds=s) for s in (25, 75, 95))
-    folder = make_competition(tmp_path / "comp", extra=calendar(
-        registration_opens=t0 - dt.timedelta(minutes=1), submissions_open=opens,
-        submissions_close=freeze, ends=ends))
-    host = HostProcess(folder, database).start()
+    # Each change of phase is due a few seconds after a start of the host, whose calendar
+    # is then written for what comes next: a test of fixed windows (the season 25 s after
+    # the first start) failed on a loaded machine whose host took longer than that to
+    # start. The phase is kept across each restart; the calendar moves it by itself.
+    far = dt.datetime(2099, 1, 1, tzinfo=dt.UTC)
+    past = dt.datetime.now(dt.UTC).replace(microsecond=0) - dt.timedelta(minutes=1)
+    folder = make_competition(tmp_path / "comp")
+    toml = folder / "competition.toml"
+    plain = toml.read_text()
     cli = CliRunner()
 
     def moon_host(*args: str) -> str:
@@ -108,32 +110,56 @@ def test_a_competition_goes_through_its_phases_by_itself(tmp_path: Path,
         assert out.exit_code == 0, out.output
         return out.output
 
+    def start(**times: dt.datetime) -> HostProcess:
+        toml.write_text(plain + calendar(registration_opens=past, **times))
+        return HostProcess(folder, database).start()
+
+    def soon() -> dt.datetime:
+        return dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=5)
+
+    # registration: uploads refused with when they open
+    host = start(submissions_open=far)
     try:
         alice, bob = host.register("alice"), host.register("bob")
         early = host.submit(alice, tar_folder(EXAMPLES / "heuristic"))
         assert early.status_code == 403
         assert early.json()["detail"] == ("submissions are closed in the registration "
-                                          f"phase: they open at {z(opens)}")
+                                          f"phase: they open at {z(far)}")
         status = moon_host("status", host.url)
         assert re.search(r"phase\W+registration\W", status), status
-        assert re.search(rf"next phase\W+season at {z(opens)}", status), status
-        # the season comes by itself; the bots are built, validated and play
+        assert re.search(rf"next phase\W+season at {z(far)}", status), status
+    finally:
+        host.stop()
+    # the season comes by itself; the bots are built, validated and play
+    opens = soon()
+    host = start(submissions_open=opens, submissions_close=far)
+    try:
+        assert host.ok("GET", "/api/phase")["phase"] in ("registration", "season")
         wait_for(lambda: host.ok("GET", "/api/phase")["phase"] == "season", 60, "the season")
         for token, bot in ((alice, "heuristic"), (bob, "random")):
             r = host.submit(token, tar_folder(EXAMPLES / bot))
             assert r.status_code == 201, r.text
             assert host.wait_version(token, r.json()["id"])["status"] == "active"
-        wait_for(lambda: host.ok("GET", "/api/status")["finished"] >= 3, 60, "rated games")
-        # the freeze by itself: no uploads, never again; the games go on
+        wait_for(lambda: host.ok("GET", "/api/status")["finished"] >= 3, 120, "rated games")
+    finally:
+        host.stop()
+    # the freeze by itself: no uploads, never again; the games go on
+    host = start(submissions_open=opens, submissions_close=soon(), ends=far)
+    try:
         wait_for(lambda: host.ok("GET", "/api/phase")["phase"] == "freeze", 60, "the freeze")
         late = host.submit(bob, tar_folder(EXAMPLES / "random", edit="v2"))
         assert (late.status_code, late.json()["detail"]) == (403, (
             "submissions are closed in the freeze phase: they do not open again in this "
             "competition"))
         played = host.ok("GET", "/api/status")["finished"]
-        wait_for(lambda: host.ok("GET", "/api/status")["finished"] > played, 30,
+        wait_for(lambda: host.ok("GET", "/api/status")["finished"] > played, 120,
                  "a game in the freeze")
-        # the end: nothing more is played, uploads and registrations are refused
+        freeze = dt.datetime.fromisoformat(host.ok("GET", "/api/phase")["since"])
+    finally:
+        host.stop()
+    # the end: nothing more is played, uploads and registrations are refused
+    host = start(submissions_open=opens, submissions_close=freeze, ends=soon())
+    try:
         wait_for(lambda: host.ok("GET", "/api/phase")["phase"] == "ended", 60, "the end")
         wait_for(lambda: host.ok("GET", "/api/status")["running"] == 0, 60,
                  "the last games to end")
