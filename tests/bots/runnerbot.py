@@ -50,7 +50,8 @@ SCRIPTS = {
     "grouped": f': {MARKER}; echo "ESCAPEE grouped $$" >&2; exec {SLEEP} 3600',
     "undumpable": f"# {MARKER}\nimport ctypes, os, sys, time\n"
                   "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0\n"
-                  "print('ESCAPEE undumpable', os.getpid(), file=sys.stderr, flush=True)\n"
+                  # one write: the writer's ticks go to the same log at the same time
+                  "os.write(2, f'ESCAPEE undumpable {os.getpid()}\\n'.encode())\n"
                   "time.sleep(3600)\n",
 }
 
