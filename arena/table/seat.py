@@ -32,6 +32,11 @@ class LeftTable(Exception):
     page was closed``)."""
 
 
+class TimedOut(Exception):
+    """The seat's time for the decision ran out while the person was still deciding: the
+    referee has ruled (a timeout), and the game's end follows on the stream."""
+
+
 class Person(Protocol):
     """Who plays a seat by hand: a terminal or a page. :meth:`choose` blocks until the
     person decides; every method runs on the thread of :func:`sit`."""
@@ -48,6 +53,7 @@ class Person(Protocol):
 
         Raises:
             LeftTable: the person left.
+            TimedOut: ``decision_ms + bank_ms`` passed with no decision.
         """
         ...
 
@@ -93,7 +99,10 @@ def sit(person: Person, address: str, token: str, connect_s: float = 10.0) -> pb
                 if kind == "turn":
                     t = resp.turn
                     obs = reader.observation(t.observation, list(t.legal_actions))
-                    action = person.choose(obs, t.decision_ms, t.bank_ms)
+                    try:
+                        action = person.choose(obs, t.decision_ms, t.bank_ms)
+                    except TimedOut:
+                        continue  # the referee's ruling (a timeout) follows on the stream
                     outbox.put(reply_bytes(t.request_id, action))
                 elif kind == "event":
                     person.event(resp.event)

@@ -8,6 +8,10 @@ columns, and with its output in a file; colours only where the console has them.
 
 from __future__ import annotations
 
+import select
+import sys
+import time
+
 from moon_sdk.convert import ruleset_from_pb
 from moon_sdk.rules import Action, Observation, Phase
 from moon_sdk.rules.tiles import format_tiles, tile_name
@@ -20,9 +24,12 @@ from rich.table import Table
 from rich.text import Text
 
 from .choice import PHASE_VERB, Refused, choose, label
-from .seat import LeftTable
+from .seat import LeftTable, TimedOut
 from .words import Seats, bid_text, event_line, trumps_text
 
+SLACK_S = 2.0
+"""How long past the seat's time the prompt waits before it stops waiting (the referee
+rules on the time; this only makes sure the prompt never outlives the turn)."""
 QUIT_WORDS = ("q", "quit", "leave", "resign")
 """Answers that leave the game (a forfeit), after a confirmation."""
 
@@ -37,13 +44,13 @@ def clock_text(ms: int) -> str:
 
 class TerminalPerson:
     """A :class:`~arena.table.seat.Person` at a terminal: draws on ``console``, reads
-    answers with ``read`` (``input`` by default; EOFError and KeyboardInterrupt are the
-    person leaving)."""
+    answers from standard input, a line at a time, until the turn's time is over (the end
+    of input and Ctrl-C are the person leaving)."""
 
-    def __init__(self, console: Console, read: object = None) -> None:
+    def __init__(self, console: Console) -> None:
         self.console = console
-        self._read = read or console.input
         self.seats: Seats | None = None
+        self._deadline = float("inf")
 
     # -- what the seat is told -----------------------------------------------------------
     def welcome(self, welcome: bpb.Welcome) -> None:
@@ -82,7 +89,9 @@ class TerminalPerson:
 
         Raises:
             LeftTable: end of input, Ctrl-C, or ``q`` confirmed.
+            TimedOut: the turn's time (``decision_ms + bank_ms``) passed.
         """
+        self._deadline = time.monotonic() + (decision_ms + bank_ms) / 1000 + SLACK_S
         self.console.print(self.table(obs, decision_ms, bank_ms))
         self.console.print(self.menu(obs))
         while True:
@@ -98,11 +107,27 @@ class TerminalPerson:
                 self.console.print(escape(f"not taken: {e}"), style="red", highlight=False)
 
     def _ask(self, prompt: str) -> str:
+        """A line typed after ``prompt``.
+
+        Raises:
+            LeftTable: the end of input or Ctrl-C.
+            TimedOut: the turn's time passed first.
+        """
+        self.console.print(Text(prompt, style="bold"), end="")
+        self.console.file.flush()
         try:
-            # a Text: the prompt is no markup, and rich's highlighter leaves it alone
-            return str(self._read(Text(prompt, style="bold")))  # type: ignore[operator]
-        except EOFError:
-            raise LeftTable("end of input") from None
+            while True:
+                left = self._deadline - time.monotonic()
+                if left <= 0:
+                    self.console.print()
+                    self.console.print("your time for this move ran out", style="red")
+                    raise TimedOut()
+                ready, _, _ = select.select([sys.stdin], [], [], min(left, 1.0))
+                if ready:
+                    line = sys.stdin.readline()
+                    if not line:
+                        raise LeftTable("end of input")
+                    return line.rstrip("\n")
         except KeyboardInterrupt:
             raise LeftTable("Ctrl-C") from None
 

@@ -22,12 +22,13 @@ PROMPT = r"your move \(([a-z ]+): a number or a name\): "
 MENU_ITEM = re.compile(r"(\d+)\) (.+?)(?=\s{2,}\d+\)|\s*$)", re.M)
 
 
-def spawn(tmp_path: Path, *bots: str, seed: int, preset: str = "moon3") -> pexpect.spawn:
+def spawn(tmp_path: Path, *bots: str, seed: int, preset: str = "moon3",
+          flags: tuple[str, ...] = ()) -> pexpect.spawn:
     env = {**os.environ, "TERM": "xterm-256color", "PYTHONUNBUFFERED": "1"}
     env.pop("COLUMNS", None)  # the pty's own width: 80
     return pexpect.spawn(sys.executable, ["-m", "arena.cli", "play", "--preset", preset,
                                           "--seed", str(seed), "--records",
-                                          str(tmp_path / "rec"), *bots],
+                                          str(tmp_path / "rec"), *flags, *bots],
                          cwd=str(tmp_path), env=env, dimensions=(50, 80),
                          encoding="utf-8", timeout=60)
 
@@ -162,3 +163,16 @@ def test_a_person_who_leaves_forfeits_by_disconnecting(tmp_path, leave, how):
     forfeit = record["result"]["forfeit"]
     assert (forfeit["seat"], forfeit["reason"]) == (1, "disconnect")
     assert verify_record(record) == []
+
+
+def test_a_person_out_of_time_forfeits_by_a_timeout(tmp_path):
+    child = spawn(tmp_path, "human", "random", "random", seed=2,
+                  flags=("--human-decision-ms", "300", "--human-bank-ms", "0"))
+    child.expect(PROMPT)  # and no answer: 0.3 s a decision, no bank
+    child.expect(pexpect.EOF, timeout=30)
+    out = plain(child.before)
+    child.close()
+    assert "your time for this move ran out" in out
+    assert ("seat 0 (human) forfeited: timeout: no answer within the 300 ms decision time "
+            "(no bank)") in out
+    assert child.exitstatus == 3
