@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,10 +100,17 @@ def prepare_docker_bots(specs: list[BotSpec]) -> None:
               show_default=True, help="A `human` seat's time per decision.")
 @click.option("--human-bank-ms", type=int, default=HUMAN_BANK_MS, metavar="N",
               show_default=True, help="A `human` seat's time bank for the game.")
+@click.option("--web", is_flag=True,
+              help="The `human` seat at a page in your browser instead of this terminal "
+                   "(served on 127.0.0.1 for this game).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="With --web: the page's port (0: any free one).")
+@click.option("--no-open", is_flag=True, help="With --web: print the page's address, do "
+              "not open a browser.")
 @time_options
 def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int | None,
-         records: Path, tcp: bool, human_decision_ms: int, human_bank_ms: int,
-         **tc: Any) -> None:
+         records: Path, tcp: bool, human_decision_ms: int, human_bank_ms: int, web: bool,
+         port: int, no_open: bool, **tc: Any) -> None:
     """Play one game to the end between BOTS (3 or 4 bot folders or example names,
     seat 0 first), print it hand by hand, and write its record.
 
@@ -109,7 +118,9 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     it shows your hand, the auction, the trick, the scores and your clock, and takes the
     number of a legal action or its name (`6-4`, `bid 5`, `pass`, `trumps doubles`); `q`
     or the end of input (Ctrl-D, Ctrl-C) leaves the game, a forfeit. Your seat has its own
-    clock (--human-decision-ms, --human-bank-ms); the bots keep theirs.
+    clock (--human-decision-ms, --human-bank-ms); the bots keep theirs. With --web the
+    table is a page in your browser instead (click a tile, the bids and trumps are
+    buttons, the digits pick the numbered choices), served on 127.0.0.1 for this game.
 
     A BOT given as `manual` is a seat you start yourself (in a debugger, say): the command
     prints the MOON_ADDRESS and MOON_TOKEN to start it with, and waits for it (10 minutes
@@ -122,6 +133,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
 
     \b
     Example:  moon play human heuristic random
+              moon play human ./mybot random --web
               moon play heuristic random heuristic
               moon play --preset moon4 heuristic random heuristic random
               moon play manual random heuristic
@@ -150,11 +162,14 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     limited = tc.get("decision_ms") is not None or tc.get("bank_ms") is not None
     seat_clocks = {} if limited else {seat: (NO_LIMIT_MS, 0) for seat in manual}
     console = make_console()
+    if web and not humans:
+        raise click.UsageError("--web is for a `human` seat: name one among the BOTS")
     if humans:
         seat_clocks[humans[0]] = (human_decision_ms, human_bank_ms)
+        page = WebOptions(port, not no_open) if web else None
         record = play_with_person(console, humans[0], specs, ruleset, preset, seed, records,
                                   make_time_control(**{k: tc[k] for k in TIME_FIELDS}),
-                                  seat_clocks, tcp)
+                                  seat_clocks, tcp, page)
         report_end(console, record, specs)
         return
 
@@ -204,14 +219,28 @@ def report_end(console: Console, record: GameRecord, specs: list[BotSpec]) -> No
         raise SystemExit(FORFEIT_EXIT)
 
 
+@dataclass(frozen=True)
+class WebOptions:
+    """``moon play --web``: the page's port (0: any free one), whether to open a browser."""
+
+    port: int
+    open_browser: bool
+
+
+WEB_LINGER_S = 900.0
+"""How long the page stays up after the game, for its replay, unless the person closes it."""
+
+
 def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset: Ruleset,
                      preset: str, seed: int | None, records: Path, time_control: TimeControl,
-                     seat_clocks: dict[int, tuple[int, int]], tcp: bool) -> GameRecord:
-    """Play one game with a person at ``seat`` in this terminal: the referee and the bots
-    run on a thread of their own, the person's seat (a client of the referee, like a bot)
-    on this one, where the keyboard's Ctrl-C lands. A person who leaves forfeits (a
-    disconnect: :class:`~arena.table.seat.HumanSeat`). Returns the game's record, after
-    printing its hand-by-hand table and path.
+                     seat_clocks: dict[int, tuple[int, int]], tcp: bool,
+                     web: WebOptions | None = None) -> GameRecord:
+    """Play one game with a person at ``seat``, in this terminal or (``web``) at a page:
+    the referee and the bots run on a thread of their own, the person's seat (a client of
+    the referee, like a bot) on this one, where the keyboard's Ctrl-C lands. A person who
+    leaves forfeits (a disconnect: :class:`~arena.table.seat.HumanSeat`). Returns the
+    game's record, after printing its hand-by-hand table and path; a page stays up with
+    the game's end and its replay until the person closes it (or :data:`WEB_LINGER_S`).
 
     Raises:
         BotError: a bot's build failed (before the game).
@@ -222,8 +251,9 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
     from ..executor.game import play_game, serving
     from ..records.record import GameRecord
     from ..referee.referee import Match, Referee, game_record
-    from ..table.seat import HumanSeat, LeftTable, sit
+    from ..table.seat import HumanSeat, LeftTable, Person, sit
     from ..table.terminal import TerminalPerson
+    from ..table.web import TableServer, WebPerson
 
     person_seat = HumanSeat()
     joined: queue.Queue[tuple[str, str] | BaseException] = queue.Queue()
@@ -250,7 +280,24 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
     if isinstance(got, BaseException):
         raise got
     address, token = got
-    person = TerminalPerson(console)
+    server = None
+    person: Person
+    if web is None:
+        person = TerminalPerson(console)
+    else:
+        person = WebPerson()
+        try:
+            server = TableServer(person, web.port)
+        except OSError as e:
+            person_seat.left(f"the page could not be served: {e}")
+            thread.join()
+            raise BotError(f"cannot serve the table on 127.0.0.1:{web.port}: {e.strerror}; "
+                           "choose another --port") from None
+        server.start()
+        console.print(f"your table: {server.url}", highlight=False, soft_wrap=True)
+        console.print("(Ctrl-C here leaves the game, a forfeit)", highlight=False)
+        if web.open_browser:
+            webbrowser.open(server.url)
     try:
         sit(person, address, token)
     except (LeftTable, KeyboardInterrupt) as e:
@@ -266,8 +313,32 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
     match = finished[0]
     record = GameRecord.from_dict(game_record(match), match.record_path)
     print_game(console, record, forfeit=False)
+    if server is not None and isinstance(person, WebPerson):
+        from ..web.replay import render_html
+
+        server.replay_html = render_html(record)
+        person.finish(result_line(record), match.record_path)
+        console.print("the page shows the end and the replay; close it with its done "
+                      "button (or Ctrl-C here)", highlight=False)
+        try:
+            person.closed.wait(WEB_LINGER_S)
+        except KeyboardInterrupt:
+            pass
+        server.stop()
     # whole lines however narrow the terminal (a path to copy must not break)
     console.print(f"record: {escape(match.record_path)}", highlight=False, soft_wrap=True)
     console.print(f"watch it: moon replay html {escape(match.record_path)}",
                   highlight=False, soft_wrap=True)
     return record
+
+
+def result_line(record: GameRecord) -> str:
+    """One line of how a game ended, for the person's page."""
+    r = record.result
+    scores = ", ".join(str(x) for x in r.scores or ())
+    if r.forfeit is not None and r.forfeit.seat is not None:
+        return (f"seat {r.forfeit.seat} forfeited ({clean_line(r.forfeit.reason)}) · scores "
+                f"{scores}")
+    if r.winner is None:
+        return f"no winner · scores {scores}"
+    return f"{record.side_labels()[r.winner]} won · scores {scores}"
