@@ -124,6 +124,11 @@ def test_a_person_plays_a_whole_game_in_the_terminal(tmp_path, preset, bots, see
     assert verify_record(record) == []
     assert record["result"]["termination"] in ("target", "moon", "hand_limit")
     assert record["seats"][me]["name"] == "human"
+    # 80 columns: rich wraps to the pty's width (the record's path and the replay command
+    # are whole lines to copy, however long)
+    long = [x for x in "".join(screens).splitlines() if len(x) > 80
+            and not x.startswith(("record: ", "watch it: "))]
+    assert not long, long[:3]
     # the terminal against the record: one screen per decision of the seat, showing its
     # hand as the engine has it then, and no tile the seat could not have seen
     known = decisions(record, me)
