@@ -96,9 +96,11 @@ def prepare_docker_bots(specs: list[BotSpec]) -> None:
 @click.option("--records", type=click.Path(file_okay=False, path_type=Path),
               default=Path("runs/records"), show_default=True, help="Folder for the record.")
 @click.option("--tcp", is_flag=True, help="Serve on TCP 127.0.0.1 instead of a Unix socket.")
-@click.option("--human-decision-ms", type=int, default=HUMAN_DECISION_MS, metavar="N",
+@click.option("--human-decision-ms", type=click.IntRange(0, NO_LIMIT_MS),
+              default=HUMAN_DECISION_MS, metavar="N",
               show_default=True, help="A `human` seat's time per decision.")
-@click.option("--human-bank-ms", type=int, default=HUMAN_BANK_MS, metavar="N",
+@click.option("--human-bank-ms", type=click.IntRange(0, NO_LIMIT_MS),
+              default=HUMAN_BANK_MS, metavar="N",
               show_default=True, help="A `human` seat's time bank for the game.")
 @click.option("--web", is_flag=True,
               help="The `human` seat at a page in your browser instead of this terminal "
