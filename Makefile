@@ -161,6 +161,7 @@ host-demo: setup
 # (Playwright, the [dev] extra) into docs/screenshots/.
 screenshots: setup
 	$(PY) scripts/screenshots.py
+	$(PY) scripts/table_screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache sdk/rust/target

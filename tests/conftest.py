@@ -35,6 +35,8 @@ FAST = (
     "host/test_ratings_part.py", "host/test_visitors.py",
     "host/test_outage.py", "host/test_revalidate.py",
     "host/test_upload_refusals.py",
+    # a person at the table: their answers, in process
+    "table/test_choice.py", "table/test_play_usage.py",
 )
 """The fast tier (`make check`): test files (or folders, ending in /) under tests/ whose
 tests run in process, in a few minutes in all on 2 cores. Their tests are marked ``fast``

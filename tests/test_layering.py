@@ -39,7 +39,8 @@ ALLOWED: dict[str, set[str]] = {
     "ladder": _PLAY | {"cluster", "stats"},
     "web": _WIRE | {"bots", "stats", "ladder"},
     "host": _PLAY | {"cluster", "check", "stats", "ladder", "web"},
-    "cli": _PLAY | {"cluster", "check", "stats", "ladder", "web", "host"},
+    "table": _PLAY | {"web"},
+    "cli": _PLAY | {"cluster", "check", "stats", "ladder", "web", "host", "table"},
 }
 """Package → the packages it may import (``arena/__init__.py``, the version, is open to
 all). Lower layers never import higher ones."""

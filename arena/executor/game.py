@@ -110,7 +110,8 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
                     docker_limits: DockerLimits | None = None,
                     seat_clocks: Mapping[int, tuple[int, int]] | None = None,
                     match_cls: type[Match] | None = None,
-                    fork_server: ForkServer | None = None) -> Match:
+                    fork_server: ForkServer | None = None,
+                    processes: Mapping[int, ManualSeat] | None = None) -> Match:
     """Play one game: create the match, start one fresh process (or container) per seat,
     wait for the end, kill every process group (remove every container), and rewrite the
     record with the bots' output tails. A failure of the sandbox itself (no Docker engine)
@@ -120,6 +121,8 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     gives seats a clock of their own, ``match_cls`` the kind of match
     (:meth:`Referee.create_match`). With a
     ``fork_server``, Python SDK bots are forked from it (:mod:`arena.sandbox.forkserver`).
+    ``processes`` are seats the caller plays itself, by seat (a person at the table,
+    :mod:`arena.table`): like a manual seat, but their ``poll`` may say they left.
 
     Raises:
         ConfigError: wrong number of bots for the ruleset (other failures of a bot are
@@ -138,7 +141,7 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
         tmp = tempfile.TemporaryDirectory(prefix="moon-logs-")
         logs = Path(tmp.name)
     procs: list[BotProcess] = [
-        ManualSeat() if b.runner == MANUAL else make_process(
+        (processes or {}).get(i) or ManualSeat() if b.runner == MANUAL else make_process(
             b, endpoint.address, token, os.path.join(logs, f"{match.match_id}.seat{i}.log"),
             limits,
             docker_limits=docker_limits, match_id=match.match_id, seat=i,

@@ -82,6 +82,11 @@ REPORTED_MAX = 64
 """Characters kept of the name and of the version a bot reports in its ``Join`` (the rest
 is cut, ending in ``…``): they go into every record of its games and onto the public replay
 page, and a message may be 64 KiB."""
+LEFT_THE_TABLE = "left the table"
+"""The start of the exit detail (``Match.note_exit``) of a seat a person played who left
+the game (the end of input, Ctrl-C, a closed page), then ``": "`` and how: that seat
+forfeits by disconnecting at once, with no reconnect grace (it said it is not coming
+back)."""
 MAX_REJOINS = 20
 """How many times one seat may join again after a drop, in one game; further joins are
 refused (a fault says so, once), so a reconnect storm cannot slow the other tables."""
@@ -694,10 +699,16 @@ class Match:
         return _Forfeit([self.fault(seat, reason, detail, forfeit=True)])
 
     def _exit_forfeit(self, seat: Seat, when: str) -> _Forfeit:
-        """The forfeit of a seat whose process ended: out of memory, refused by the
-        referee (exit code 3 before joining), else a crash."""
+        """The forfeit of a seat whose process ended: a person who left the table (a
+        disconnect), out of memory, refused by the referee (exit code 3 before joining),
+        else a crash."""
         assert seat.exit is not None
         _, rc, detail = seat.exit
+        if detail.startswith(LEFT_THE_TABLE):
+            how = detail.removeprefix(LEFT_THE_TABLE).removeprefix(": ")
+            return self._forfeit(seat.index, FaultReason.DISCONNECT,
+                                 f"the person at seat {seat.index} left the table {when}"
+                                 + (f" ({how})" if how else ""))
         if detail == "out_of_memory":
             return self._forfeit(seat.index, FaultReason.OUT_OF_MEMORY,
                                  f"the bot was killed for using too much memory {when}")
