@@ -47,9 +47,16 @@ def test_a_database_stopped_mid_run_leaves_nothing_stuck_lost_or_rated_twice(
         for path in ("/", "/api/leaderboard", "/games"):  # copies in memory
             assert host.call("GET", path).status_code == 200
 
+        # stopped while a game is being played (a loaded machine may be between games)
+        wait_for(lambda: host.ok("GET", "/api/status", host.admin)["running"] >= 1, 120,
+                 "a game in flight", every=0.1)
         own_postgres.pause()
-        wait_for(lambda: "cannot write the result of game" in host.log.read_text(), 120,
-                 "a game in flight to end with the database down")
+        try:
+            wait_for(lambda: "cannot write the result of game" in host.log.read_text(), 120,
+                     "a game in flight to end with the database down")
+        except AssertionError as e:  # what the host said instead
+            raise AssertionError(f"{e}; the host's log ends:\n"
+                                 f"{host.log.read_text()[-3000:]}") from None
         # the pages answer meanwhile: what they last read, or 503 (never a 500)
         for path in ("/", "/api/leaderboard", "/games", "/api/status", "/api/games",
                      "/api/bots"):
