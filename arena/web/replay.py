@@ -18,6 +18,7 @@ Numbering: hands, tricks and plays are counted from 1 in labels *and* in links
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import re
 from collections.abc import Sequence
@@ -360,6 +361,15 @@ def _words(options: str) -> str:
     return re.sub(r"([a-z_]+)=", lambda m: m.group(1).replace("_", " ") + " ", options)
 
 
+def _when(stamp: object) -> str:
+    """An ISO time as ``2026-12-02 11:04:22 UTC``; anything else as it is."""
+    try:
+        at = dt.datetime.fromisoformat(str(stamp)).astimezone(dt.UTC)
+    except ValueError:
+        return str(stamp)
+    return at.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def details(record: GameRecord) -> tuple[tuple[str, str], ...]:
     """The record's rules, clock, deal and times as ``(label, sentence)``, for people:
     the options that differ from the preset's, the seed the deal came from, when it was
@@ -375,12 +385,10 @@ def details(record: GameRecord) -> tuple[tuple[str, str], ...]:
     clock = time_text(meta)
     if clock:
         out.append(("clock", _words(clock)))
-    if record.seed not in (None, ""):
-        deal = f"dealt from seed {record.seed}"
-        if record.deal_version not in (None, ""):
-            deal += f" (deal version {record.deal_version})"
+    if record.seed is not None:
+        deal = f"dealt from seed {record.seed} (deal version {record.deal_version})"
         out.append(("deal", deal))
-    played = " to ".join(str(x) for x in (record.created_at, record.finished_at)
+    played = " to ".join(_when(x) for x in (record.created_at, record.finished_at)
                          if x not in (None, ""))
     if played:
         out.append(("played", played))

@@ -5,6 +5,7 @@ trumps before they are named)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,8 @@ def test_the_player_first_and_nothing_before_it_happens(browser, record_path: Pa
     assert f"Moon for {players} players" in details
     assert f"dealt from seed {rec['seed']}" in details
     assert "{" not in details and "=" not in details
+    # when it was played, in UTC as people write it (the record has ISO 8601)
+    assert re.search(r"played\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC to ", details), details
 
     sec = f"section.hand[data-hand='{i}']"
     first = int(page.get_attribute(sec, "data-first"))
