@@ -394,9 +394,12 @@ def run_games(jobs: list[tuple[Ruleset, int, bool]]) -> Tally:
     failure names the game's seed and ruleset). MOON_TEST_WORKERS=1 runs them in this
     process, for a debugger."""
     workers = int(os.environ.get("MOON_TEST_WORKERS", "0")) or min(4, os.cpu_count() or 1)
-    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers == 1:
         return _play_batch(jobs)
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    # spawn, not fork: a fork of this process (an xdist worker, with whatever threads the
+    # tests before left, gRPC's among them) can deadlock in the child, and Pool.map then
+    # waits for ever.
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
         tallies = pool.map(_play_batch, [jobs[i::workers] for i in range(workers)])
     total = Tally()
     for t in tallies:

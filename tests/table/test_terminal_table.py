@@ -26,6 +26,10 @@ def spawn(tmp_path: Path, *bots: str, seed: int, preset: str = "moon3",
           flags: tuple[str, ...] = ()) -> pexpect.spawn:
     env = {**os.environ, "TERM": "xterm-256color", "PYTHONUNBUFFERED": "1"}
     env.pop("COLUMNS", None)  # the pty's own width: 80
+    # Bot runs held apart from this worker's other tests: an arena starting here would
+    # otherwise clean up what an earlier test's killed arena left, and say so on screen.
+    env["MOON_CGROUP"] = "off"
+    env["MOON_RUN_DIR"] = str(tmp_path / "runs")
     return pexpect.spawn(sys.executable, ["-m", "arena.cli", "play", "--preset", preset,
                                           "--seed", str(seed), "--records",
                                           str(tmp_path / "rec"), *flags, *bots],
