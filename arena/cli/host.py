@@ -176,7 +176,7 @@ def rerate(folder: Path, database: str | None) -> None:
 @click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--database", envvar="MOON_DATABASE", default=None,
               help="The database URL the host runs with (default: FOLDER/host.sqlite).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="The archive to write (default: FOLDER/export.tar.gz).")
 def export(folder: Path, database: str | None, output: Path | None) -> None:
     """Write one archive to check the competition by: every record, the results, the
@@ -184,7 +184,7 @@ def export(folder: Path, database: str | None, output: Path | None) -> None:
     its games reproduces them). The host may keep running.
 
     \b
-    Example:  moon host export mycomp -o mycomp-results.tar.gz
+    Example:  moon host export mycomp --output mycomp-results.tar.gz
     """
     from ..host.export import export as write_export
 

@@ -293,7 +293,7 @@ def test_the_final_on_the_pages_the_api_the_status_and_the_export(tmp_path: Path
         assert c.get("/api/status", headers={"Authorization": f"Bearer {admin}"}).json()[
             "final"] == "over (2 board(s) played): 12 of 12 games finished, 0 running"
         # the export: the published standings, refitted from its results and seeds
-        out = CliRunner().invoke(moon, ["host", "export", str(folder), "-o",
+        out = CliRunner().invoke(moon, ["host", "export", str(folder), "--output",
                                         str(tmp_path / "x.tar.gz")])
         assert out.exit_code == 0, out.output
         assert out.output.strip() == (f"wrote {tmp_path / 'x.tar.gz'}: 12 games (12 of the "
