@@ -12,7 +12,8 @@ The archive holds, under one folder ``<competition>-export/``:
 - ``results.json``: every finished rated and final game in the order results were
   written (``seq``): id, kind, duplicate set (the bootstrap's unit: a board), seed,
   version id per seat, places and scores per side, termination, its record's file;
-- ``records/<game>.json``: those games' records (the ones retention kept);
+- ``records/<game>.json``: those games' records (the ones retention kept, and none of
+  a duplicate set still in play);
 - ``versions.json``: every version that played: id, bot, owner, label, hash, status;
 - ``seeds.json``: the season's and the final's master seeds, and every set's board seed;
 - ``standings/final.json`` and ``standings/final.csv``: the final's published standings
@@ -40,6 +41,7 @@ from sqlalchemy.orm import Session, selectinload
 from ..bots.versions import version_label
 from ..errors import ConfigError
 from .db import database_url, make_engine
+from .embargo import in_play
 from .final import KIND, STANDINGS_KEY, read_state
 from .models import Bot, DuplicateSet, Game, Meta, Version
 from .schemas import iso
@@ -111,9 +113,12 @@ def _write(s: Session, folder: Path, out: Path, name: str, season_seed: int,
     by_id = {v.id: v for v in versions}
     record_dir = folder / "records"
     results, files = [], {}
+    # a record of a set still in play (an export during the season) would give away the
+    # deal its siblings are still to play: left out, as the embargo keeps it from anyone
+    playing = in_play(s, (g.dset_id for g in games))
     for g in games:
         rec = record_dir / f"{g.id}.json"
-        has = bool(g.record_path) and rec.is_file()
+        has = bool(g.record_path) and rec.is_file() and not playing.get(g.dset_id or 0)
         if has:
             files[f"records/{g.id}.json"] = rec.read_bytes()
         results.append({"id": g.id, "kind": g.kind, "set": g.dset_id, "seating": g.seating,

@@ -28,7 +28,7 @@ from arena.host import init_competition
 from arena.host.app import create_app
 from arena.host.executor import FinishedGame, GameRequest
 from arena.host.final import board_games, final_rows, fit_final, read_state
-from arena.host.models import Bot, Game, Participant, Version
+from arena.host.models import Bot, DuplicateSet, Game, GameSeat, Participant, Version
 from arena.host.run import open_host
 from arena.host.service import Host
 from arena.host.settings import ADMIN_TOKEN_FILE, load_settings
@@ -169,6 +169,8 @@ def test_the_final_plays_its_boards_one_game_of_a_board_at_a_time(tmp_path: Path
         assert r.status_code == 409
         assert "shown when the 5 other games of its set end" in r.json()["detail"]
         assert c.get(f"/api/games/{first[0]}").json()["kind"] == "final"
+        assert "shown when the 5 other games of its set end" in c.get(
+            f"/games/{first[0]}").text
         assert c.get("/api/games?kind=final").json()["total"] == 12
         # the season's loop never takes a final game
         assert host.matchmaker.claim() is None
@@ -329,3 +331,39 @@ def archive(path: Path) -> dict[str, bytes]:
             assert f is not None
             out[m.name.split("/", 1)[1]] = f.read()
         return out
+
+
+def test_an_export_in_the_season_leaves_out_the_records_of_sets_in_play(tmp_path: Path
+                                                                       ) -> None:
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    host = competition(tmp_path, "", now + dt.timedelta(days=1))
+    try:
+        ids = entrants(host, {"a": None, "b": None, "c": None})
+        host.record_dir.mkdir(exist_ok=True)
+        with host.Session.begin() as s:
+            for k in range(2):  # set 1: both games over; set 2: one over, one queued
+                d = DuplicateSet(seed=k)
+                s.add(d)
+                s.flush()
+                for j, status in enumerate(("finished", "finished" if k == 0 else "queued")):
+                    g = Game(id=f"s{d.id}-{j}", kind="rated", dset_id=d.id, seed=k,
+                             status=status, places=[1, 2, 3], scores=[7, 3, 1],
+                             seq=2 * k + j + 1 if status == "finished" else None,
+                             record_path=str(host.record_dir / f"s{d.id}-{j}.json"))
+                    g.seats = [GameSeat(seat=i, version_id=v, side=i)
+                               for i, v in enumerate(ids.values())]
+                    s.add(g)
+                    (host.record_dir / f"s{d.id}-{j}.json").write_text("{}")
+        out = CliRunner().invoke(moon, ["host", "export", str(tmp_path), "--output",
+                                        str(tmp_path / "x.tar.gz")])
+        assert out.exit_code == 0, out.output
+        assert out.output.strip().endswith(": 3 games (0 of the final), 2 records")
+        files = archive(tmp_path / "x.tar.gz")
+        assert sorted(n for n in files if n.startswith("records/")) == [
+            "records/s1-0.json", "records/s1-1.json"]
+        results = json.loads(files["results.json"])["games"]
+        assert [(g["id"], g["record"]) for g in results] == [
+            ("s1-0", "records/s1-0.json"), ("s1-1", "records/s1-1.json"), ("s2-0", None)]
+        assert json.loads(files["seeds.json"])["final_master_seed"] is None
+    finally:
+        host.close()
