@@ -274,7 +274,9 @@ class Final:
         s.flush()
         st.set_ids.append(dset.id)
         for k, sg in enumerate(games):
-            g = Game(id=f"final-{sg.game_id}", kind=KIND, dset_id=dset.id, seating=k,
+            # "fb0-<the group's tag>-s3": apart from the season's "s12-3" and validation's
+            # "v7-...", and whole in the games lists' 18-character column
+            g = Game(id=f"f{sg.game_id}", kind=KIND, dset_id=dset.id, seating=k,
                      seed=sg.seed, status="queued", created_at=now)
             g.seats = [GameSeat(seat=i, version_id=int(v), side=side(i, self.players))
                        for i, v in enumerate(sg.seats)]
