@@ -46,7 +46,7 @@ def note(others: int) -> str:
 def withheld(g: Game, caller: Participant | None, playing: dict[int, int]) -> str | None:
     """Why ``g``'s record, replay and stderr are not shown to ``caller`` yet (a
     :func:`note`), or None if they may be: ``playing`` is :func:`in_play` of its set. Only a
-    rated game that is over while others of its set are still to be played is withheld,
+    rated or final game that is over while others of its set are still to be played is withheld,
     and never from the organiser (a running game shows its live view, which gives only
     what has been played)."""
     if g.kind not in SET_KINDS or g.dset_id is None or g.status in IN_PLAY:

@@ -12,6 +12,9 @@ The parts, each in a module of its own:
   is written whole (game, seats, faults, the live rating update, the ``rated`` mark) in
   one transaction, so a host killed at any moment loses no finished game and rates none
   twice; a game that could not be played is voided and replayed;
+- :class:`arena.host.final.Final`: the final, from the phase ``final`` on: its entrants,
+  boards and games (through the matchmaker's loop, one game of a board at a time) and its
+  standings;
 - :class:`arena.host.ratings.Ratings`: the batch fits, in a worker process, and the
   repairs of a stopped host (``moon host rerate``);
 - :class:`arena.host.retention.Retention`: old records pruned, seat logs past a version's
