@@ -173,6 +173,28 @@ def rerate(folder: Path, database: str | None) -> None:
 
 
 @host.command()
+@click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--database", envvar="MOON_DATABASE", default=None,
+              help="The database URL the host runs with (default: FOLDER/host.sqlite).")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="The archive to write (default: FOLDER/export.tar.gz).")
+def export(folder: Path, database: str | None, output: Path | None) -> None:
+    """Write one archive to check the competition by: every record, the results, the
+    settings, the seeds, the season's ratings and the final's standings (a re-fit of
+    its games reproduces them). The host may keep running.
+
+    \b
+    Example:  moon host export mycomp --output mycomp-results.tar.gz
+    """
+    from ..host.export import export as write_export
+
+    out = output or folder / "export.tar.gz"
+    done = write_export(folder, out, database)
+    click.echo(f"wrote {done.path}: {done.games} games ({done.final_games} of the final), "
+               f"{done.records} records")
+
+
+@host.command()
 @click.argument("url")
 def status(url: str) -> None:
     """Print the status of a running host.
@@ -192,6 +214,8 @@ def status(url: str) -> None:
         nxt = (f"{st['next_phase']} at {st['next_change_at']}" if st.get("next_phase")
                else "none (as things stand)")
         t.add_row("next phase", escape(clean_line(nxt)))
+    if st.get("final"):
+        t.add_row("final", escape(clean_line(st["final"])))
     if st.get("waiting"):
         t.add_row("waiting", escape(clean_line(st["waiting"])))
     if st.get("builds_waiting"):

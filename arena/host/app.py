@@ -19,6 +19,7 @@ from . import middleware, pages
 from .routes import (
     accounts,
     bots,
+    final,
     games,
     leaderboard,
     moderation,
@@ -58,7 +59,7 @@ def create_app(host: Host, limits: VisitorLimits | None = None) -> FastAPI:
     app.state.host = host
     middleware.install(app, host)
     for module in (accounts, submissions, revalidate, bots, games, leaderboard, status, phase,
-                   moderation):
+                   moderation, final):
         app.include_router(module.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -4,7 +4,7 @@ stderr would give away the hands its siblings still have to play. They are withh
 everyone but the organiser until every game of the set has ended (:func:`withheld`); the
 game's result (places, scores) is public at once, as the ratings use it, and holds no
 tile. A validation game deals no board of a set (its seed is the checks'), so its owner
-sees it at once.
+sees it at once. A final's duplicate set is its whole board (:mod:`arena.host.final`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session
 from .models import Game, Participant
 from .schemas import GameOut
 
+SET_KINDS = ("rated", "final")
+"""The kinds of game dealt a board of a duplicate set: public, and withheld while in play."""
 IN_PLAY = ("queued", "running")
 """The statuses of a game still to be played (a voided game's replay is queued in the
 transaction that voids it, so a set is never seen ended between the two)."""
@@ -44,10 +46,10 @@ def note(others: int) -> str:
 def withheld(g: Game, caller: Participant | None, playing: dict[int, int]) -> str | None:
     """Why ``g``'s record, replay and stderr are not shown to ``caller`` yet (a
     :func:`note`), or None if they may be: ``playing`` is :func:`in_play` of its set. Only a
-    rated game that is over while others of its set are still to be played is withheld,
+    rated or final game that is over while others of its set are still to be played is withheld,
     and never from the organiser (a running game shows its live view, which gives only
     what has been played)."""
-    if g.kind != "rated" or g.dset_id is None or g.status in IN_PLAY:
+    if g.kind not in SET_KINDS or g.dset_id is None or g.status in IN_PLAY:
         return None
     if caller is not None and caller.is_admin:
         return None
@@ -57,7 +59,7 @@ def withheld(g: Game, caller: Participant | None, playing: dict[int, int]) -> st
 
 def withheld_game(s: Session, g: Game, caller: Participant | None) -> str | None:
     """:func:`withheld` for one game, reading its set's games still to be played."""
-    if g.kind != "rated" or g.dset_id is None or g.status in IN_PLAY:
+    if g.kind not in SET_KINDS or g.dset_id is None or g.status in IN_PLAY:
         return None
     return withheld(g, caller, in_play(s, [g.dset_id]))
 
@@ -71,4 +73,4 @@ def games_out(s: Session, games: Iterable[Game], caller: Participant | None
     return [GameOut.of(g, withheld(g, caller, playing)) for g in rows]
 
 
-__all__ = ["IN_PLAY", "games_out", "in_play", "note", "withheld", "withheld_game"]
+__all__ = ["IN_PLAY", "SET_KINDS", "games_out", "in_play", "note", "withheld", "withheld_game"]

@@ -106,7 +106,8 @@ class Matchmaker:
                 .where(Game.status == "running", Game.kind == "rated")))
             made_free, made_any = False, False
             while True:
-                queued = s.scalars(select(Game).where(Game.status == "queued")
+                queued = s.scalars(select(Game).where(Game.status == "queued",
+                                                      Game.kind == "rated")
                                    .order_by(Game.created_at, Game.id)
                                    .options(selectinload(Game.seats))).all()
                 held: tuple[Game, list[int | None]] | None = None
@@ -168,17 +169,19 @@ class Matchmaker:
         s.flush()
         return True
 
-    async def run(self) -> None:
-        """Keep the slots full: take a slot, claim the next game (:meth:`claim`) and play
-        it in a task of its own (:attr:`running`); with nothing to play, wait for
-        :meth:`wake` or a second."""
+    async def run(self, claim: Callable[[], tuple[str, int, tuple[BotSpec, ...]] | None]
+                  | None = None) -> None:
+        """Keep the slots full: take a slot, claim the next game (``claim``, by default
+        :meth:`claim`; the final has its own) and play it in a task of its own
+        (:attr:`running`); with nothing to play, wait for :meth:`wake` or a second."""
+        claim = claim or self.claim
         while True:
             if self.outage.on:  # the games it left are voided first (arena.host.outage)
                 await asyncio.sleep(0.5)
                 continue
             await self.slots.acquire()
             try:
-                job = await self.writer.write(self.claim)
+                job = await self.writer.write(claim)
             except Exception as e:
                 self.slots.release()
                 if cannot_write(e):

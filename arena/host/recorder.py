@@ -147,13 +147,13 @@ class Recorder:
         g.status = "voided"
         g.void_reason = reason
         self.counters.voided += 1
-        if g.kind != "rated":
+        if g.kind not in ("rated", "final"):  # the final's games are replayed alike
             return
         if g.attempt + 1 >= MAX_ATTEMPTS:
             log.warning("game %s voided %d times: given up", g.id, g.attempt + 1)
             return
         base = g.id.split("-r")[0]
-        again = Game(id=f"{base}-r{g.attempt + 1}", kind="rated", dset_id=g.dset_id,
+        again = Game(id=f"{base}-r{g.attempt + 1}", kind=g.kind, dset_id=g.dset_id,
                      seating=g.seating, attempt=g.attempt + 1, seed=g.seed, status="queued",
                      created_at=g.created_at)
         again.seats = [GameSeat(seat=x.seat, version_id=x.version_id, side=x.side)

@@ -247,6 +247,8 @@ class StatusOut(BaseModel):
                        "registration, season, freeze, final or ended (docs/host.md)")
     next_phase: str | None = Field(None, description="the phase it moves to next, or null")
     next_change_at: str | None = Field(None, description="when (UTC), or null")
+    final: str = Field("", description="the final's progress in a line (boards, games "
+                       "finished and running; why it ended), or empty before it starts")
     builds_waiting: str = Field("", description="why submissions wait (pending) instead of "
                                 "being built: the host cannot build or run bots just now "
                                 "(e.g. no Docker engine answers), or empty")

@@ -12,6 +12,9 @@ The parts, each in a module of its own:
   is written whole (game, seats, faults, the live rating update, the ``rated`` mark) in
   one transaction, so a host killed at any moment loses no finished game and rates none
   twice; a game that could not be played is voided and replayed;
+- :class:`arena.host.final.Final`: the final, from the phase ``final`` on: its entrants,
+  boards and games (through the matchmaker's loop, one game of a board at a time) and its
+  standings;
 - :class:`arena.host.ratings.Ratings`: the batch fits, in a worker process, and the
   repairs of a stopped host (``moon host rerate``);
 - :class:`arena.host.retention.Retention`: old records pruned, seat logs past a version's
@@ -48,6 +51,7 @@ from ..sandbox.containment import cleanup_stale_once
 from .builds import Builds, VersionSpecs, for_participant
 from .db import web_engine
 from .executor import ExecutorFactory, GameExecutor, GameSlots, LocalExecutor
+from .final import Final
 from .lock import HostLock
 from .matchmaker import Matchmaker
 from .memory import trim_heap
@@ -152,6 +156,11 @@ class Host:
         """The phase (docs/host.md, "A season"): rated games only in a phase that plays."""
         self.matchmaker.gate = lambda s: self.season.refused(s, "play") is None
         self.matchmaker.placement_sets = settings.matchmaking.placement_sets
+        self.final = Final(self.Session, self.writer, self.matchmaker, self.season,
+                           settings.final, self.ruleset.players,
+                           engine.url.render_as_string(hide_password=False),
+                           settings.matchmaking.bootstrap)
+        """The final (docs/host.md, "The final"): its games from the phase ``final`` on."""
         self.ratings_epoch = 0
         """Counts the games voided by the organiser: the pages' running tallies of the
         games (leaderboard, rating history) start again when it changes."""
@@ -248,6 +257,7 @@ class Host:
                            for i in range(self.settings.runner.builders)),
                          asyncio.create_task(self.season.run(), name="host-phases"),
                          asyncio.create_task(self.matchmaker.run(), name="host-matchmaker"),
+                         asyncio.create_task(self.final.run(), name="host-final"),
                          # a quiet moment after each fit: retention, and the heap's free
                          # memory given back (docs/host.md, "Memory")
                          asyncio.create_task(self.ratings.run((self.prune, trim_heap)),
@@ -364,8 +374,10 @@ class Host:
     def _phase(self, s: Session) -> dict[str, Any]:
         v = self.season.view(s)
         waiting = "" if v.games else (self.season.refused(s, "play") or "")
+        final = self.final.line(s)
         return {"phase": v.phase, "next_phase": v.next_phase, "next_change_at": v.next_at,
-                **({"waiting": waiting} if waiting else {})}
+                **({"waiting": waiting} if waiting and final is None else {}),
+                **({"final": final} if final else {})}
 
     def _running(self, s: Session) -> int:
         """The games being played, while the host cannot write: the database still has

@@ -228,6 +228,33 @@ class CalendarTable(_Table):
                            for k in KEYS})
 
 
+class FinalTable(_Table):
+    """``[final]``: the final, played from ``[calendar] final_starts`` among the season's
+    best versions on boards of its own (:mod:`arena.host.final`)."""
+
+    entrants: int = Field(0, ge=0, le=64)
+    """The top this many active versions of the season's batch fit play the final; 0:
+    every active version."""
+    boards: int = Field(2, ge=1, le=1000)
+    """Boards every group of entrants plays (each board in every seating)."""
+    separate: int = Field(0, ge=0, le=64)
+    """Play on, a board at a time, until the final's own fit (a rating apart from the
+    season's) gives each of the top this many places to one version alone; 0: stop at
+    ``boards``."""
+    max_boards: int = Field(10, ge=1, le=1000)
+    """The most boards the final plays however close its top places are."""
+
+    @model_validator(mode="after")
+    def _cap(self) -> FinalTable:
+        if self.max_boards < self.boards:
+            raise ValueError(f"max_boards = {self.max_boards} is below boards = "
+                             f"{self.boards}: the cap must allow the boards asked for")
+        if self.separate and self.entrants and self.separate > self.entrants:
+            raise ValueError(f"separate = {self.separate} is more places than entrants = "
+                             f"{self.entrants}")
+        return self
+
+
 class Settings(_Table):
     """A competition: the whole ``competition.toml``."""
 
@@ -239,6 +266,7 @@ class Settings(_Table):
     limits: Limits = Limits()
     retention: Retention = Retention()
     calendar: CalendarTable = CalendarTable()
+    final: FinalTable = FinalTable()
     visitors: Visitors = Visitors()
     reference: list[Reference] = []
 
@@ -351,6 +379,13 @@ full_logs = 20              # a version's last games whose stderr logs are kept 
 # submissions_close = 2027-01-29T18:00:00Z    # the freeze: no new versions, games go on
 # final_starts = 2027-01-30T09:00:00Z         # the season's games stop
 # ends = 2027-01-31T18:00:00Z                 # nothing is played or taken any more
+
+# The final, from final_starts: the season's best on boards of its own, rated apart.
+[final]
+entrants = 0                # the top this many versions of the season; 0: every active one
+boards = 2                  # boards every group of entrants plays, in every seating
+separate = 0                # then a board more at a time until the top this many places
+max_boards = 10             # ... are told apart, up to this many boards in all
 
 # A crowd of visitors: public answers from memory, and a budget that keeps the games' pace.
 [visitors]

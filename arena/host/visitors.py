@@ -59,7 +59,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 CACHEABLE = re.compile(r"^(/|/games|/games/[^/]+|/bots/[^/]+|/versions/\d+|/docs"
                        r"|/openapi\.json|/api/leaderboard|/api/games|/api/games/[^/]+"
                        r"|/api/games/[^/]+/record|/api/bots|/api/bots/[^/]+"
-                       r"|/api/versions/\d+|/api/status)$")
+                       r"|/api/versions/\d+|/api/status|/final|/api/final|/api/final\.csv)$")
 """The public answers a visitor's ``GET`` may be served from the cache (never a live
 game's event stream, a seat's stderr, a log, a form)."""
 RECORD = re.compile(r"^/api/games/([A-Za-z0-9_.-]{1,128})/record$")

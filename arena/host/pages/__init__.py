@@ -15,6 +15,8 @@ not exist.
   (replay player once over, live view while it runs), ``/games/{id}/stderr/{seat}``;
 - :mod:`~arena.host.pages.live`: ``/games/{id}/events`` (server-sent events from the
   referee's public watch stream);
+- :mod:`~arena.host.pages.final`: ``/final`` (the final's progress and standings; once
+  the competition has ended, the front page shows its standings first);
 - :mod:`~arena.host.pages.api`: ``/docs`` (the API, from its OpenAPI schema);
 - :mod:`~arena.host.pages.accounts`: ``/signin``, ``/signout``, ``/submit``;
 - :mod:`~arena.host.pages.revalidate`: a rejected version's "Validate again" button;
@@ -27,10 +29,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import accounts, api, bots, games, leaderboard, live, revalidate
+from . import accounts, api, bots, final, games, leaderboard, live, revalidate
 
 router = APIRouter(include_in_schema=False)
-for _module in (leaderboard, bots, games, live, api, accounts, revalidate):
+for _module in (leaderboard, bots, games, live, api, accounts, revalidate, final):
     router.include_router(_module.router)
 
 __all__ = ["router"]

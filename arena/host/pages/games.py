@@ -19,7 +19,7 @@ from ...records.record import GameRecord
 from ...web.replay import replay_view
 from ...web.views import RESULTS, game_row
 from ..deps import HostDep, SessionDep, can_see
-from ..embargo import games_out, withheld_game
+from ..embargo import SET_KINDS, games_out, withheld_game
 from ..models import Bot, Game, GameSeat, Participant, Version
 from ..routes.games import with_seat
 from ..schemas import GameOut
@@ -85,7 +85,7 @@ def visible_game(s: Session, game_id: str, user: Participant | None) -> Game | N
         selectinload(Game.faults)))
     if g is None:
         return None
-    if g.kind != "rated" and not any(can_see(user, x.version.bot.owner_id)
+    if g.kind not in SET_KINDS and not any(can_see(user, x.version.bot.owner_id)
                                      for x in g.seats if x.version is not None):
         return None
     return g

@@ -18,6 +18,7 @@ from ...core.timecontrol import TimeControl
 from ...web.views import TREND_GAMES, Record, leaderboard_table
 from ..deps import HostDep, SessionDep
 from ..models import Game, GameSeat
+from ..routes.final import final_view
 from ..routes.leaderboard import leaderboard as api_leaderboard
 from ..service import Host
 from .base import page
@@ -123,17 +124,20 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
                      sort: str = Query("rank"), desc: int = Query(0)) -> HTMLResponse:
     """The leaderboard: rank, bot, owner, version, rating with its 95% interval (as a
     bar), games, win %, trend; sortable by any column (``?sort=rating&desc=1``). While
-    some version is not fitted yet, a line under the table says why it ranks last."""
+    some version is not fitted yet, a line under the table says why it ranks last. Once
+    the competition has ended, the final's standings come first."""
     rows = api_leaderboard(s, host)
     tally = host_tally(host)
     tally.advance(s)
     records = tally.records([r.version_id for r in rows])
     table, key = leaderboard_table(rows, records, sort, bool(desc))
     rules, clock = rules_text(host)
+    final = final_view(s, host) if host.season.phase(s) == "ended" else None
     return page(request, s, host, "leaderboard", table=table, sort=key, desc=bool(desc),
                 rules=rules, clock=clock, host_status=host.status(s, tally.games),
                 trend_games=TREND_GAMES, unfitted=any(r.rating is None for r in rows),
-                placement=host.settings.matchmaking.placement_sets)
+                placement=host.settings.matchmaking.placement_sets,
+                final=final if final is not None and final.standings else None)
 
 
 __all__ = ["ResultTally", "host_tally", "router", "rules_text"]

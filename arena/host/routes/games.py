@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from ..deps import DB_INT_MAX, Caller, HostDep, SessionDep, can_see
-from ..embargo import games_out, withheld_game
+from ..embargo import SET_KINDS, games_out, withheld_game
 from ..models import Bot, Game, GameSeat, Participant, Version
 from ..schemas import GameOut, GamePage
 from ..visitors import write_public_record
@@ -24,8 +24,9 @@ _LOAD = (selectinload(Game.seats).selectinload(GameSeat.version).selectinload(Ve
 
 
 def _visible(g: Game, caller: Participant | None) -> bool:
-    """Rated games are public; a validation game belongs to its version's owner."""
-    if g.kind == "rated":
+    """Rated and final games are public; a validation game belongs to its version's
+    owner."""
+    if g.kind in SET_KINDS:
         return True
     owners = {x.version.bot.owner_id for x in g.seats if x.version is not None}
     return any(can_see(caller, o) for o in owners)
@@ -74,7 +75,7 @@ def list_games(caller: Caller, s: SessionDep,
                                           "voided or cancelled"),
                termination: str | None = Query(None, description="target, moon, forfeit, "
                                                "hand_limit"),
-               kind: str = Query("rated", description="rated, or validation (your own)"),
+               kind: str = Query("rated", description="rated, final, or validation (your own)"),
                limit: int = Query(50, ge=1, le=500),
                offset: int = Query(0, ge=0, le=DB_INT_MAX)
                ) -> GamePage:
@@ -87,10 +88,10 @@ def list_games(caller: Caller, s: SessionDep,
     if status is not None and status not in GAME_STATUSES:
         raise HTTPException(422, f"status {status!r}: a game is one of "
                             f"{', '.join(GAME_STATUSES)}")
-    if kind not in ("rated", "validation"):
-        raise HTTPException(422, f"kind {kind!r}: a game is rated or validation")
+    if kind not in ("rated", "final", "validation"):
+        raise HTTPException(422, f"kind {kind!r}: a game is rated, final or validation")
     q = select(Game).where(Game.kind == kind)
-    if kind != "rated":
+    if kind not in SET_KINDS:
         if caller is None:
             return GamePage(total=0, games=[])
         if not caller.is_admin:
