@@ -19,9 +19,11 @@ from . import middleware, pages
 from .routes import (
     accounts,
     bots,
+    challenges,
     games,
     leaderboard,
     moderation,
+    participants,
     phase,
     revalidate,
     status,
@@ -58,7 +60,7 @@ def create_app(host: Host, limits: VisitorLimits | None = None) -> FastAPI:
     app.state.host = host
     middleware.install(app, host)
     for module in (accounts, submissions, revalidate, bots, games, leaderboard, status, phase,
-                   moderation):
+                   moderation, challenges, participants):
         app.include_router(module.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -152,6 +152,8 @@ class Host:
         """The phase (docs/host.md, "A season"): rated games only in a phase that plays."""
         self.matchmaker.gate = lambda s: self.season.refused(s, "play") is None
         self.matchmaker.placement_sets = settings.matchmaking.placement_sets
+        self.matchmaker.challenge_share = settings.challenges.share
+        self.matchmaker.references = {r.name: r for r in self.references}
         self.ratings_epoch = 0
         """Counts the games voided by the organiser: the pages' running tallies of the
         games (leaderboard, rating history) start again when it changes."""
