@@ -16,11 +16,12 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("participants") as batch:
-        batch.add_column(sa.Column("disabled", sa.Boolean(), nullable=False,
-                                   server_default=sa.false()))
-        batch.add_column(sa.Column("disabled_reason", sa.Text(), nullable=False,
-                                   server_default=""))
+    # plain ADD COLUMNs: SQLite's batch mode would copy the table and drop its
+    # expression index (names one in any case, migration 0002)
+    op.add_column("participants", sa.Column("disabled", sa.Boolean(), nullable=False,
+                                            server_default=sa.false()))
+    op.add_column("participants", sa.Column("disabled_reason", sa.Text(), nullable=False,
+                                            server_default=""))
 
 
 def downgrade() -> None:
