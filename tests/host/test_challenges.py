@@ -343,3 +343,36 @@ def test_a_disabled_participant_plays_no_more_until_enabled(
             "participant bob: shares his bot; 1 version(s) disabled with them; ")
     finally:
         host.close()
+
+
+def test_the_challenges_page_asks_through_the_api(tmp_path: Path, database: str | None
+                                                  ) -> None:
+    host, _ = competition(tmp_path / "comp", database, per_hour=1)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b"})
+        c = TestClient(create_app(host))
+        assert c.get("/challenges", follow_redirects=False).headers["location"] == "/signin"
+        form = c.get("/signin")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form.text).group(1)
+        c.post("/signin", data={"token": ids["ann"][0], "csrf": csrf},
+               follow_redirects=False)
+        blank = c.get("/challenges")
+        assert "none yet" in blank.text and '<option value="b">' in blank.text
+        assert '<option value="a">' not in blank.text  # not her own bot
+        assert '<option value="reference-random">' in blank.text
+        r = c.post("/challenges", data={"opponent": "b", "csrf": "forged"})
+        assert r.status_code == 403 and "Form expired" in r.text
+        r = c.post("/challenges", data={"opponent": "zed", "csrf": csrf})
+        assert r.status_code == 404 and "there is no bot named &#39;zed&#39;" in r.text
+        r = c.post("/challenges", data={"opponent": "b", "version": "x", "csrf": csrf})
+        assert r.status_code == 422 and "version number" in r.text
+        r = c.post("/challenges", data={"opponent": "b", "csrf": csrf},
+                   follow_redirects=False)
+        assert (r.status_code, r.headers["location"]) == (303, "/challenges")
+        listed = c.get("/challenges").text
+        assert '<a href="/games/c1">c1</a>' in listed and "queued" in listed
+        # over the quota (1 an hour): the form says when to ask again
+        r = c.post("/challenges", data={"opponent": "b", "csrf": csrf})
+        assert r.status_code == 429 and "ask again in 60 minutes" in r.text
+    finally:
+        host.close()

@@ -17,7 +17,7 @@ from ..schemas import GameOut
 
 router = APIRouter(prefix="/api", tags=["challenges"])
 
-_LOAD = (selectinload(Game.seats).selectinload(GameSeat.version).selectinload(Version.bot),
+LOAD = (selectinload(Game.seats).selectinload(GameSeat.version).selectinload(Version.bot),
          selectinload(Game.faults))
 
 
@@ -70,7 +70,7 @@ class ChallengePage(BaseModel):
 
 def _one(s: Session, game_id: str) -> Game | None:
     return s.scalar(select(Game).where(Game.id == game_id, Game.kind == "challenge")
-                    .options(*_LOAD))
+                    .options(*LOAD))
 
 
 @router.post("/challenges", status_code=201, response_model=ChallengeOut,
@@ -110,7 +110,7 @@ def list_challenges(user: User, s: SessionDep,
                     offset: int = Query(0, ge=0, le=DB_INT_MAX)) -> ChallengePage:
     """The challenges you asked for, newest first, with their results and records."""
     ids = [g.id for g in challenges.mine(s, user.id, limit, offset)]
-    rows = {g.id: g for g in s.scalars(select(Game).where(Game.id.in_(ids)).options(*_LOAD))}
+    rows = {g.id: g for g in s.scalars(select(Game).where(Game.id.in_(ids)).options(*LOAD))}
     return ChallengePage(challenges=[ChallengeOut.of(rows[i]) for i in ids])
 
 
