@@ -193,7 +193,6 @@ class Game(Base):
                                                  nullable=True)
     """The participant who asked for a challenge game; None for the others (migration
     0008, index ``ix_games_asked_by_created``)."""
-    asker: Mapped[Participant | None] = relationship()
     seats: Mapped[list[GameSeat]] = relationship(order_by="GameSeat.seat",
                                                  cascade="all, delete-orphan")
     faults: Mapped[list[FaultRow]] = relationship(order_by="FaultRow.id",
