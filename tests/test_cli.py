@@ -37,7 +37,7 @@ def blocked(*modules: str, args: list[str], cwd: Path = ROOT) -> subprocess.Comp
 
 def test_every_command_is_registered():
     assert set(main.commands) == {"serve", "play", "replay", "ladder", "match", "new-bot",
-                                  "host", "submit", "bot"}
+                                  "host", "submit", "challenge", "bot"}
     assert set(main.commands["bot"].commands) == {"check"}  # type: ignore[attr-defined]
 
 

@@ -23,6 +23,7 @@ import click
 from .. import __version__
 from ..errors import ArenaError
 from .bot import bot
+from .challenge import challenge
 from .host import host
 from .ladder import ladder
 from .match import match
@@ -102,4 +103,5 @@ main.add_command(match)
 main.add_command(new_bot)
 main.add_command(host)
 main.add_command(submit)
+main.add_command(challenge)
 main.add_command(bot)

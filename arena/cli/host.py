@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import click
 from rich.markup import escape
@@ -429,6 +430,44 @@ def enable(url: str, version_id: int, reason: str, token: str | None,
     v = api("POST", url, f"/api/versions/{version_id}/enable",
             organiser_token(token, folder), json={"reason": reason})
     click.echo(clean_line(f"{v['label']}: {v['status']}"))
+
+
+@host.command("disable-participant")
+@click.argument("url")
+@click.argument("name")
+@click.option("--reason", required=True, help="Why (they read it).")
+@organiser_options
+def disable_participant(url: str, name: str, reason: str, token: str | None,
+                        folder: Path | None) -> None:
+    """Disable participant NAME (the organiser's): their versions stop being matched,
+    their queued games are cancelled, and they may not submit or ask for challenges; they
+    read why. `moon host enable-participant` undoes it.
+
+    \b
+    Example:  moon host disable-participant http://127.0.0.1:8000 zed \\
+                --reason "shares a bot with alice" --folder mycomp
+    """
+    p = api("POST", url, f"/api/participants/{quote(name, safe='')}/disable",
+            organiser_token(token, folder), json={"reason": reason})
+    click.echo(clean_line(f"participant {p['name']}: disabled ({p['reason']})"))
+
+
+@host.command("enable-participant")
+@click.argument("url")
+@click.argument("name")
+@click.option("--reason", default="", help="Why (the audit log keeps it).")
+@organiser_options
+def enable_participant(url: str, name: str, reason: str, token: str | None,
+                       folder: Path | None) -> None:
+    """Enable disabled participant NAME again (the organiser's): the versions disabled
+    with them play again.
+
+    \b
+    Example:  moon host enable-participant http://127.0.0.1:8000 zed --folder mycomp
+    """
+    p = api("POST", url, f"/api/participants/{quote(name, safe='')}/enable",
+            organiser_token(token, folder), json={"reason": reason})
+    click.echo(clean_line(f"participant {p['name']}: enabled"))
 
 
 @host.command()

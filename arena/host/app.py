@@ -19,10 +19,12 @@ from . import middleware, pages
 from .routes import (
     accounts,
     bots,
+    challenges,
     final,
     games,
     leaderboard,
     moderation,
+    participants,
     phase,
     revalidate,
     status,
@@ -59,7 +61,7 @@ def create_app(host: Host, limits: VisitorLimits | None = None) -> FastAPI:
     app.state.host = host
     middleware.install(app, host)
     for module in (accounts, submissions, revalidate, bots, games, leaderboard, status, phase,
-                   moderation, final):
+                   moderation, challenges, participants, final):
         app.include_router(module.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -4,7 +4,9 @@ stderr would give away the hands its siblings still have to play. They are withh
 everyone but the organiser until every game of the set has ended (:func:`withheld`); the
 game's result (places, scores) is public at once, as the ratings use it, and holds no
 tile. A validation game deals no board of a set (its seed is the checks'), so its owner
-sees it at once. A final's duplicate set is its whole board (:mod:`arena.host.final`).
+sees it at once; so does the asker a challenge game (its deal is its own), which no one
+else but the organiser sees (:func:`arena.host.challenges.hidden`). A final's duplicate
+set is its whole board (:mod:`arena.host.final`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from .challenges import hidden
 from .models import Game, Participant
 from .schemas import GameOut
 
@@ -48,7 +51,10 @@ def withheld(g: Game, caller: Participant | None, playing: dict[int, int]) -> st
     :func:`note`), or None if they may be: ``playing`` is :func:`in_play` of its set. Only a
     rated or final game that is over while others of its set are still to be played is withheld,
     and never from the organiser (a running game shows its live view, which gives only
-    what has been played)."""
+    what has been played). A challenge game's is withheld from all but its asker and the
+    organiser (:func:`arena.host.challenges.hidden`)."""
+    if g.kind == "challenge":
+        return hidden(g, caller)
     if g.kind not in SET_KINDS or g.dset_id is None or g.status in IN_PLAY:
         return None
     if caller is not None and caller.is_admin:
@@ -59,6 +65,8 @@ def withheld(g: Game, caller: Participant | None, playing: dict[int, int]) -> st
 
 def withheld_game(s: Session, g: Game, caller: Participant | None) -> str | None:
     """:func:`withheld` for one game, reading its set's games still to be played."""
+    if g.kind == "challenge":
+        return hidden(g, caller)
     if g.kind not in SET_KINDS or g.dset_id is None or g.status in IN_PLAY:
         return None
     return withheld(g, caller, in_play(s, [g.dset_id]))

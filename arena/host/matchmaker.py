@@ -1,6 +1,8 @@
 """The host's matchmaker (:class:`Matchmaker`): the loop that keeps the games' slots full
 with rated games, picking each new duplicate set with :mod:`arena.host.matchmaking`,
-playing each game on the host's executor and handing its result to the recorder.
+playing each game on the host's executor and handing its result to the recorder; and,
+within their share of the slots, the challenge games participants asked for
+(:mod:`arena.host.challenges`), never rated.
 
 A version sits in at most half the running rated games (rounded up) while other games can
 be played (:meth:`Matchmaker.claim`), so one slow bot cannot fill every slot with its own
@@ -19,16 +21,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from moon_sdk.rules import Ruleset
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from ..bots.manifest import BotSpec
 from ..core.timecontrol import TimeControl
 from ..ladder.schedule import board_seed
-from . import matchmaking
+from . import challenges, matchmaking
 from .builds import VersionSpecs
 from .executor import GameRequest, GameSlots, InfrastructureError
-from .models import DuplicateSet, Game, GameSeat, Version, utcnow
+from .models import Bot, DuplicateSet, Game, GameSeat, Participant, Version, utcnow
 from .outage import Outage, cannot_write
 from .recorder import Counters, Recorder
 from .writer import Writer
@@ -78,6 +80,11 @@ class Matchmaker:
         is claimed."""
         self.running: dict[str, asyncio.Task[None]] = {}
         """The games being played, by id (the host cancels them when it stops)."""
+        self.challenge_share = 0.5
+        """The share of the slots challenge games may take (``[challenges] share``)."""
+        self.references: dict[str, BotSpec] = {}
+        """The host's reference bots by name: a challenge may seat them."""
+        self._challenge_last = False
         self._wake = asyncio.Event()
 
     def wake(self) -> None:
@@ -85,8 +92,64 @@ class Matchmaker:
         self._wake.set()
 
     def claim(self) -> tuple[str, int, tuple[BotSpec, ...]] | None:
-        """Take the next queued game (making a new duplicate set when none is queued) and
-        mark it running; None if there is nothing to play.
+        """Take the next game to play and mark it running; None if there is nothing to
+        play: a queued challenge game while challenges hold fewer than their share of the
+        slots (:meth:`challenge_slots`; with one slot, challenge and rated games take
+        turns), else the next rated game (:meth:`claim_rated`), else, when no rated game
+        can be played, a challenge game all the same (within its share)."""
+        with self.Session.begin() as s:
+            if self.gate is not None and not self.gate(s):
+                return None
+            job = self.claim_challenge(s, turn=True)
+            if job is None:
+                job = self.claim_rated(s)
+                if job is not None:
+                    self._challenge_last = False
+                    return job
+                job = self.claim_challenge(s, turn=False)
+            return job
+
+    def challenge_slots(self) -> int:
+        """The challenge games that may run at once (``[challenges] share`` of the slots:
+        :func:`arena.host.challenges.slots`)."""
+        return challenges.slots(self.slots.capacity, self.challenge_share)
+
+    def claim_challenge(self, s: Session, turn: bool
+                        ) -> tuple[str, int, tuple[BotSpec, ...]] | None:
+        """Start the oldest queued challenge game that can be played (cancelling those
+        that cannot), within :meth:`challenge_slots`; with ``turn``, not right after
+        another when the challenges' share is every slot (a rated game goes between)."""
+        cap = self.challenge_slots()
+        if turn and cap >= self.slots.capacity and self._challenge_last:
+            return None
+        running = s.scalar(select(func.count()).select_from(Game).where(
+            Game.kind == "challenge", Game.status == "running")) or 0
+        if running >= cap:
+            return None
+        queued = s.scalars(select(Game).where(Game.kind == "challenge",
+                                              Game.status == "queued")
+                           .order_by(Game.created_at, Game.id)
+                           .options(selectinload(Game.seats))).all()
+        for g in queued:
+            why = challenges.playable(s, g, list(self.references))
+            if why is not None:
+                g.status = "cancelled"
+                g.void_reason = f"never played: {why}"
+                continue
+            g.status = "running"
+            g.started_at = utcnow()
+            bots = []
+            for x in g.seats:
+                v = s.get(Version, x.version_id) if x.version_id is not None else None
+                bots.append(self.specs(v, v.bot.name) if v is not None
+                            else self.references[x.reference])
+            self._challenge_last = True
+            return g.id, g.seed, tuple(bots)
+        return None
+
+    def claim_rated(self, s: Session) -> tuple[str, int, tuple[BotSpec, ...]] | None:
+        """Take the next queued rated game (making a new duplicate set when none is
+        queued) and mark it running; None if there is none to play.
 
         A version sits in at most :meth:`per_version` of the running rated games while
         other games can be played: a queued game that would put it over is held back
@@ -94,44 +157,45 @@ class Matchmaker:
         new set is made of the versions under the cap), so one slow bot cannot fill every
         slot with its own long games and starve the others. When nothing else can be
         played (every version at its cap, say with no more versions than seats), the
-        oldest held-back game is started, as without the cap."""
-        with self.Session.begin() as s:
-            if self.gate is not None and not self.gate(s):
-                return None
-            active = {v.id: v for v in s.scalars(select(Version).where(
-                Version.status == "active").options(selectinload(Version.bot)))}
-            cap = self.per_version()
-            running = collections.Counter(s.scalars(
-                select(GameSeat.version_id).join(Game, GameSeat.game_id == Game.id)
-                .where(Game.status == "running", Game.kind == "rated")))
-            made_free, made_any = False, False
-            while True:
-                queued = s.scalars(select(Game).where(Game.status == "queued",
-                                                      Game.kind == "rated")
-                                   .order_by(Game.created_at, Game.id)
-                                   .options(selectinload(Game.seats))).all()
-                held: tuple[Game, list[int | None]] | None = None
-                for g in queued:
-                    ids = [x.version_id for x in g.seats]
-                    if not all(i in active for i in ids):
-                        g.status = "cancelled"
-                        g.void_reason = "a version in it left the pool before it was played"
-                        continue
-                    if any(running[i] >= cap for i in set(ids) if i is not None):
-                        held = held or (g, ids)
-                        continue
-                    return self.start(g, ids, active)
-                if not made_free:  # a set of the versions under the cap
-                    made_free = True
-                    if self.new_set(s, [v for v in active.values() if running[v.id] < cap]):
-                        continue
-                if held is not None:  # nothing else can be played
-                    return self.start(*held, active)
-                if not made_any:  # nothing queued: a set of every active version
-                    made_any = True
-                    if self.new_set(s, list(active.values())):
-                        continue
-                return None
+        oldest held-back game is started, as without the cap. The versions of a
+        participant the organiser disabled are not matched."""
+        active = {v.id: v for v in s.scalars(
+            select(Version).join(Bot, Version.bot_id == Bot.id)
+            .join(Participant, Bot.owner_id == Participant.id)
+            .where(Version.status == "active", Participant.disabled.is_(False))
+            .options(selectinload(Version.bot)))}
+        cap = self.per_version()
+        running = collections.Counter(s.scalars(
+            select(GameSeat.version_id).join(Game, GameSeat.game_id == Game.id)
+            .where(Game.status == "running", Game.kind == "rated")))
+        made_free, made_any = False, False
+        while True:
+            queued = s.scalars(select(Game).where(Game.status == "queued",
+                                                  Game.kind == "rated")
+                               .order_by(Game.created_at, Game.id)
+                               .options(selectinload(Game.seats))).all()
+            held: tuple[Game, list[int | None]] | None = None
+            for g in queued:
+                ids = [x.version_id for x in g.seats]
+                if not all(i in active for i in ids):
+                    g.status = "cancelled"
+                    g.void_reason = "a version in it left the pool before it was played"
+                    continue
+                if any(running[i] >= cap for i in set(ids) if i is not None):
+                    held = held or (g, ids)
+                    continue
+                return self.start(g, ids, active)
+            if not made_free:  # a set of the versions under the cap
+                made_free = True
+                if self.new_set(s, [v for v in active.values() if running[v.id] < cap]):
+                    continue
+            if held is not None:  # nothing else can be played
+                return self.start(*held, active)
+            if not made_any:  # nothing queued: a set of every active version
+                made_any = True
+                if self.new_set(s, list(active.values())):
+                    continue
+            return None
 
     def per_version(self) -> int:
         """The running rated games one version may sit in while other games can be

@@ -9,8 +9,8 @@ Statuses are short strings, listed here once:
   and the build log say why). An active version becomes ``retired`` when a newer version of
   its bot turns active, and ``disabled`` after too many forfeits in a row.
 - a game: ``queued`` -> ``running`` -> ``finished``; or ``voided`` (the host's failure, a
-  restart: replayed as a new game, never rated); or ``cancelled`` (never played: a version
-  in it left the pool first).
+  restart: a rated one replayed as a new game; never rated); or ``cancelled`` (never
+  played: a version in it left the pool first).
 """
 
 from __future__ import annotations
@@ -54,6 +54,11 @@ class Participant(Base):
     """sha256 (hex) of the API token; the token itself is never stored."""
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Disabled by the organiser: their versions are not matched, and they may neither
+    submit nor ask for challenges until enabled again (migration 0009)."""
+    disabled_reason: Mapped[str] = mapped_column(Text, default="")
+    """Why, for the participant (the audit log keeps it too)."""
 
 
 # Names that differ only in case are one name (no "Alice" next to "alice"): the database
@@ -153,10 +158,12 @@ class Game(Base):
                       # one termination (a forfeit, say: rare), from this one's
                       Index("ix_games_kind_created", "kind", "created_at", "id"),
                       Index("ix_games_kind_termination", "kind", "termination",
-                            "created_at", "id", "status"))
+                            "created_at", "id", "status"),
+                      Index("ix_games_asked_by_created", "asked_by", "created_at"))
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     kind: Mapped[str] = mapped_column(String(16), default="rated")
-    """``rated`` or ``validation``."""
+    """``rated``, ``validation`` or ``challenge`` (unrated, asked for by a participant:
+    :mod:`arena.host.challenges`)."""
     dset_id: Mapped[int | None] = mapped_column(ForeignKey("dsets.id"), nullable=True,
                                                 index=True)
     seating: Mapped[int] = mapped_column(Integer, default=0)
@@ -182,6 +189,10 @@ class Game(Base):
                                                            nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True),
                                                             nullable=True, index=True)
+    asked_by: Mapped[int | None] = mapped_column(ForeignKey("participants.id"),
+                                                 nullable=True)
+    """The participant who asked for a challenge game; None for the others (migration
+    0008, index ``ix_games_asked_by_created``)."""
     seats: Mapped[list[GameSeat]] = relationship(order_by="GameSeat.seat",
                                                  cascade="all, delete-orphan")
     faults: Mapped[list[FaultRow]] = relationship(order_by="FaultRow.id",

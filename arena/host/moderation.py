@@ -1,5 +1,7 @@
 """The organiser's moderation (docs/host.md, "Moderation"): disable a version with a reason
-its owner reads, enable it again, void a finished game (the live ratings and counts are
+its owner reads, enable it again; disable a participant (every active version of theirs
+disabled with them, their queued games cancelled, no more submissions or challenges) and
+enable them again (those versions back); void a finished game (the live ratings and counts are
 recomputed from the games left, the batch fit leaves it out), and post an announcement
 shown on every page. Each is written with its audit entry (:mod:`arena.host.audit`) in
 one transaction; the routes run them on the host's writer thread."""
@@ -10,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import audit
-from .models import Game, Meta, Version
+from .models import Bot, Game, Meta, Participant, Version
 
 ANNOUNCEMENT = "announcement"
 """The :class:`arena.host.models.Meta` key of the announcement (its text; "" for none)."""
@@ -114,6 +116,91 @@ def announce(s: Session, text: str, actor: str) -> str:
     return text
 
 
+WITH_PARTICIPANT = "disabled by the organiser with its participant: "
+"""The start of the reason of a version disabled with its participant: enabling the
+participant makes those versions (and only those) active again."""
+
+
+def _participant(s: Session, name: str) -> Participant:
+    p = s.scalar(select(Participant).where(Participant.name == name))
+    if p is None:
+        raise ModerationError(404, f"no participant {name!r}")
+    if p.is_admin:
+        raise ModerationError(409, "the organiser's own account is never disabled")
+    return p
+
+
+def disable_participant(s: Session, name: str, reason: str, actor: str) -> Participant:
+    """Disable participant ``name``: each of their active versions is disabled with them
+    (its queued games cancelled), their queued challenges are cancelled, and they may
+    neither submit nor ask for challenges; they read ``reason``.
+
+    Raises:
+        ModerationError: 404 no such participant, 409 the organiser or disabled already,
+            422 no reason.
+    """
+    p = _participant(s, name)
+    why = reason.strip()
+    if not why:
+        raise ModerationError(422, "say why (the reason): the participant reads it")
+    if p.disabled:
+        raise ModerationError(409, f"participant {name} is disabled already (enable them "
+                              "first to give another reason)")
+    p.disabled, p.disabled_reason = True, why
+    versions = list(s.scalars(select(Version).join(Bot, Version.bot_id == Bot.id).where(
+        Bot.owner_id == p.id, Version.status == "active")))
+    cancelled = 0
+    for v in versions:
+        v.status = "disabled"
+        v.reason = WITH_PARTICIPANT + why
+        if v.bot.active_version_id == v.id:
+            v.bot.active_version_id = None
+        cancelled += cancel_queued(s, v.id)
+    for g in s.scalars(select(Game).where(Game.asked_by == p.id, Game.status == "queued")):
+        g.status = "cancelled"
+        g.void_reason = "its participant was disabled by the organiser"
+        cancelled += 1
+    audit.log(s, actor, "disable", f"participant {p.name}: {why}; "
+              f"{len(versions)} version(s) disabled with them"
+              + (f"; {cancelled} queued game(s) cancelled" if cancelled else ""))
+    return p
+
+
+def enable_participant(s: Session, name: str, reason: str, actor: str) -> Participant:
+    """Enable disabled participant ``name`` again: the versions disabled with them are
+    active again (one whose bot has another active version now stays disabled).
+
+    Raises:
+        ModerationError: 404 no such participant, 409 the organiser or not disabled.
+    """
+    p = _participant(s, name)
+    if not p.disabled:
+        raise ModerationError(409, f"participant {name} is not disabled")
+    p.disabled, p.disabled_reason = False, ""
+    back = 0
+    for v in s.scalars(select(Version).join(Bot, Version.bot_id == Bot.id).where(
+            Bot.owner_id == p.id, Version.status == "disabled").order_by(Version.id)):
+        if not v.reason.startswith(WITH_PARTICIPANT) or v.bot.active_version_id is not None:
+            continue
+        v.status, v.reason, v.forfeits_in_row = "active", "", 0
+        v.bot.active_version_id = v.id
+        back += 1
+    audit.log(s, actor, "enable", f"participant {p.name}"
+              + (f": {reason.strip()}" if reason.strip() else "")
+              + f"; {back} version(s) active again")
+    return p
+
+
+def disabled_line(p: Participant) -> str | None:
+    """The one line refusing what a disabled participant asks (a submission, a
+    challenge), or None when they are not disabled."""
+    if not p.disabled:
+        return None
+    return ("your account is disabled by the organiser"
+            + (f" ({p.disabled_reason})" if p.disabled_reason else "")
+            + ": ask the organiser to enable it")
+
+
 def cancel_queued(s: Session, version_id: int) -> int:
     """Cancel the queued games of ``version_id`` now (so its sets end); how many."""
     from .models import GameSeat
@@ -126,5 +213,6 @@ def cancel_queued(s: Session, version_id: int) -> int:
     return len(games)
 
 
-__all__ = ["ANNOUNCEMENT", "ModerationError", "announce", "announcement", "cancel_queued",
-           "disable", "enable", "void"]
+__all__ = ["ANNOUNCEMENT", "WITH_PARTICIPANT", "ModerationError", "announce",
+           "announcement", "cancel_queued", "disable", "disable_participant",
+           "disabled_line", "enable", "enable_participant", "void"]

@@ -51,6 +51,8 @@ class Me(BaseModel):
     name: str
     admin: bool
     bots: list[str]
+    disabled: str | None = Field(None, description="Why the organiser disabled you (you "
+                                 "may not submit or ask for challenges), else null")
 
 
 class InviteOut(BaseModel):

@@ -161,6 +161,8 @@ class Host:
                            engine.url.render_as_string(hide_password=False),
                            settings.matchmaking.bootstrap)
         """The final (docs/host.md, "The final"): its games from the phase ``final`` on."""
+        self.matchmaker.challenge_share = settings.challenges.share
+        self.matchmaker.references = {r.name: r for r in self.references}
         self.ratings_epoch = 0
         """Counts the games voided by the organiser: the pages' running tallies of the
         games (leaderboard, rating history) start again when it changes."""

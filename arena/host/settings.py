@@ -138,6 +138,21 @@ def short_seed_warning(seed: int) -> str | None:
             f"write a long random one (seed = {new_master_seed()}, say)")
 
 
+class Challenges(_Table):
+    """``[challenges]``: unrated test games a participant asks for (docs/host.md,
+    "Challenges")."""
+
+    per_hour: int = Field(10, ge=0)
+    """Challenges one participant may ask for in any hour (a voided one, the host's
+    failure, is not counted); one more is refused (429) saying when to ask again. 0: none
+    at all. The organiser is not limited."""
+    share: float = Field(0.5, gt=0, le=1)
+    """The share of the games' slots (``[matchmaking] concurrency``) challenge games may
+    take at once, rounded down but at least one; with a single slot, a challenge game and
+    a rated game take turns. Rated games have the rest, so challenges never starve
+    them."""
+
+
 class Limits(_Table):
     """``[limits]`` of an upload."""
 
@@ -264,6 +279,7 @@ class Settings(_Table):
     runner: Runner = Runner()
     matchmaking: Matchmaking = Matchmaking()
     limits: Limits = Limits()
+    challenges: Challenges = Challenges()
     retention: Retention = Retention()
     calendar: CalendarTable = CalendarTable()
     final: FinalTable = FinalTable()
@@ -366,6 +382,10 @@ max_unpacked_mb = 50
 max_files = 2000
 max_waiting = 3             # versions of one participant waiting to be built and validated
 max_versions_per_day = 50   # new versions a participant may submit in 24 hours
+
+[challenges]                # unrated test games a participant asks for (moon challenge)
+per_hour = 10               # challenges one participant may ask for in any hour
+share = 0.5                 # of the games' slots challenge games may take at once
 
 [retention]
 record_days = 0             # delete records of retired versions' games older than this; 0: never

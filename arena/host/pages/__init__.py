@@ -20,6 +20,7 @@ not exist.
 - :mod:`~arena.host.pages.api`: ``/docs`` (the API, from its OpenAPI schema);
 - :mod:`~arena.host.pages.accounts`: ``/signin``, ``/signout``, ``/submit``;
 - :mod:`~arena.host.pages.revalidate`: a rejected version's "Validate again" button;
+- :mod:`~arena.host.pages.challenges`: ``/challenges`` (ask for one; yours);
 - :mod:`~arena.host.pages.errors`: the pages' "Not found".
 
 Static files are under ``/static`` (:data:`arena.web.templating.STATIC`).
@@ -29,10 +30,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import accounts, api, bots, final, games, leaderboard, live, revalidate
+from . import accounts, api, bots, challenges, final, games, leaderboard, live, revalidate
 
 router = APIRouter(include_in_schema=False)
-for _module in (leaderboard, bots, games, live, api, accounts, revalidate, final):
+for _module in (leaderboard, bots, games, live, api, accounts, revalidate, challenges, final):
     router.include_router(_module.router)
 
 __all__ = ["router"]

@@ -85,8 +85,10 @@ def visible_game(s: Session, game_id: str, user: Participant | None) -> Game | N
         selectinload(Game.faults)))
     if g is None:
         return None
-    if g.kind not in SET_KINDS and not any(can_see(user, x.version.bot.owner_id)
-                                     for x in g.seats if x.version is not None):
+    owners = {x.version.bot.owner_id for x in g.seats if x.version is not None}
+    if g.asked_by is not None:  # a challenge game: its asker's too
+        owners.add(g.asked_by)
+    if g.kind not in SET_KINDS and not any(can_see(user, o) for o in owners):
         return None
     return g
 
@@ -114,7 +116,8 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
     if wait is not None:
         own_seats = []
         missing = (f"Its replay and its bots' stderr are {wait}: they are dealt the "
-                   "same hands, which its replay would give away.")
+                   "same hands, which its replay would give away." if g.kind == "rated"
+                   else f"Its replay and its bots' stderr are {wait}.")
     elif g.status == "finished" and g.record_path and path.is_file():
         data = json.loads(path.read_text())
         data["logs"] = {}  # stderr is on its own owner-only page

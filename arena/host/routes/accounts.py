@@ -127,7 +127,8 @@ def _register(body: RegisterIn, invite: Invite | None, s: Session) -> RegisterOu
 def me(user: User, s: SessionDep) -> Me:
     """The caller."""
     bots = s.scalars(select(Bot.name).where(Bot.owner_id == user.id).order_by(Bot.name))
-    return Me(name=user.name, admin=user.is_admin, bots=list(bots))
+    return Me(name=user.name, admin=user.is_admin, bots=list(bots),
+              disabled=user.disabled_reason if user.disabled else None)
 
 
 @router.post("/token", response_model=RegisterOut, responses={400: {}})

@@ -25,10 +25,13 @@ _LOAD = (selectinload(Game.seats).selectinload(GameSeat.version).selectinload(Ve
 
 def _visible(g: Game, caller: Participant | None) -> bool:
     """Rated and final games are public; a validation game belongs to its version's
-    owner."""
+    owner; a challenge game is seen by its asker and its versions' owners (its record by
+    its asker alone: :func:`arena.host.challenges.hidden`)."""
     if g.kind in SET_KINDS:
         return True
     owners = {x.version.bot.owner_id for x in g.seats if x.version is not None}
+    if g.asked_by is not None:
+        owners.add(g.asked_by)
     return any(can_see(caller, o) for o in owners)
 
 
@@ -75,7 +78,8 @@ def list_games(caller: Caller, s: SessionDep,
                                           "voided or cancelled"),
                termination: str | None = Query(None, description="target, moon, forfeit, "
                                                "hand_limit"),
-               kind: str = Query("rated", description="rated, final, or validation (your own)"),
+               kind: str = Query("rated", description="rated, final, or validation or "
+                                 "challenge (your own)"),
                limit: int = Query(50, ge=1, le=500),
                offset: int = Query(0, ge=0, le=DB_INT_MAX)
                ) -> GamePage:
@@ -88,8 +92,9 @@ def list_games(caller: Caller, s: SessionDep,
     if status is not None and status not in GAME_STATUSES:
         raise HTTPException(422, f"status {status!r}: a game is one of "
                             f"{', '.join(GAME_STATUSES)}")
-    if kind not in ("rated", "final", "validation"):
-        raise HTTPException(422, f"kind {kind!r}: a game is rated, final or validation")
+    if kind not in ("rated", "final", "validation", "challenge"):
+        raise HTTPException(422, f"kind {kind!r}: a game is rated, final, validation or "
+                            "challenge")
     q = select(Game).where(Game.kind == kind)
     if kind not in SET_KINDS:
         if caller is None:
@@ -134,8 +139,9 @@ def get_record(game_id: str, caller: Caller, host: HostDep, s: SessionDep) -> An
                             "when it is over")
     wait = withheld_game(s, g, caller)
     if wait is not None:
-        raise HTTPException(409, f"the record of game {game_id} is {wait} (they are "
-                            "dealt the same hands)")
+        raise HTTPException(409, f"the record of game {game_id} is {wait}"
+                            + (" (they are dealt the same hands)" if g.kind == "rated"
+                               else ""))
     path = host.record_dir / f"{g.id}.json"
     if not g.record_path or not path.is_file():
         raise HTTPException(404, f"the record of game {game_id} was pruned (retention); "
@@ -162,8 +168,9 @@ def seat_log(game_id: str, seat: int, caller: Caller, host: HostDep, s: SessionD
         raise HTTPException(409, f"game {game_id} is {g.status}: its logs come at the end")
     wait = withheld_game(s, g, caller)
     if wait is not None:  # a bot's stderr may hold its hands
-        raise HTTPException(409, f"the logs of game {game_id} are {wait} (they are dealt "
-                            "the same hands)")
+        raise HTTPException(409, f"the logs of game {game_id} are {wait}"
+                            + (" (they are dealt the same hands)" if g.kind == "rated"
+                               else ""))
     path = host.seat_log(g.id, seat)
     if not path.is_file():
         raise HTTPException(404, f"no log of seat {seat} in game {game_id} (pruned, or the "

@@ -17,6 +17,7 @@ from ...core.names import LOOKALIKE_RULE, lookalike
 from ...errors import ConfigError
 from ..deps import HostDep, SessionDep, User
 from ..models import Bot, Participant, Version, utcnow
+from ..moderation import disabled_line
 from ..ratings import open_ratings
 from ..schemas import VersionOut
 from ..service import Host
@@ -75,6 +76,9 @@ def submit(archive: Annotated[UploadFile, File(description="The bot folder as .t
     closed = None if user.is_admin else host.season.refused(s, "submit")
     if closed is not None:
         raise HTTPException(403, closed)
+    off = disabled_line(user)
+    if off is not None:
+        raise HTTPException(403, off)
     lim = host.settings.limits
     limits = UploadLimits(int(lim.max_archive_mb * 1024 * 1024),
                           int(lim.max_unpacked_mb * 1024 * 1024), lim.max_files)
