@@ -33,7 +33,7 @@ FAST = (
     "host/test_submissions.py", "host/test_app_in_process.py", "host/test_recorder.py",
     "host/test_retention_logs.py", "host/test_matchmaker.py", "host/test_builds_part.py",
     "host/test_ratings_part.py", "host/test_visitors.py",
-    "host/test_outage.py", "host/test_revalidate.py",
+    "host/test_outage.py", "host/test_revalidate.py", "host/test_openapi.py",
     "host/test_upload_refusals.py",
     # a person at the table: their answers, in process
     "table/test_choice.py", "table/test_play_usage.py",
