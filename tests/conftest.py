@@ -23,7 +23,7 @@ FAST = (
     "test_doctests.py", "test_sdk_docs.py", "test_codegen.py", "test_docs.py",
     "test_config_documents.py",
     # the CLI through click's CliRunner
-    "test_cli.py", "test_help.py", "test_builds_seen.py",
+    "test_cli.py", "test_cli_stops.py", "test_help.py", "test_builds_seen.py",
     "ladder/test_bot_names.py",
     # ladders' and matches' policy, in process
     "ladder/test_ratings.py", "ladder/test_report.py", "ladder/test_schedule.py",

@@ -64,7 +64,7 @@ RATING_OPEN = ("The data leave the rating open (the version never finished behin
                "for ordering only; quote the bound that is not null, as `moon ladder show` "
                "does: 'at least rating_low' when rating_high is null (it never finished "
                "behind some other), 'at most rating_high' when rating_low is null (it never "
-               "finished ahead)")
+               "finished ahead); both null: there is no figure to quote (n/a)")
 """What ``rating_open`` means, in the API's schema."""
 
 
