@@ -77,8 +77,8 @@ def check(folder: Path, players: str, seed: int, records: Path | None, **tc: Any
                     "; nothing was kept (its temporary folder is removed)"))
     try:
         report = stops.run(check_folder(folder, opponents=opponents, rulesets=rulesets,
-                                          tc=time_control, work=work, seed=seed,
-                                          say=say_err))
+                                        tc=time_control, work=work, seed=seed,
+                                        say=say_err))
         keep = keep or (not report.passed and any(work.iterdir()))
     finally:
         if not keep:  # passed, nothing written, or no verdict (interrupted, no engine)

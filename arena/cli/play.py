@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from ..core.timecontrol import TimeControl
     from ..records.record import GameRecord
+    from ..referee.referee import Match
 
 FORFEIT_EXIT = 3
 """`moon play`'s exit code when a bot forfeited the game."""
@@ -143,7 +144,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     """
     from ..executor.game import MANUAL, play_game, serving
     from ..records.record import GameRecord
-    from ..referee.referee import Match, Referee, game_record
+    from ..referee.referee import Referee, game_record
 
     ruleset = make_ruleset(preset, options)
     if len(bots) != ruleset.players:
@@ -204,7 +205,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     report_end(console, record, specs)
 
 
-def stopped_game(match: Any) -> str:
+def stopped_game(match: Match) -> str:
     """The line of a game stopped before its end: its record (as far as it went), if
     written."""
     path = match.record_path
@@ -265,7 +266,7 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
 
     from ..executor.game import play_game, serving
     from ..records.record import GameRecord
-    from ..referee.referee import Match, Referee, game_record
+    from ..referee.referee import Referee, game_record
     from ..table.seat import HumanSeat, LeftTable, Person, sit
     from ..table.terminal import TerminalPerson
     from ..table.web import TableServer, WebPerson
