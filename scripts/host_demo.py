@@ -1,6 +1,7 @@
 """`make host-demo`: a competition on the embedded defaults (SQLite, the local pool, the
 host's own runner) with the example bots submitted by three demo participants; the host
-prints its pages' and API's address, the demo what to try; plays until Ctrl-C.
+prints its pages' and API's address, the demo what to try; plays until Ctrl-C or SIGTERM,
+which stop the host too (exit 130; nothing is left serving).
 
     python scripts/host_demo.py [--folder runs/host-demo] [--address 127.0.0.1:8000]
 
@@ -26,6 +27,23 @@ from arena.cli.client import ClientError, api  # noqa: E402
 from arena.host.submissions import pack  # noqa: E402
 
 DEMO = {"ann": "heuristic", "ben": "random", "cat": "weak"}
+STOPPED_EXIT = 130
+"""The demo's exit code once stopped (Ctrl-C, SIGTERM), as every `moon` command's."""
+PR_SET_PDEATHSIG = 1
+
+
+def interrupt(_sig: int, _frame: object) -> None:
+    """SIGTERM as Ctrl-C (make forwards a SIGTERM to its recipe's process): the demo then
+    stops its host and waits for it, instead of ending with the host left serving."""
+    raise KeyboardInterrupt
+
+
+def host_dies_with_us() -> None:
+    """In the host's process before it runs: SIGTERM (its clean stop) when the demo's
+    thread that started it dies, even by SIGKILL (Linux's PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def main() -> int:
@@ -39,8 +57,10 @@ def main() -> int:
                     "--trust-local", "--open"], check=True, stdout=subprocess.DEVNULL)
     toml = args.folder / "competition.toml"  # games of a few seconds, to watch them go by
     toml.write_text(re.sub(r"(?m)^decision_ms = \d+", "decision_ms = 1000", toml.read_text()))
+    signal.signal(signal.SIGTERM, interrupt)
     host = subprocess.Popen([*moon, "host", "run", str(args.folder), "--address",
-                             args.address], stdout=subprocess.PIPE, text=True)
+                             args.address], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=host_dies_with_us)
     try:
         assert host.stdout is not None
         line = host.stdout.readline()
@@ -67,11 +87,19 @@ def main() -> int:
         print(f"host-demo: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 0
+        return STOPPED_EXIT  # the host says what the stop kept, in its last line
     finally:
+        # the demo's own signals are ignored from here: a second Ctrl-C must not leave
+        # the host serving while it stops
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if host.poll() is None:
             host.send_signal(signal.SIGTERM)
-            host.wait(30)
+            try:
+                host.wait(60)
+            except subprocess.TimeoutExpired:
+                host.kill()
+                host.wait()
 
 
 if __name__ == "__main__":

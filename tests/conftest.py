@@ -23,7 +23,7 @@ FAST = (
     "test_doctests.py", "test_sdk_docs.py", "test_codegen.py", "test_docs.py",
     "test_config_documents.py",
     # the CLI through click's CliRunner
-    "test_cli.py", "test_help.py", "test_builds_seen.py",
+    "test_cli.py", "test_cli_stops.py", "test_help.py", "test_builds_seen.py",
     "ladder/test_bot_names.py",
     # ladders' and matches' policy, in process
     "ladder/test_ratings.py", "ladder/test_report.py", "ladder/test_schedule.py",
@@ -33,7 +33,7 @@ FAST = (
     "host/test_submissions.py", "host/test_app_in_process.py", "host/test_recorder.py",
     "host/test_retention_logs.py", "host/test_matchmaker.py", "host/test_builds_part.py",
     "host/test_ratings_part.py", "host/test_visitors.py",
-    "host/test_outage.py", "host/test_revalidate.py",
+    "host/test_outage.py", "host/test_revalidate.py", "host/test_openapi.py",
     "host/test_upload_refusals.py", "host/test_final.py", "host/test_challenges.py",
     # a person at the table: their answers, in process
     "table/test_choice.py", "table/test_play_usage.py",

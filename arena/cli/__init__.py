@@ -10,7 +10,8 @@ Errors become one line in one place, :class:`ArenaGroup`: an
 :class:`~arena.errors.ArenaError` (bad config, a bot that cannot build, a corrupt record,
 an infrastructure failure) prints ``Error: <its message>`` and exits 1; a usage error
 (a bad flag or argument) is click's own, naming the flag, exit 2. No traceback reaches
-a user.
+a user. SIGINT (Ctrl-C) and SIGTERM stop any command with one line saying what was kept
+and what goes on, exit 130 (:mod:`arena.cli.stops`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .new_bot import new_bot
 from .play import play
 from .replay import replay
 from .serve import serve
+from .stops import handling, stopped
 from .submit import submit
 
 PACKAGES = {"scipy": "scipy", "numpy": "numpy", "openskill": "openskill", "docker": "docker",
@@ -67,8 +69,15 @@ class ArenaGroup(click.Group):
     - :class:`~arena.errors.ArenaError` → ``Error: <message>``, exit 1;
     - :class:`ModuleNotFoundError` of a third-party package (not of ``arena`` or
       ``moon_sdk``, which would be a bug and keeps its traceback) → which package the
-      command needs and how to install it, exit 1.
+      command needs and how to install it, exit 1;
+    - ``KeyboardInterrupt`` (SIGINT or SIGTERM, :mod:`arena.cli.stops`) → the one line of
+      what the stop kept and what goes on, exit 130.
     """
+
+    def main(self, *args: Any, **kw: Any) -> Any:
+        """Run the command line with SIGINT and SIGTERM handled (:func:`stops.handling`)."""
+        with handling():
+            return super().main(*args, **kw)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; translate the errors above (click's own pass through)."""
@@ -76,6 +85,8 @@ class ArenaGroup(click.Group):
             return super().invoke(ctx)
         except ArenaError as e:
             raise click.ClickException(str(e)) from None
+        except KeyboardInterrupt:
+            stopped()
         except ModuleNotFoundError as e:
             name = e.name or ""
             if not name or name.split(".")[0] in ("arena", "moon_sdk"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import tempfile
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import click
 
+from . import stops
 from .options import TIME_FIELDS, make_time_control, time_options
 
 CHECK_FAILED_EXIT = 1
@@ -72,10 +72,13 @@ def check(folder: Path, players: str, seed: int, records: Path | None, **tc: Any
     cleanup_stale_once()
     work = records if records is not None else Path(tempfile.mkdtemp(prefix="moon-check-"))
     keep = records is not None
+    stops.saying("stopped: the check did not finish, so it says nothing about the bot"
+                 + (f"; the records so far are in {clean_line(str(records))}" if keep else
+                    "; nothing was kept (its temporary folder is removed)"))
     try:
-        report = asyncio.run(check_folder(folder, opponents=opponents, rulesets=rulesets,
-                                          tc=time_control, work=work, seed=seed,
-                                          say=say_err))
+        report = stops.run(check_folder(folder, opponents=opponents, rulesets=rulesets,
+                                        tc=time_control, work=work, seed=seed,
+                                        say=say_err))
         keep = keep or (not report.passed and any(work.iterdir()))
     finally:
         if not keep:  # passed, nothing written, or no verdict (interrupted, no engine)

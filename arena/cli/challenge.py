@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..core.text import clean_line
+from . import stops
 from .client import api, find_token
 
 OVER = ("finished", "voided", "cancelled")
@@ -59,11 +60,15 @@ def challenge(opponent: str, number: int | None, mine: int | None, server: str,
         raise click.ClickException(f"no token for {server}: pass --token, set MOON_TOKEN, "
                                    f"or register first with `moon host register {server} "
                                    "NAME`")
+    stops.saying("stopped before the host answered: it may or may not have the challenge; "
+                 f"see GET {server}/api/challenges")
     c = api("POST", server, "/api/challenges", tok,
             json={"opponent": opponent, "version": number, "mine": mine})
     click.echo(clean_line(result_line(c)))
     if not wait:
         return
+    stops.saying(f"stopped waiting: challenge {c['id']} goes on at the host; follow it with "
+                 f"GET {server}/api/challenges/{c['id']} or on {server}/challenges")
     deadline = time.monotonic() + timeout
     status = c["status"]
     while status not in OVER and time.monotonic() < deadline:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -24,6 +23,7 @@ from .client import (
     unnamed_token,
 )
 from .console import make_console
+from .stops import STOPPED_EXIT
 
 
 @click.group()
@@ -112,11 +112,8 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
                       soft_wrap=True)  # one line, the terminal wraps it: URLs stay whole
         print(f"serving {url}", flush=True)
 
-    def interrupt(_sig: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-    # SIGTERM as Ctrl-C: the server stops gracefully on either, then re-raises it; its
-    # default action would end the process before it can say so
-    signal.signal(signal.SIGTERM, interrupt)
+    # SIGTERM is Ctrl-C (arena.cli.stops): the server stops gracefully on either, then
+    # re-raises it
     served = False
     try:
         serve(host_, sock, ready)
@@ -129,6 +126,7 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
                 console.print(stopped_line(host_), soft_wrap=True, markup=False)
         finally:
             host_.close()
+    raise SystemExit(STOPPED_EXIT)  # only a signal ends the host
 
 
 def stopped_line(host_: Any) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +35,7 @@ from ..ladder.schedule import ScheduledGame
 from ..ladder.sets import game_entries
 from ..ladder.store import GameRow, ResultsStore
 from ..sandbox.containment import cleanup_stale_once
+from . import stops
 from .console import make_console, say_err
 from .options import parse_options, time_options
 from .play import resolve_bot
@@ -289,13 +289,11 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     try:
         with Live(reporter.view(), console=console, transient=False,
                   refresh_per_second=4) as reporter.live:
-            summary = asyncio.run(run_ladder(cfg, store, results, reporter, executor))
+            summary = stops.run(run_ladder(cfg, store, results, reporter, executor))
     except KeyboardInterrupt:
         kept = len(store.done_ids())
         store.close()
-        console.print(f"\ninterrupted: {kept} finished game(s) are kept in "
-                      f"{escape(str(results))}; run the same command again to resume")
-        raise SystemExit(130) from None
+        stops.stopped(stops.results_kept(kept, results))
     console.print()
     if summary.voided:
         console.print(f"{summary.voided} game(s) voided by infrastructure faults and replayed")

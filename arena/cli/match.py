@@ -3,7 +3,6 @@ interval, and an SPRT that stops as soon as the answer is clear (docs/match.md).
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
@@ -17,6 +16,7 @@ from ..errors import ConfigError
 from ..ladder.schedule import ScheduledGame
 from ..ladder.store import GameRow, ResultsStore
 from ..sandbox.containment import cleanup_stale_once
+from . import stops
 from .console import make_console, say_err
 from .options import make_ruleset, make_time_control, ruleset_options, time_options
 from .play import resolve_bot
@@ -172,13 +172,11 @@ def match(bots: tuple[str, ...], against: tuple[str, ...], preset: str,
     try:
         with Live(Text("starting"), console=out, transient=True,
                   refresh_per_second=4) as reporter.live:
-            asyncio.run(run_match(cfg, store, results, reporter))
+            stops.run(run_match(cfg, store, results, reporter))
     except KeyboardInterrupt:
         kept = len(store.done_ids())
         store.close()
-        out.print(f"\ninterrupted: {kept} finished game(s) are kept in "
-                  f"{escape(str(results))}; run the same command again to resume")
-        raise SystemExit(130) from None
+        stops.stopped(stops.results_kept(kept, results))
     status = status_of(store, test)
     if fmt != "table":
         click.echo(export_match(store, status, fmt), nl=False)

@@ -19,6 +19,7 @@ from ..errors import BotError, ConfigError
 from ..records.printing import print_game
 from ..sandbox.containment import cleanup_stale_once
 from ..table import HUMAN, HUMAN_BANK_MS, HUMAN_DECISION_MS
+from . import stops
 from .console import make_console
 from .options import TIME_FIELDS, make_ruleset, make_time_control, ruleset_options, time_options
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
     from ..core.timecontrol import TimeControl
     from ..records.record import GameRecord
+    from ..referee.referee import Match
 
 FORFEIT_EXIT = 3
 """`moon play`'s exit code when a bot forfeited the game."""
@@ -142,7 +144,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     """
     from ..executor.game import MANUAL, play_game, serving
     from ..records.record import GameRecord
-    from ..referee.referee import Match, Referee, game_record
+    from ..referee.referee import Referee, game_record
 
     ruleset = make_ruleset(preset, options)
     if len(bots) != ruleset.players:
@@ -155,6 +157,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     specs = [BotSpec(name=b, folder=Path.cwd(), run="", runner=MANUAL) if b in (MANUAL, HUMAN)
              else resolve_bot(b) for b in bots]
     cleanup_stale_once()  # bots and cgroups a killed earlier arena left behind
+    stops.saying("stopped before the game began: nothing was played or recorded")
     build_local_bots(specs)
     prepare_docker_bots(specs)
     manual = [seat for seat, s in enumerate(specs) if s.runner == MANUAL and s.name == MANUAL]
@@ -181,6 +184,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
                            match_service=False) as ep:
 
             def tell(match: Match) -> None:
+                stops.saying(lambda: stopped_game(match))
                 clock = ("no decision limit (--decision-ms to set one)" if seat_clocks else
                          f"{time_control.decision_ms} ms a decision plus a "
                          f"{time_control.bank_ms} ms bank")
@@ -197,8 +201,18 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
         console.print(f"record: {escape(match.record_path)}")
         return record
 
-    record = asyncio.run(run())
+    record = stops.run(run())
     report_end(console, record, specs)
+
+
+def stopped_game(match: Match) -> str:
+    """The line of a game stopped before its end: its record (as far as it went), if
+    written."""
+    path = match.record_path
+    if path and Path(path).is_file():
+        return (f"stopped: the game was aborted unfinished (no result); its record as far "
+                f"as it went: {clean_line(path)}")
+    return "stopped: the game was aborted unfinished; nothing was recorded"
 
 
 def report_end(console: Console, record: GameRecord, specs: list[BotSpec]) -> None:
@@ -252,7 +266,7 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
 
     from ..executor.game import play_game, serving
     from ..records.record import GameRecord
-    from ..referee.referee import Match, Referee, game_record
+    from ..referee.referee import Referee, game_record
     from ..table.seat import HumanSeat, LeftTable, Person, sit
     from ..table.terminal import TerminalPerson
     from ..table.web import TableServer, WebPerson

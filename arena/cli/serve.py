@@ -12,6 +12,7 @@ import click
 from ..sandbox.containment import cleanup_stale_once
 from .console import make_console
 from .options import TIME_FIELDS, make_time_control, time_options
+from .stops import STOPPED_EXIT
 
 
 @click.command()
@@ -82,7 +83,10 @@ def serve(address: str, unix_socket: str | None, records: Path, grace: float,
             console.print(f"[bold]moon referee[/] serving on {' and '.join(where)}; "
                           f"records in {records}")
             await stop.wait()
-            console.print("shutting down: running games get "
-                          f"{grace:.0f} s, then are aborted")
+            # the stop's one line, said as it begins (the games' grace may take a while)
+            console.print(f"stopped: shutting down; the running games get {grace:g} s to "
+                          f"finish, then are aborted; every game's record is kept in "
+                          f"{records}", highlight=False, soft_wrap=True)
 
     asyncio.run(run())
+    raise SystemExit(STOPPED_EXIT)  # only a signal ends the server

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..core.text import clean, clean_line
+from . import stops
 from .client import ClientError, api, find_token
 
 FINAL = ("active", "rejected", "disabled", "retired")
@@ -42,7 +44,10 @@ def submit(folder: Path, server: str, token: str | None, as_: str | None, wait: 
                                    f"register first with `moon host register {server} NAME "
                                    "--invite CODE` (the code from the organiser; no --invite "
                                    "if the host's registration is open)")
+    stops.saying("stopped before the upload: nothing was sent to the host")
     data = pack(folder)
+    stops.saying("stopped during the upload: the host may or may not have the version; run "
+                 "the same command again (the same sources give back the same version)")
     v = api("POST", server, "/api/submissions", tok,
             files={"archive": (f"{folder.name}.tar.gz", data, "application/gzip")})
     click.echo(clean_line(f"{v['label']}: version {v['number']} of {v['bot']}, "
@@ -51,6 +56,7 @@ def submit(folder: Path, server: str, token: str | None, as_: str | None, wait: 
         return
     deadline = time.monotonic() + timeout
     status = v["status"]
+    stops.saying(lambda: waiting_stopped(server, v, status))
     while status not in FINAL and time.monotonic() < deadline:
         time.sleep(1.0)
         v = api("GET", server, f"/api/versions/{v['id']}", tok)
@@ -67,3 +73,12 @@ def submit(folder: Path, server: str, token: str | None, as_: str | None, wait: 
         raise SystemExit(1)
     if status not in FINAL:
         raise click.ClickException(f"still {status} after {timeout:.0f} s")
+
+
+def waiting_stopped(server: str, v: dict[str, Any], status: str) -> str:
+    """The line of a stopped ``--wait``: the version is the host's, its build and
+    validation go on there, and how to follow them."""
+    return clean_line(f"stopped waiting: {v['label']} (version {v['number']} of {v['bot']}, "
+                      f"{status} when last seen) is submitted, and its build and validation "
+                      f"go on at the host: follow it with `moon host status {server}` or "
+                      f"GET {server.rstrip('/')}/api/versions/{v['id']}")

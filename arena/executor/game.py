@@ -177,6 +177,11 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
                 async with asyncio.timeout(0.05):
                     await match.done.wait()
     finally:
+        if not match.done.is_set():
+            # stopped from outside (the caller cancelled: Ctrl-C of a ladder): the match
+            # ends here, its record written once below, not later by a task left running
+            match.stop(pb.TERMINATION_ABORTED, "the game was stopped")
+            await match.done.wait()
         # bots exit by themselves at game end; give them a moment, then kill what's left
         for _ in range(20):
             if all(p.poll() is not None for p in procs if not isinstance(p, ManualSeat)):

@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..web.templating import STATIC
-from . import middleware, pages
+from . import middleware, openapi, pages
 from .routes import (
     accounts,
     bots,
@@ -64,6 +64,7 @@ def create_app(host: Host, limits: VisitorLimits | None = None) -> FastAPI:
                    moderation, challenges, participants, final):
         app.include_router(module.router)
     app.include_router(pages.router)
+    openapi.install(app)  # error bodies, enums, tokens per call: a client can be generated
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     def visitors(inner: ASGIApp) -> Visitors:

@@ -63,8 +63,10 @@ class InviteOut(BaseModel):
 
 RATING_OPEN = ("The data leave the rating open (the version never finished behind, or never "
                "ahead of, some other): `rating` is then the fit's figure held by its prior, "
-               "for ordering only; quote the bound (rating_low or rating_high), as `moon "
-               "ladder show` does")
+               "for ordering only; quote the bound that is not null, as `moon ladder show` "
+               "does: 'at least rating_low' when rating_high is null (it never finished "
+               "behind some other), 'at most rating_high' when rating_low is null (it never "
+               "finished ahead); both null: there is no figure to quote (n/a)")
 """What ``rating_open`` means, in the API's schema."""
 
 

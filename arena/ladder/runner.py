@@ -13,8 +13,10 @@ executor owns how games are played.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime as dt
+import glob
 import logging
 import re
 from collections import deque
@@ -408,6 +410,16 @@ class LadderRun:
         self.reporter.game_finished(g, finished, row)
 
 
+def forget_record(folder: Path, game_id: str) -> None:
+    """Remove game ``game_id``'s record and seat logs from ``folder`` (a records folder),
+    if they are there. Raises nothing."""
+    logs = (folder / "logs").glob(f"{glob.escape(game_id)}.seat*.log")
+    paths = [folder / f"{game_id}.json", *logs]
+    for p in paths:
+        with contextlib.suppress(OSError):
+            p.unlink()
+
+
 async def play_voiding(run: Any, g: ScheduledGame) -> tuple[FinishedGame | None,
                                                              InfrastructureError | None]:
     """Play ``g`` through ``run.executor`` (a ladder's or a match's run: its ``cfg``,
@@ -424,6 +436,11 @@ async def play_voiding(run: Any, g: ScheduledGame) -> tuple[FinishedGame | None,
             docker_limits=run.cfg.docker_limits)
         try:
             return await run.executor.play(request), None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # stopped (Ctrl-C, SIGTERM) in flight: the results file will not hold it, so
+            # neither does the records folder (the resumed run plays it again)
+            forget_record(records_dir(run.results), request.game_id)
+            raise
         except InfrastructureError as e:
             error = e
             run.summary.voided += 1
@@ -451,4 +468,5 @@ async def run_ladder(cfg: LadderConfig, store: ResultsStore, results: Path,
 
 __all__ = ["CHECK_OUTPUT_LINES", "CheckFailure", "LadderRun", "Reporter", "RunSummary",
            "VOID_RETRIES", "build_all", "check_bot", "check_failure", "check_request",
-           "open_store", "play_voiding", "records_dir", "run_ladder", "version_changes"]
+           "forget_record", "open_store", "play_voiding", "records_dir", "run_ladder",
+           "version_changes"]

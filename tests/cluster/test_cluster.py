@@ -333,7 +333,7 @@ def test_ctrl_c_aborts_the_games_on_the_workers_and_keeps_what_finished(
             out, err = proc.communicate(timeout=120)
             assert proc.returncode == 130, err[-2000:]
             assert "Traceback" not in err
-            assert "run the same command again to resume" in out
+            assert "run the same command again to resume" in err  # the stop's line
             # the game was aborted on the worker: its bots are gone, the task is over
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and (bots_on_worker()
