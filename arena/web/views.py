@@ -75,6 +75,21 @@ def leaderboard_table(rows: Sequence[Any], records: dict[int, Record], sort: str
     return table, key
 
 
+def side_labels(seats: Sequence[Any]) -> list[str]:
+    """The scoring sides of a game's seats (each with ``seat`` and ``bot``), as the replay
+    labels them: each seat (``"1:random"``), or with 4 seats the partnerships
+    (``"0:a & 2:c"``).
+
+    >>> from types import SimpleNamespace as S
+    >>> side_labels([S(seat=i, bot=b) for i, b in enumerate("abcd")])
+    ['0:a & 2:c', '1:b & 3:d']
+    """
+    names = [f"{x.seat}:{x.bot}" for x in seats]
+    if len(names) == 4:
+        return [f"{names[0]} & {names[2]}", f"{names[1]} & {names[3]}"]
+    return names
+
+
 def game_row(g: Any, vids: set[int] | None = None) -> dict[str, Any]:
     """A game (with ``status`` and ``seats``, each with ``version_id`` and ``place``) for
     a list: ``{"game", "outcome"}``, ``outcome`` won/lost of the versions ``vids``."""
@@ -105,4 +120,4 @@ def api_endpoints(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 __all__ = ["RESULTS", "SORTS", "TREND_GAMES", "Record", "api_endpoints", "game_row",
-           "leaderboard_table", "win_figures"]
+           "leaderboard_table", "side_labels", "win_figures"]
