@@ -12,7 +12,8 @@
  *
  * It builds elements and text nodes only (never markup from data). For tests and tools the
  * root element says data-received (the last event's seq received), data-seen (the last
- * shown), data-ended ("1": the stream is over) and data-over ("1": the last move shown).
+ * shown), data-moves (how many moves it has shown), data-ended ("1": the stream is over)
+ * and data-over ("1": the last move shown).
  */
 (function () {
   "use strict";
@@ -164,6 +165,7 @@
   function render() {
     root.setAttribute("data-seen", String(seen));
     root.setAttribute("data-received", String(received));
+    root.setAttribute("data-moves", String(moves));
     renderControls();
     if (!hand) { return; }
     var h = hand, trickDone = !!h.trick.done, s;
@@ -317,13 +319,14 @@
 
   /* ---- the queue and its pace ---- */
   var queue = [], seen = 0, received = 0, ended = false, connected = false, paused = false;
-  var timer = null, lastShown = 0;
+  var timer = null, lastShown = 0, moves = 0;
   function pace() { return paceSel ? parseInt(paceSel.value, 10) || 0 : 0; }
   function show(e) {
     var f = apply[e.kind];
     if (f && (hand || e.kind === "hand_started" || e.kind === "fault" ||
               e.kind === "game_ended")) { f(e); }
     seen = e.seq;
+    if (MOVES[e.kind]) { moves += 1; }
   }
   function pump() {
     if (timer !== null) { clearTimeout(timer); timer = null; }
