@@ -82,22 +82,24 @@ def test_leaderboard_order_ratings_and_win_rates(browser, competition: Competiti
     assert ratings == sorted(ratings, reverse=True)
     assert [x["bot"] for x in cells] == [r["bot"] for r in api]
     for row, r in zip(cells, api, strict=True):
+        # the terminal's form (`moon ladder show`): whole numbers, ± half the interval
         if r["rating_open"]:  # only its bound is quoted, as `moon ladder show` does
             low, high = r["rating_low"], r["rating_high"]
-            assert row["rating"] == (f"≥ {low:.1f}" if high is None and low is not None else
-                                     f"≤ {high:.1f}" if low is None and high is not None
-                                     else "n/a")
+            assert row["rating"] == (f"≥ {round(low)}" if high is None and low is not None
+                                     else f"≤ {round(high)}" if low is None and high
+                                     is not None else "n/a")
             assert row["interval"] is None
             assert row["bar"] == (0 if low is None and high is None else 2)
             continue
-        assert row["rating"] == f"{r['rating']:.1f}"
-        if r["rating_low"] is not None or r["rating_high"] is not None:
-            low = "−∞" if r["rating_low"] is None else f"{r['rating_low']:.1f}"
-            high = "∞" if r["rating_high"] is None else f"{r['rating_high']:.1f}"
-            assert row["interval"] == f"[{low}, {high}]"
+        assert row["rating"] == str(round(r["rating"]))
+        if r["rating_low"] is not None and r["rating_high"] is not None:
+            half = (r["rating_high"] - r["rating_low"]) / 2
+            assert row["interval"] == f"± {round(half)}"
             assert row["bar"] == 2  # the interval and the estimate, drawn
+        elif r["rating_low"] is not None or r["rating_high"] is not None:
+            assert row["interval"] == "(n/a)" and row["bar"] == 2
         else:
-            assert row["interval"] is None and row["bar"] == 0
+            assert row["interval"] == "(n/a)" and row["bar"] == 0
         assert row["owner"] == {"heuristic": "alice", "steady": "bob", "random": "dave"}[r["bot"]]
         # win %: games where a seat of its placed first, counted from the games list, each
         # game once (before the third bot was active, a version sat in two seats)
