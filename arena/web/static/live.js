@@ -268,6 +268,11 @@
       tricks.appendChild(li);
     });
     var body = clear($(".story .hands-so-far"));
+    if (!rows.length) {
+      var none = el("td", "muted", "no hand is over yet");
+      none.setAttribute("colspan", String(n === 4 ? 3 : n + 1));
+      body.appendChild(el("tr")).appendChild(none);
+    }
     rows.forEach(function (r) {
       var tr = el("tr");
       tr.appendChild(el("th", "", r.label));
@@ -330,7 +335,6 @@
   }
   function pump() {
     if (timer !== null) { clearTimeout(timer); timer = null; }
-    var changed = false;
     while (queue.length && !paused) {
       var e = queue[0];
       if (MOVES[e.kind] && seen) {
@@ -340,9 +344,9 @@
       queue.shift();
       show(e);
       if (MOVES[e.kind]) { lastShown = Date.now(); }
-      changed = true;  /* what follows a move (its trick won, the hand's end) shows with it */
+      /* what follows a move (its trick won, the hand's end) shows with it */
     }
-    if (changed || !queue.length) { render(); }
+    render();  /* the board, or only the count of moves waiting */
   }
   function catchUp() {
     if (timer !== null) { clearTimeout(timer); timer = null; }
