@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -83,14 +84,43 @@ def main() -> int:
                 phone = browser.new_page(viewport={"width": 390, "height": 844})
                 phone.goto(url + "/")
                 phone.screenshot(path=str(args.out / "leaderboard-phone.png"))
+                live_shot(page, url, args.out / "live.png")
+                live_shot(phone, url, args.out / "live-phone.png")
                 browser.close()
-            for name in ("leaderboard", "bot", "replay", "leaderboard-phone"):
+            for name in ("leaderboard", "bot", "replay", "leaderboard-phone", "live",
+                         "live-phone"):
                 print(f"wrote {args.out / (name + '.png')}")
             return 0
         finally:
             if host.poll() is None:
                 host.send_signal(signal.SIGTERM)
                 host.wait(30)
+
+
+def live_shot(page: Any, url: str, out: Path) -> None:
+    """A running game's live page, taken at the page's own pace once three tricks of a
+    hand are shown and a fourth is on the table (the page's queue goes on after the game
+    ends, so a game of a second still gets there)."""
+    from playwright.sync_api import Error as BrowserError
+
+    shown = ("() => { const r = document.getElementById('live'); return !!r && "
+             "r.querySelectorAll('.story .tricks li.trick').length >= 4 && "
+             "r.querySelectorAll('.board .trick-area .played').length === 2; }")
+    for _ in range(30):
+        running = api("GET", url, "/api/games?status=running")["games"]
+        if not running:
+            time.sleep(0.2)
+            continue
+        try:
+            page.goto(url + f"/games/{running[0]['id']}")
+            if page.query_selector("#live") is None:
+                continue  # over already: its replay was served
+            page.wait_for_function(shown, timeout=60000)
+        except BrowserError:
+            continue
+        page.screenshot(path=str(out), full_page=True)
+        return
+    raise SystemExit(f"screenshots: no live game reached its fourth trick for {out.name}")
 
 
 if __name__ == "__main__":

@@ -86,7 +86,8 @@ def interval_bar(low: float | None, mid: float | None, high: float | None, lo: f
 
     return Markup(
         f'<svg class="chart interval" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}" role="img" aria-label="95% interval {_f(low)} to {_f(high)}">'
+        f'height="{height}" role="img" '
+        f'aria-label="95% interval {round(low)} to {round(high)}">'
         f'<line x1="2" y1="{height / 2}" x2="{width - 2}" y2="{height / 2}" '
         'stroke="#e2dccf"/>'
         f'<rect x="{_f(sx(low))}" y="4" width="{_f(max(sx(high) - sx(low), 1.5))}" '

@@ -11,7 +11,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import __version__
 from ..core.text import clean, clean_line
-from . import replay
+from . import replay, views
 
 WEB = Path(__file__).resolve().parent
 TEMPLATES = WEB / "templates"
@@ -27,6 +27,7 @@ def templates() -> Environment:
     env.filters["inert_line"] = clean_line
     env.globals.update(is_trump=replay.is_trump, pips=replay.pips,
                        trump_text=replay.trump_text, bid_text=replay.bid_text,
+                       rating_parts=views.rating_parts,
                        arena_version=__version__)
     return env
 

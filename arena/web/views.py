@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..stats.intervals import Estimate
 from . import charts
 
 RESULTS = ("won", "lost", "target", "moon", "forfeit", "hand_limit")
@@ -75,6 +76,44 @@ def leaderboard_table(rows: Sequence[Any], records: dict[int, Record], sort: str
     return table, key
 
 
+def rating_parts(rating: float | None, low: float | None, high: float | None,
+                 open_: bool = False) -> tuple[str, str]:
+    """A rating as the terminal writes it (``moon ladder show``:
+    :meth:`arena.stats.intervals.Estimate.text`), in two parts for a page: the figure and
+    its interval. Whole numbers; an open rating is only its bound; no rating is a dash.
+
+    >>> rating_parts(1540.2, 1490.1, 1590.3)
+    ('1540', '± 50')
+    >>> rating_parts(2022.9, 1609.5, None, open_=True), rating_parts(1500.0, None, None, True)
+    (('≥ 1610', ''), ('n/a', ''))
+    >>> rating_parts(1500.0, None, None), rating_parts(None, None, None)
+    (('1500', '(n/a)'), ('–', ''))
+    """
+    if rating is None:
+        return "–", ""
+    e = Estimate(rating, low, high, determined=not open_)
+    text = e.text()
+    if not e.determined and not e.two_sided:
+        return text, ""
+    figure, _, interval = text.partition(" ")
+    return figure, interval
+
+
+def side_labels(seats: Sequence[Any]) -> list[str]:
+    """The scoring sides of a game's seats (each with ``seat`` and ``bot``), as the replay
+    labels them: each seat (``"1:random"``), or with 4 seats the partnerships
+    (``"0:a & 2:c"``).
+
+    >>> from types import SimpleNamespace as S
+    >>> side_labels([S(seat=i, bot=b) for i, b in enumerate("abcd")])
+    ['0:a & 2:c', '1:b & 3:d']
+    """
+    names = [f"{x.seat}:{x.bot}" for x in seats]
+    if len(names) == 4:
+        return [f"{names[0]} & {names[2]}", f"{names[1]} & {names[3]}"]
+    return names
+
+
 def game_row(g: Any, vids: set[int] | None = None) -> dict[str, Any]:
     """A game (with ``status`` and ``seats``, each with ``version_id`` and ``place``) for
     a list: ``{"game", "outcome"}``, ``outcome`` won/lost of the versions ``vids``."""
@@ -105,4 +144,4 @@ def api_endpoints(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 __all__ = ["RESULTS", "SORTS", "TREND_GAMES", "Record", "api_endpoints", "game_row",
-           "leaderboard_table", "win_figures"]
+           "leaderboard_table", "rating_parts", "side_labels", "win_figures"]

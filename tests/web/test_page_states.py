@@ -38,11 +38,12 @@ STATE = [
     ("dimitrios", "even", [("active", 1500.0, None, None, True)]),
     ("evangeline", "newcomer", [("active", None, None, None, False)]),
 ]
-SHOWN = {  # what every page shows for each version: worked out by hand from STATE
-    ("heuristic", 1): "1540.2 [1490.1, 1590.3]", ("heuristic", 2): "≥ 1609.5",
-    ("random", 1): "1450.0 [1400.4, 1499.6]", ("weakling", 1): "≤ 1300.0",
+SHOWN = {  # what every page shows for each version: worked out by hand from STATE, in
+    # the terminal's form (whole numbers, ± half the interval: (1590.3 − 1490.1) / 2 = 50.1)
+    ("heuristic", 1): "1540 ± 50", ("heuristic", 2): "≥ 1610",
+    ("random", 1): "1450 ± 50", ("weakling", 1): "≤ 1300",
     ("even", 1): "n/a", ("newcomer", 1): "–",
-    ("a_contender_with_a_rather_long_name", 1): "1200.0 [1100.0, 1300.0]",
+    ("a_contender_with_a_rather_long_name", 1): "1200 ± 100",
 }
 
 
@@ -127,8 +128,8 @@ def test_open_ratings_are_quoted_by_their_bound_on_every_page(browser, still: St
         numbers = sorted((n for b, n in SHOWN if b == name), reverse=True)
         assert cells == [SHOWN[name, n] for n in numbers], (name, cells)
     page.goto(still.url + f"/versions/{still.ids['weakling', 1]}")
-    assert "Rating ≤ 1300.0 after 30 games" in page.inner_text("main")
-    assert "1010.0" not in page.inner_text("main")
+    assert "Rating ≤ 1300 after 30 games" in page.inner_text("main")
+    assert "1010" not in page.inner_text("main")
     page.close()
     # the API says which are open, for a version as for the leaderboard
     for (name, number), vid in still.ids.items():
@@ -161,7 +162,7 @@ def test_a_version_not_fitted_yet_ranks_last_and_the_page_says_why(browser, stil
     try:
         page.goto(still.url + "/")
         assert page.query_selector(".unfitted-note") is None
-        assert leaderboard_cells(page)["newcomer"] == "1400.0 [1200.0, 1600.0]"
+        assert leaderboard_cells(page)["newcomer"] == "1400 ± 200"  # (1600 − 1200) / 2
     finally:
         with still.host.Session.begin() as s:
             v = s.get(Version, still.ids["newcomer", 1])

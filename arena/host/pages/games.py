@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, selectinload
 from ...bots.versions import version_label
 from ...records.record import GameRecord
 from ...web.replay import replay_view
-from ...web.views import RESULTS, game_row
+from ...web.views import RESULTS, game_row, side_labels
 from ..deps import HostDep, SessionDep, can_see
 from ..embargo import SET_KINDS, games_out, withheld_game
 from ..models import Bot, Game, GameSeat, Participant, Version
@@ -106,7 +106,8 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
     own_seats = [x.seat for x in g.seats
                  if x.version is not None and can_see(user, x.version.bot.owner_id)]
     if g.status in ("queued", "running"):
-        live = page(request, s, host, "live", game=out, players=host.ruleset.players)
+        live = page(request, s, host, "live", game=out, players=host.ruleset.players,
+                    widow=host.ruleset.has_widow, sides=side_labels(out.seats))
         # never from a cache: at the game's end the live view reloads into the replay
         live.headers["Cache-Control"] = "no-store"
         return live
