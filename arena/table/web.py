@@ -220,10 +220,11 @@ class WebPerson:
                 self._t.turn, self._t.obs = None, None
                 self._changed()
 
-    def finish(self, line: str, record_path: str) -> None:
-        """The game is over: ``line`` says how; the record (and its replay) are ready."""
+    def finish(self, line: str, record_path: str, record_url: str = "") -> None:
+        """The game is over: ``line`` says how; the record (``record_path`` names it; the
+        page links ``record_url`` when given) and its replay are ready."""
         with self._cv:
-            self._t.over = {"line": line, "record": record_path}
+            self._t.over = {"line": line, "record": record_path, "record_url": record_url}
             self._t.turn = None
             self._changed()
 
@@ -234,6 +235,11 @@ class WebPerson:
         with self._cv:
             self._answer = answer
             self._cv.notify_all()
+
+    @property
+    def version(self) -> int:
+        """Counts the table's changes (a ``state`` newer than ``since`` is one past it)."""
+        return self._t.version
 
     def state(self, since: int, wait_s: float) -> dict[str, Any]:
         """The table as JSON-ready data once its version is past ``since`` (or after
@@ -331,6 +337,12 @@ def _board_html(t: _Table) -> str:
         discard=tile_name(t.discard) if t.discard >= 0 else None, me=me)
 
 
+def render_page(key: str, base: str = "") -> str:
+    """The table's page (HTML): its state, answers and replay are under ``base`` (``""``
+    for ``moon play --web``, ``/tables/ID`` on a host), each request with ``key``."""
+    return templates().get_template("table/page.html").render(key=key, base=base)
+
+
 class TableServer:
     """The page of one table on ``127.0.0.1:port`` (0: any free port), on a thread.
 
@@ -408,7 +420,7 @@ def _handler(server: TableServer) -> type[BaseHTTPRequestHandler]:
             if not self._keyed(query):
                 return
             if url.path == "/":
-                page = templates().get_template("table/page.html").render(key=server.key)
+                page = render_page(server.key)
                 self._send(200, page.encode(), "text/html; charset=utf-8")
             elif url.path == "/state":
                 try:
