@@ -34,7 +34,7 @@ FAST = (
     "host/test_retention_logs.py", "host/test_matchmaker.py", "host/test_builds_part.py",
     "host/test_ratings_part.py", "host/test_visitors.py",
     "host/test_outage.py", "host/test_revalidate.py",
-    "host/test_upload_refusals.py",
+    "host/test_upload_refusals.py", "host/test_tables.py",
     # a person at the table: their answers, in process
     "table/test_choice.py", "table/test_play_usage.py",
 )
