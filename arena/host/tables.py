@@ -29,7 +29,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,7 +98,6 @@ class Table:
     replay_html: str = ""
     record: dict[str, object] | None = None
     """The finished game's record, every bot's stderr left out."""
-    closed: threading.Event = field(default_factory=threading.Event)
 
 
 class Tables:
@@ -153,7 +152,7 @@ class Tables:
         now = self.clock()
         with self._lock:
             for tid, t in list(self.tables.items()):
-                if t.ended_at is not None and (t.closed.is_set()
+                if t.ended_at is not None and (t.person.closed.is_set()
                                                or now - t.ended_at > LINGER_S):
                     del self.tables[tid]
 

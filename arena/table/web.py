@@ -228,6 +228,13 @@ class WebPerson:
             self._t.turn = None
             self._changed()
 
+    def close(self) -> None:
+        """The person is done with the page (its ``done`` button): :attr:`closed` is set,
+        and the page's next state says so (it stops asking)."""
+        with self._cv:
+            self.closed.set()
+            self._changed()
+
     # -- the page's side -----------------------------------------------------------------
     def answer(self, answer: dict[str, Any]) -> None:
         """The page's answer (``{"action": N}``, ``{"text": "bid 5"}`` or ``{"leave":
@@ -255,7 +262,8 @@ class WebPerson:
     def _render(self) -> dict[str, Any]:
         t = self._t
         out: dict[str, Any] = {"version": t.version, "log": t.log, "refusal": t.refusal,
-                               "over": t.over, "turn": None, "board": "", "status": ""}
+                               "over": t.over, "turn": None, "board": "", "status": "",
+                               "closed": self.closed.is_set()}
         if t.seats is None:
             out["status"] = "waiting for the game to start"
             return out
@@ -455,7 +463,7 @@ def _handler(server: TableServer) -> type[BaseHTTPRequestHandler]:
                 server.person.answer(body)
                 self._json({"ok": True})
             elif url.path == "/done":
-                server.person.closed.set()
+                server.person.close()
                 self._json({"ok": True})
             else:
                 self._error(HTTPStatus.NOT_FOUND, f"nothing to post at {url.path}")

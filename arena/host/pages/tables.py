@@ -26,7 +26,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from ...table.web import MAX_BODY, POLL_S, render_page
+from ...table.web import MAX_BODY, render_page
 from ...web import auth
 from ..deps import DB_INT_MAX, HostDep, SessionDep
 from ..models import Version
@@ -41,6 +41,9 @@ router = APIRouter(include_in_schema=False)
 TABLE_CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; "
              "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 """The table page's policy (as ``moon play --web``'s): its own style and script only."""
+POLL_S = 3.0
+"""The longest a table's long poll waits here (``moon play``'s waits longer): under the
+server's grace at a stop (5 s), so that no poll is cut off mid-answer."""
 STATE_STEP_S = 0.2
 """How often a waiting long poll looks for a change (no thread is held while it waits)."""
 
@@ -136,7 +139,7 @@ def table_page(table_id: str, request: Request, host: HostDep) -> Response:
 async def table_state(table_id: str, request: Request, host: HostDep,
                       since: Annotated[int, Query(ge=0, le=DB_INT_MAX)] = 0) -> Response:
     """The table as the seat was told it, once it changed past ``since`` (a long poll of
-    at most :data:`arena.table.web.POLL_S` seconds)."""
+    at most :data:`POLL_S` seconds)."""
     t = _table(request, host, table_id)
     if t is None:
         return _private(_gone(table_id))
@@ -182,7 +185,7 @@ def table_done(table_id: str, request: Request, host: HostDep) -> Response:
     if t is None:
         return _private(_gone(table_id))
     if t.ended_at is not None:
-        t.closed.set()
+        t.person.close()
     return _private(JSONResponse({"ok": True}))
 
 

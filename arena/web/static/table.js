@@ -108,12 +108,22 @@
     tick();
   }
   function poll() {
-    fetch(url("/state", "&since=" + version)).then(function (r) { return r.json(); })
-      .then(function (st) { render(st); if (!st.closed) { poll(); } })
-      .catch(function () {
-        if (!over) { $("status").textContent = "lost the table: is moon play (or the host) still running?"; }
-        setTimeout(poll, 2000);
-      });
+    fetch(url("/state", "&since=" + version)).then(function (r) {
+      if (r.status === 404) { throw new Error("gone"); }
+      return r.json();
+    }).then(function (st) {
+      render(st);
+      if (st.closed) { $("status").textContent = "table closed"; } else { poll(); }
+    }).catch(function (e) {
+      if (e && e.message === "gone") {  /* closed, or forgotten after the game: stop */
+        $("status").textContent = over ? "table closed" : "this table is no longer here";
+        return;
+      }
+      if (!over) {
+        $("status").textContent = "lost the table: is moon play (or the host) still running?";
+      }
+      setTimeout(poll, 2000);
+    });
   }
   document.addEventListener("click", function (e) {
     var t = e.target.closest ? e.target.closest("[data-action]") : null;
