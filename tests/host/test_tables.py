@@ -242,3 +242,40 @@ def test_a_whole_game_at_a_table_is_recorded_and_never_rated(tmp_path: Path) -> 
             assert all(s.get(Version, v).games == 0 for v in ids.values())
     finally:
         host.close()
+
+
+@pytest.mark.slow
+def test_a_person_who_leaves_a_table_forfeits(tmp_path: Path) -> None:
+    folder = make_competition(tmp_path / "comp", concurrency=2,
+                              extra=tables_toml(who="anyone", max_open=1))
+    host, _ = open_host(folder, None)
+    try:
+        ids = add_active_versions(host, "ab", code="random")
+        with TestClient(create_app(host)) as client:
+            host.matchmaker.gate = lambda s: False
+            r = open_table(client, ids["a"], ["bot:b"])
+            table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$",
+                                     r.headers["location"]).groups()
+            since, over, left = 0, None, False
+            for _ in range(500):
+                st = client.get(f"/tables/{table_id}/state?k={key}&since={since}").json()
+                since = st["version"]
+                if st["over"]:
+                    over = st["over"]
+                    break
+                if st["turn"] and not left:
+                    client.post(f"/tables/{table_id}/act?k={key}", json={"leave": True})
+                    left = True
+            assert over is not None and over["line"].startswith("seat 0 forfeited "
+                                                                "(disconnect)")
+            # once done, the page is told it is closed; then the table is gone
+            assert client.post(f"/tables/{table_id}/done?k={key}").status_code == 200
+            assert client.get(f"/tables/{table_id}/state?k={key}").status_code == 404
+        with host.Session() as s:
+            g = s.get(Game, table_id)
+            assert (g.status, g.termination, g.rated) == ("finished", "forfeit", False)
+            assert [(f.seat, f.reason, f.detail, f.forfeit) for f in g.faults] == [
+                (0, "disconnect", "the person at seat 0 left the table during the game "
+                 "(left from the page)", True)]
+    finally:
+        host.close()
