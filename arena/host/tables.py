@@ -247,14 +247,9 @@ class Tables:
                                "cannot seat a person: tables need the local executor")
         with self._lock:  # of two opened at once, the second sees the first
             self.check(caller, client)
-            with self.Session.begin() as s:
-                bots, rows = self.seat_bots(s, version_id, opponents)
-                table_id = f"{KIND}-{secrets.token_hex(6)}"
-                g = Game(id=table_id, kind=KIND, seed=secrets.randbits(62),
-                         status="running", started_at=utcnow())
-                g.seats = rows
-                s.add(g)
-                seed = g.seed
+            # on the host's one writer, in turn with the games' results and claims
+            table_id, seed, bots = self.writer.write_now(self._add_game, version_id,
+                                                         opponents)
             person, seat = WebPerson(), HumanSeat()
             t = Table(table_id, secrets.token_urlsafe(16), person, seat,
                       [HUMAN, *(b.name for b in bots)], client)
@@ -270,6 +265,22 @@ class Tables:
                           on_start=lambda address, tokens: self._sit(t, address,
                                                                      tokens[PERSON_SEAT]))
         return t, req
+
+    def _add_game(self, version_id: int, opponents: list[str]
+                  ) -> tuple[str, int, list[BotSpec]]:
+        """Write a new table's game ``running``: its id, its seed, the bots of seats 1..
+
+        Raises:
+            TableRefused: see :meth:`seat_bots` (nothing is written).
+        """
+        with self.Session.begin() as s:
+            bots, rows = self.seat_bots(s, version_id, opponents)
+            table_id = f"{KIND}-{secrets.token_hex(6)}"
+            g = Game(id=table_id, kind=KIND, seed=secrets.randbits(62), status="running",
+                     started_at=utcnow())
+            g.seats = rows
+            s.add(g)
+            return table_id, g.seed, bots
 
     def start(self, t: Table, req: GameRequest) -> None:
         """Play table ``t``'s game (:meth:`open`'s request) in a task of the running
