@@ -279,3 +279,42 @@ def test_a_person_who_leaves_a_table_forfeits(tmp_path: Path) -> None:
                  "(left from the page)", True)]
     finally:
         host.close()
+
+
+@pytest.mark.slow
+def test_rated_games_keep_the_slots_a_table_leaves(tmp_path: Path) -> None:
+    # concurrency = 2, max_open = 1: while the table plays (its person thinking), rated
+    # games run one at a time in the one slot left, and still finish
+    folder = make_competition(tmp_path / "comp", concurrency=2,
+                              extra=tables_toml(who="anyone", max_open=1))
+    host, _ = open_host(folder, None)
+    try:
+        ids = add_active_versions(host, "ab", code="random")
+        with TestClient(create_app(host)) as client:
+            r = open_table(client, ids["a"], ["bot:b"])
+            table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$",
+                                     r.headers["location"]).groups()
+            since = 0
+            for _ in range(100):  # to the person's first turn: the table has its slot
+                st = client.get(f"/tables/{table_id}/state?k={key}&since={since}").json()
+                since = st["version"]
+                if st["turn"]:
+                    break
+            assert st["turn"]
+            with host.Session() as s:
+                done_before = s.query(Game).filter_by(kind="rated", status="finished").count()
+            most, done = 0, done_before
+            for _ in range(200):
+                with host.Session() as s:
+                    running = s.query(Game).filter_by(kind="rated", status="running").count()
+                    done = s.query(Game).filter_by(kind="rated", status="finished").count()
+                most = max(most, running, len(host.matchmaker.running))
+                if done >= done_before + 3:
+                    break
+                client.get(f"/tables/{table_id}/state?k={key}&since={since}")  # ~3 s
+            assert most == 1
+            assert done >= done_before + 3
+            with host.Session() as s:
+                assert s.get(Game, table_id).status == "running"
+    finally:
+        host.close()
