@@ -65,6 +65,9 @@ LINGER_S = 900.0
 FULL_RETRY_S = 60
 """The Retry-After of a refusal because every table is taken: a table's game lasts
 minutes, so a minute is the soonest a new try makes sense."""
+NOT_PLAYED = ("the game could not be played, through the host's failure (never yours): "
+              "it is not counted; open a new table to play again")
+"""What the page says of a table's game the host could not play (the log says why)."""
 PERSON_SEAT = 0
 """The person's seat; the chosen version's is seat 1, the opponents' the others."""
 
@@ -303,6 +306,10 @@ class Tables:
                 t.seat.left(str(e))
             except (ConnectionError, OSError, grpc.RpcError, grpc.FutureTimeoutError) as e:
                 t.seat.left(f"the seat's connection failed: {type(e).__name__}")
+            except Exception as e:  # one line in the log, never a thread's traceback
+                log.error("table %s: the person's seat failed: %s: %s", t.id,
+                          type(e).__name__, e)
+                t.seat.left("the seat failed")
 
         threading.Thread(target=run, name=f"moon-{t.id}", daemon=True).start()
 
@@ -313,19 +320,21 @@ class Tables:
             async with self.slots:
                 fg = await self.slots.play(req)
             await self.recorder.record(fg)
-            self._finish(t, fg.record_path)
+            # reading the record and drawing its replay: off the loop of the games' clocks
+            await asyncio.to_thread(self._finish, t, fg.record_path)
         except InfrastructureError as e:
+            log.warning("table %s voided: %s", t.id, e)
             t.seat.left("the game could not be played")
             await self.recorder.void_game(t.id, str(e))
-            t.person.finish(f"the game could not be played: {e}", "")
+            t.person.finish(NOT_PLAYED, "")
         except asyncio.CancelledError:
             t.seat.left("the host stopped")
             raise
-        except Exception:
-            log.exception("table %s: the host failed", t.id)
+        except Exception as e:
+            log.error("table %s: the host failed: %s: %s", t.id, type(e).__name__, e)
             t.seat.left("the host failed")
             await self.recorder.void_game(t.id, "the host failed")
-            t.person.finish("the game could not be played: the host failed", "")
+            t.person.finish(NOT_PLAYED, "")
         finally:
             t.ended_at = self.clock()
 
