@@ -162,6 +162,7 @@ host-demo: setup
 screenshots: setup
 	$(PY) scripts/screenshots.py
 	$(PY) scripts/table_screenshots.py
+	$(PY) scripts/table_host_screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache sdk/rust/target

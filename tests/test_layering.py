@@ -38,7 +38,7 @@ ALLOWED: dict[str, set[str]] = {
     "stats": set(),
     "ladder": _PLAY | {"cluster", "stats"},
     "web": _WIRE | {"bots", "stats", "ladder"},
-    "host": _PLAY | {"cluster", "check", "stats", "ladder", "web"},
+    "host": _PLAY | {"cluster", "check", "stats", "ladder", "web", "table"},
     "table": _PLAY | {"web"},
     "cli": _PLAY | {"cluster", "check", "stats", "ladder", "web", "host", "table"},
 }

@@ -270,6 +270,7 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
     from ..table.seat import HumanSeat, LeftTable, Person, sit
     from ..table.terminal import TerminalPerson
     from ..table.web import TableServer, WebPerson
+    from ..table.words import record_line
 
     person_seat = HumanSeat()
     joined: queue.Queue[tuple[str, str] | BaseException] = queue.Queue()
@@ -333,7 +334,7 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
         from ..web.replay import render_html
 
         server.replay_html = render_html(record)
-        person.finish(result_line(record), match.record_path)
+        person.finish(record_line(record), match.record_path)
         console.print("the page shows the end and the replay; close it with its done "
                       "button (or Ctrl-C here)", highlight=False)
         try:
@@ -346,15 +347,3 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
     console.print(f"watch it: moon replay html {escape(match.record_path)}",
                   highlight=False, soft_wrap=True)
     return record
-
-
-def result_line(record: GameRecord) -> str:
-    """One line of how a game ended, for the person's page."""
-    r = record.result
-    scores = ", ".join(str(x) for x in r.scores or ())
-    if r.forfeit is not None and r.forfeit.seat is not None:
-        return (f"seat {r.forfeit.seat} forfeited ({clean_line(r.forfeit.reason)}) · scores "
-                f"{scores}")
-    if r.winner is None:
-        return f"no winner · scores {scores}"
-    return f"{record.side_labels()[r.winner]} won · scores {scores}"

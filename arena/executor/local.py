@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from ..referee.referee import Referee
     from ..sandbox.docker import DockerLimits
     from ..sandbox.forkserver import ForkServer
-    from .game import Endpoint
+    from .game import Endpoint, ManualSeat
 
 log = logging.getLogger("arena.executor.local")
 
@@ -70,6 +71,16 @@ class GameRequest:
     probe: str = ""
     """A planted situation of the conformance check (:mod:`arena.referee.probes`: ``"reject"``,
     ``"drop"``), or "" for a game like any other."""
+    seat_clocks: Mapping[int, tuple[int, int]] | None = None
+    """Seats with a clock of their own, ``seat -> (decision_ms, bank_ms)`` (a person's)."""
+    people: Mapping[int, ManualSeat] | None = None
+    """Seats the caller plays itself (a person at a table, :mod:`arena.table`), whose bot
+    is a ``runner = "manual"`` one: the executor starts no process for them, and their
+    stand-in's ``poll`` says when they left (:func:`arena.executor.game.play_game`'s
+    ``processes``). Only an executor with :attr:`LocalExecutor.seats_people` plays them."""
+    on_start: Callable[[str, tuple[str, ...]], None] | None = None
+    """Told, once the game is created and before its start-up clock matters, the address
+    its seats join and each seat's join token (so the caller's own seats can join)."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +182,9 @@ class LocalExecutor:
         self._forks_tried = False
         self._forks_lock = asyncio.Lock()
 
+    seats_people = True
+    """It plays :attr:`GameRequest.people`: its referee is in this process, where they join."""
+
     async def __aenter__(self) -> Self:
         from ..referee.referee import Referee
         from .game import serving
@@ -248,7 +262,10 @@ class LocalExecutor:
                     match_id=request.game_id, limits=self.limits,
                     docker_limits=request.docker_limits,
                     match_cls=PROBES[request.probe] if request.probe else None,
-                    fork_server=forks)
+                    fork_server=forks, seat_clocks=request.seat_clocks,
+                    processes=request.people,
+                    on_start=None if request.on_start is None else functools.partial(
+                        _tell_start, request.on_start, endpoint.address))
             except ConfigError:
                 raise
             except Exception as e:  # the runner's own failure: never a bot's
@@ -293,6 +310,12 @@ class LocalExecutor:
         if self.record_dir is None:
             return None
         return os.path.join(self.record_dir, "logs", f"{game_id}.seat{seat}.log")
+
+
+def _tell_start(on_start: Callable[[str, tuple[str, ...]], None], address: str,
+                match: Any) -> None:
+    """``on_start(address, tokens)`` of a :class:`GameRequest`, from the created match."""
+    on_start(address, tuple(match.tokens))
 
 
 __all__ = ["FinishedGame", "GameExecutor", "GameRequest", "LocalExecutor"]

@@ -38,7 +38,7 @@ BEARER = "HTTPBearer"
 VERSION_STATUSES = ("pending", "building", "validating", "active", "rejected", "retired",
                     "disabled")
 GAME_STATUSES = ("queued", "running", "finished", "voided", "cancelled")
-GAME_KINDS = ("rated", "final", "validation", "challenge")
+GAME_KINDS = ("rated", "final", "validation", "challenge", "table")
 ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("VersionOut", "status"): VERSION_STATUSES,
     ("GameOut", "status"): GAME_STATUSES,

@@ -65,6 +65,7 @@ from .retention import Retention, seat_log_path
 from .season import Season
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
+from .tables import Tables
 from .writer import Writer
 
 if TYPE_CHECKING:
@@ -166,8 +167,14 @@ class Host:
         self.ratings_epoch = 0
         """Counts the games voided by the organiser: the pages' running tallies of the
         games (leaderboard, rating history) start again when it changes."""
+        self.tables = Tables(settings.tables, self.Session, self.writer, self.recorder,
+                             self.slots, self.specs, self.references, self.ruleset,
+                             settings.competition.preset, self.tc, self.docker_limits,
+                             self.folder)
+        """People playing the bots at tables (:mod:`arena.host.tables`; never rated)."""
         self.mender = Mender(self.Session, self.writer, self.recorder, self.outage,
-                             playing=lambda: set(self.matchmaker.running),
+                             playing=lambda: set(self.matchmaker.running)
+                             | self.tables.playing(),
                              building=lambda: set(self.builds.busy), wake=self._mended)
         self.changes = 0
         """Counts the changes a visitor's cached page must not hide (a version judged):
@@ -268,7 +275,7 @@ class Host:
                 try:
                     await self._stopping.wait()
                 finally:
-                    games = list(self.matchmaker.running.values())
+                    games = [*self.matchmaker.running.values(), *self.tables.tasks()]
                     for t in [*tasks, *games]:
                         t.cancel()
                     await asyncio.gather(*tasks, *games, return_exceptions=True)

@@ -196,6 +196,28 @@ class Visitors(_Table):
     it is read again; 0: never cached."""
 
 
+class Tables(_Table):
+    """``[tables]``: people playing against the bots in their browser (docs/table.md, "On
+    a competition host"). Such a game is never rated and never part of a duplicate set."""
+
+    enabled: bool = False
+    """Whether a visitor may sit at a table ("play against this bot")."""
+    who: Literal["anyone", "participants"] = "participants"
+    """``participants``: signed-in participants only; ``anyone``: any visitor."""
+    max_open: int = Field(1, ge=1, le=255)
+    """Tables being played at once. Each takes one of the games' slots (``[matchmaking]
+    concurrency``) for as long as it plays, so it must be below ``concurrency``: rated
+    games always keep ``concurrency - max_open`` slots. One more table is refused (429)."""
+    per_visitor_per_hour: int = Field(6, ge=0)
+    """Tables one client address (an IPv6 /64) may open in any hour; one more is refused
+    (429, saying when to try again). 0: no limit. The organiser is not counted."""
+    decision_ms: int = Field(120_000, ge=1_000)
+    """The person's time for each decision, milliseconds (the bots keep the competition's
+    time control)."""
+    bank_ms: int = Field(900_000, ge=0)
+    """The person's time bank for the game, milliseconds."""
+
+
 class Reference(_Table):
     """A ``[[reference]]`` bot: the host's own, trusted, run locally; validation games are
     played against them."""
@@ -284,7 +306,17 @@ class Settings(_Table):
     calendar: CalendarTable = CalendarTable()
     final: FinalTable = FinalTable()
     visitors: Visitors = Visitors()
+    tables: Tables = Tables()
     reference: list[Reference] = []
+
+    @model_validator(mode="after")
+    def _tables_leave_rated_slots(self) -> Settings:
+        if self.tables.enabled and self.tables.max_open >= self.matchmaking.concurrency:
+            raise ValueError(
+                f"[tables] max_open = {self.tables.max_open} must be below [matchmaking] "
+                f"concurrency = {self.matchmaking.concurrency}: each open table takes one of "
+                "the games' slots, and rated games must keep at least one")
+        return self
 
     def ruleset(self) -> Ruleset:
         """The competition's ruleset (the preset with ``[rules]`` over it).
@@ -325,7 +357,9 @@ def load_settings(folder: Path) -> Settings:
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
-        raise ConfigError(f"{path}: {where}: {plain_message(err['msg'])}") from None
+        # a check across tables (``[tables]`` against ``[matchmaking]``) names no key
+        raise ConfigError(f"{path}: {where + ': ' if where else ''}"
+                          f"{plain_message(err['msg'])}") from None
     settings.ruleset()
     settings.tc()
     if not settings.reference:
@@ -413,6 +447,15 @@ requests_per_s = 400        # served a second in all; more wait their turn (2 s 
 per_client_per_s = 20       # requests one address may make that the host must compute (429 over)
 burst = 60                  # ... at once after a pause
 cache_s = 5                 # a public page or list is read again after this many seconds
+
+# People playing the bots in their browser ("play against this bot"; never rated):
+# [tables]
+# enabled = true
+# who = "participants"      # or "anyone": visitors who are not signed in too
+# max_open = 1              # tables at once, each taking one of the concurrency slots (below it)
+# per_visitor_per_hour = 6  # tables one address may open in any hour; 0: no limit
+# decision_ms = 120000      # the person's clock: per decision, then a bank for the game
+# bank_ms = 900000
 
 # The host's own bots: each new version must finish a game against them without a fault.
 [[reference]]

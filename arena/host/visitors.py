@@ -65,8 +65,9 @@ game's event stream, a seat's stderr, a log, a form)."""
 RECORD = re.compile(r"^/api/games/([A-Za-z0-9_.-]{1,128})/record$")
 CHEAP = re.compile(r"^/static/")
 """Answers that never reach the database (the assets: they have their own ETags)."""
-STREAMS = re.compile(r"^/games/[^/]+/events$")
-"""Long answers with limits of their own (:mod:`arena.host.pages.live`)."""
+STREAMS = re.compile(r"^/games/[^/]+/events$|^/tables/[^/]+/state$")
+"""Long answers with limits of their own (:mod:`arena.host.pages.live`; a table's long
+poll, :mod:`arena.host.pages.tables`, answers only the holder of its key)."""
 SESSION_COOKIE = "moon_session="
 
 

@@ -220,11 +220,19 @@ class WebPerson:
                 self._t.turn, self._t.obs = None, None
                 self._changed()
 
-    def finish(self, line: str, record_path: str) -> None:
-        """The game is over: ``line`` says how; the record (and its replay) are ready."""
+    def finish(self, line: str, record_path: str, record_url: str = "") -> None:
+        """The game is over: ``line`` says how; the record (``record_path`` names it; the
+        page links ``record_url`` when given) and its replay are ready."""
         with self._cv:
-            self._t.over = {"line": line, "record": record_path}
+            self._t.over = {"line": line, "record": record_path, "record_url": record_url}
             self._t.turn = None
+            self._changed()
+
+    def close(self) -> None:
+        """The person is done with the page (its ``done`` button): :attr:`closed` is set,
+        and the page's next state says so (it stops asking)."""
+        with self._cv:
+            self.closed.set()
             self._changed()
 
     # -- the page's side -----------------------------------------------------------------
@@ -234,6 +242,11 @@ class WebPerson:
         with self._cv:
             self._answer = answer
             self._cv.notify_all()
+
+    @property
+    def version(self) -> int:
+        """Counts the table's changes (a ``state`` newer than ``since`` is one past it)."""
+        return self._t.version
 
     def state(self, since: int, wait_s: float) -> dict[str, Any]:
         """The table as JSON-ready data once its version is past ``since`` (or after
@@ -249,7 +262,8 @@ class WebPerson:
     def _render(self) -> dict[str, Any]:
         t = self._t
         out: dict[str, Any] = {"version": t.version, "log": t.log, "refusal": t.refusal,
-                               "over": t.over, "turn": None, "board": "", "status": ""}
+                               "over": t.over, "turn": None, "board": "", "status": "",
+                               "closed": self.closed.is_set()}
         if t.seats is None:
             out["status"] = "waiting for the game to start"
             return out
@@ -331,6 +345,12 @@ def _board_html(t: _Table) -> str:
         discard=tile_name(t.discard) if t.discard >= 0 else None, me=me)
 
 
+def render_page(key: str, base: str = "") -> str:
+    """The table's page (HTML): its state, answers and replay are under ``base`` (``""``
+    for ``moon play --web``, ``/tables/ID`` on a host), each request with ``key``."""
+    return templates().get_template("table/page.html").render(key=key, base=base)
+
+
 class TableServer:
     """The page of one table on ``127.0.0.1:port`` (0: any free port), on a thread.
 
@@ -408,7 +428,7 @@ def _handler(server: TableServer) -> type[BaseHTTPRequestHandler]:
             if not self._keyed(query):
                 return
             if url.path == "/":
-                page = templates().get_template("table/page.html").render(key=server.key)
+                page = render_page(server.key)
                 self._send(200, page.encode(), "text/html; charset=utf-8")
             elif url.path == "/state":
                 try:
@@ -443,7 +463,7 @@ def _handler(server: TableServer) -> type[BaseHTTPRequestHandler]:
                 server.person.answer(body)
                 self._json({"ok": True})
             elif url.path == "/done":
-                server.person.closed.set()
+                server.person.close()
                 self._json({"ok": True})
             else:
                 self._error(HTTPStatus.NOT_FOUND, f"nothing to post at {url.path}")

@@ -10,6 +10,7 @@ from moon_sdk.v1 import game_pb2 as pb
 
 from ..core.results import FaultReason
 from ..core.text import clean_line
+from ..records.record import GameRecord
 
 
 def trumps_text(trump: int) -> str:
@@ -98,3 +99,15 @@ def result_line(r: pb.GameResult, seats: Seats) -> str:
     won = seats.side(r.winner)
     verb = "win" if won.startswith("you") else "wins"
     return f"game over: {won} {verb} · scores: {scores}"
+
+
+def record_line(record: GameRecord) -> str:
+    """One line of how a recorded game ended, for the person's page."""
+    r = record.result
+    scores = ", ".join(str(x) for x in r.scores or ())
+    if r.forfeit is not None and r.forfeit.seat is not None:
+        return (f"seat {r.forfeit.seat} forfeited ({clean_line(r.forfeit.reason)}) · scores "
+                f"{scores}")
+    if r.winner is None:
+        return f"no winner · scores {scores}"
+    return f"{record.side_labels()[r.winner]} won · scores {scores}"

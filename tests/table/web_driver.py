@@ -20,7 +20,8 @@ TURN = ("() => document.querySelector('#over:not([hidden])') || "
 
 @dataclass
 class Game:
-    proc: subprocess.Popen[str]
+    proc: subprocess.Popen[str] | None
+    """`moon play`'s process (None for a host's table)."""
     url: str
     screens: list[dict[str, Any]] = field(default_factory=list)
     """At each accepted decision: the page's ``html`` and the served ``state``."""
@@ -44,8 +45,10 @@ def start(tmp_path: Path, *bots: str, seed: int, preset: str = "moon3",
 
 
 def state(page: Any, game: Game) -> dict[str, Any]:
-    base, key = game.url.split("/?k=")
-    return page.request.get(f"{base}/state?since=0&k={key}").json()
+    """The table's state as served (`moon play`'s ``http://...:PORT/?k=KEY``, a host's
+    ``http://.../tables/ID?k=KEY``)."""
+    base, key = game.url.split("?k=")
+    return page.request.get(f"{base.rstrip('/')}/state?since=0&k={key}").json()
 
 
 def play(page: Any, game: Game, keyboard_once: bool = True, max_moves: int = 2000) -> None:

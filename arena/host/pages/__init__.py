@@ -21,6 +21,8 @@ not exist.
 - :mod:`~arena.host.pages.accounts`: ``/signin``, ``/signout``, ``/submit``;
 - :mod:`~arena.host.pages.revalidate`: a rejected version's "Validate again" button;
 - :mod:`~arena.host.pages.challenges`: ``/challenges`` (ask for one; yours);
+- :mod:`~arena.host.pages.tables`: ``/tables/...``, a person playing the bots ("play
+  against this bot", ``[tables]``);
 - :mod:`~arena.host.pages.errors`: the pages' "Not found".
 
 Static files are under ``/static`` (:data:`arena.web.templating.STATIC`).
@@ -30,10 +32,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import accounts, api, bots, challenges, final, games, leaderboard, live, revalidate
+from . import accounts, api, bots, challenges, final, games, leaderboard, live, revalidate, tables
 
 router = APIRouter(include_in_schema=False)
-for _module in (leaderboard, bots, games, live, api, accounts, revalidate, challenges, final):
+for _module in (leaderboard, bots, games, live, api, accounts, revalidate, challenges, final,
+                tables):
     router.include_router(_module.router)
 
 __all__ = ["router"]

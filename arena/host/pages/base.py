@@ -26,7 +26,8 @@ def page(request: Request, s: Session, host: Host, name: str, status: int = 200,
     phase = None if not host.season.calendar.changes() and view.phase == "season" \
         and view.by == "calendar" else view
     return html_page(request, name, status, competition=host.settings.competition.name,
-                     user=user, phase=phase, announcement=announcement(s), **context)
+                     user=user, phase=phase, announcement=announcement(s),
+                     tables=host.tables.on, **context)
 
 
 __all__ = ["page"]

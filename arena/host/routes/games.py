@@ -78,8 +78,8 @@ def list_games(caller: Caller, s: SessionDep,
                                           "voided or cancelled"),
                termination: str | None = Query(None, description="target, moon, forfeit, "
                                                "hand_limit"),
-               kind: str = Query("rated", description="rated, final, or validation or "
-                                 "challenge (your own)"),
+               kind: str = Query("rated", description="rated, final, or validation, "
+                                 "challenge or table (your own bots')"),
                limit: int = Query(50, ge=1, le=500),
                offset: int = Query(0, ge=0, le=DB_INT_MAX)
                ) -> GamePage:
@@ -92,9 +92,9 @@ def list_games(caller: Caller, s: SessionDep,
     if status is not None and status not in GAME_STATUSES:
         raise HTTPException(422, f"status {status!r}: a game is one of "
                             f"{', '.join(GAME_STATUSES)}")
-    if kind not in ("rated", "final", "validation", "challenge"):
-        raise HTTPException(422, f"kind {kind!r}: a game is rated, final, validation or "
-                            "challenge")
+    if kind not in ("rated", "final", "validation", "challenge", "table"):
+        raise HTTPException(422, f"kind {kind!r}: a game is rated, final, validation, "
+                            "challenge or table")
     q = select(Game).where(Game.kind == kind)
     if kind not in SET_KINDS:
         if caller is None:

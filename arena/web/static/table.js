@@ -8,10 +8,14 @@
   var root = document.getElementById("table");
   if (!root) { return; }
   var key = root.getAttribute("data-key");
+  /* "" for `moon play --web`; a host's table lives under /tables/ID */
+  var base = root.getAttribute("data-base") || "";
   var $ = function (id) { return document.getElementById(id); };
   var version = 0, turn = null, turnAt = 0, over = false, board = "";
 
-  function url(path, extra) { return path + "?k=" + encodeURIComponent(key) + (extra || ""); }
+  function url(path, extra) {
+    return base + path + "?k=" + encodeURIComponent(key) + (extra || "");
+  }
   function post(path, body) {
     return fetch(url(path), {method: "POST", headers: {"Content-Type": "application/json"},
                              body: JSON.stringify(body || {})});
@@ -89,7 +93,14 @@
       over = true;
       $("over").hidden = false;
       $("over-line").textContent = st.over.line;
-      $("record").textContent = "record: " + st.over.record;
+      $("record").textContent = st.over.record ? "record: " + st.over.record : "";
+      if (st.over.record_url) {
+        var a = document.createElement("a");
+        a.href = st.over.record_url;
+        a.textContent = "download the record";
+        $("record").appendChild(document.createTextNode(" · "));
+        $("record").appendChild(a);
+      }
       $("replay").setAttribute("href", url("/replay"));
       $("leave").hidden = true;
       $("status").textContent = "game over";
@@ -97,12 +108,22 @@
     tick();
   }
   function poll() {
-    fetch(url("/state", "&since=" + version)).then(function (r) { return r.json(); })
-      .then(function (st) { render(st); if (!st.closed) { poll(); } })
-      .catch(function () {
-        if (!over) { $("status").textContent = "lost the table: is moon play still running?"; }
-        setTimeout(poll, 2000);
-      });
+    fetch(url("/state", "&since=" + version)).then(function (r) {
+      if (r.status === 404) { throw new Error("gone"); }
+      return r.json();
+    }).then(function (st) {
+      render(st);
+      if (st.closed) { $("status").textContent = "table closed"; } else { poll(); }
+    }).catch(function (e) {
+      if (e && e.message === "gone") {  /* closed, or forgotten after the game: stop */
+        $("status").textContent = over ? "table closed" : "this table is no longer here";
+        return;
+      }
+      if (!over) {
+        $("status").textContent = "lost the table: is moon play (or the host) still running?";
+      }
+      setTimeout(poll, 2000);
+    });
   }
   document.addEventListener("click", function (e) {
     var t = e.target.closest ? e.target.closest("[data-action]") : null;

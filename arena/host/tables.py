@@ -1,0 +1,365 @@
+"""People at the host's tables: "play against this bot" (``[tables]``, docs/table.md, "On a
+competition host").
+
+:class:`Tables` opens a table for a visitor (:meth:`Tables.open`): one game, the person in
+seat 0 (a :class:`arena.table.seat.HumanSeat` played through the page of
+:mod:`arena.table.web`, a client of the referee like a bot), the chosen version in seat 1
+and the chosen opponents (active versions, the reference bots) in the others. The game is
+a ``table`` game: played by the host's own executor and sandbox like any other, recorded
+by its recorder (``running``, then ``finished`` with its record), never rated and never
+part of a duplicate set.
+
+What keeps the rated games' pace: an open table takes one of the games' slots
+(:class:`arena.host.executor.GameSlots`) while it plays, and at most ``max_open`` tables
+are open at once (below ``[matchmaking] concurrency``: the settings check it), so rated
+games always keep ``concurrency - max_open`` slots. A client address opens at most
+``per_visitor_per_hour`` tables in any hour. Both refusals are :class:`TableRefused`
+(429 with when to try again).
+
+The tables live in the host's memory: a restart ends them (their games, ``running`` in
+the database, are voided at the next start like any other, and never rated).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import grpc
+from moon_sdk.rules import Ruleset
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+from ..bots.manifest import BotSpec
+from ..core.timecontrol import TimeControl
+from ..executor.game import MANUAL
+from ..table import HUMAN
+from ..table.seat import HumanSeat, LeftTable, sit
+from ..table.web import WebPerson
+from .builds import VersionSpecs
+from .executor import GameRequest, GameSlots, InfrastructureError
+from .matchmaking import side
+from .models import Bot, Game, GameSeat, Participant, Version, utcnow
+from .recorder import Recorder
+from .registrations import RegistrationWindow, minutes
+from .settings import Tables as TablesSettings
+from .writer import Writer
+
+if TYPE_CHECKING:
+    from ..sandbox.docker import DockerLimits
+
+log = logging.getLogger("arena.host")
+
+KIND = "table"
+"""The ``Game.kind`` of a game at a table (never rated)."""
+LINGER_S = 900.0
+"""How long a finished table stays up for its end, record and replay (unless closed)."""
+FULL_RETRY_S = 60
+"""The Retry-After of a refusal because every table is taken: a table's game lasts
+minutes, so a minute is the soonest a new try makes sense."""
+NOT_PLAYED = ("the game could not be played, through the host's failure (never yours): "
+              "it is not counted; open a new table to play again")
+"""What the page says of a table's game the host could not play (the log says why)."""
+PERSON_SEAT = 0
+"""The person's seat; the chosen version's is seat 1, the opponents' the others."""
+
+
+class TableRefused(Exception):
+    """A table that cannot be opened: ``status`` (403, 404, 422, 429, 503), one line
+    (``str()``), and for a 429 ``retry_s`` (seconds until a new try may succeed)."""
+
+    def __init__(self, status: int, line: str, retry_s: int | None = None) -> None:
+        super().__init__(line)
+        self.status = status
+        self.retry_s = retry_s
+
+
+@dataclass
+class Table:
+    """One open (or just finished) table."""
+
+    id: str
+    """The game's id (``table-...``)."""
+    key: str
+    """The secret of the table's address: whoever has it plays the seat."""
+    person: WebPerson
+    seat: HumanSeat
+    names: list[str]
+    """The seats' names, seat 0 first (``human``)."""
+    client: str
+    task: asyncio.Task[None] | None = None
+    ended_at: float | None = None
+    """``time.monotonic()`` at the game's end (None while it plays)."""
+    replay_html: str = ""
+    record: dict[str, object] | None = None
+    """The finished game's record, every bot's stderr left out."""
+
+
+class Tables:
+    """The host's tables (module docstring): ``settings`` (``[tables]``), the games'
+    ``slots``, the ``recorder`` and ``writer`` that record their games, and what a game of
+    the competition is (``ruleset``, ``preset``, ``tc``, ``docker_limits``); ``specs``
+    makes a version's bot, ``references`` are the host's own bots. ``clock`` is
+    ``time.monotonic`` but in tests."""
+
+    def __init__(self, settings: TablesSettings, session: sessionmaker[Session],
+                 writer: Writer, recorder: Recorder, slots: GameSlots, specs: VersionSpecs,
+                 references: list[BotSpec], ruleset: Ruleset, preset: str, tc: TimeControl,
+                 docker_limits: DockerLimits | None, folder: Path,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.Session = session
+        self.writer = writer
+        self.recorder = recorder
+        self.slots = slots
+        self.specs = specs
+        self.references = {r.name: r for r in references}
+        self.ruleset = ruleset
+        self.preset = preset
+        self.tc = tc
+        self.docker_limits = docker_limits
+        self.folder = folder
+        self.clock = clock
+        self.window = RegistrationWindow(settings.per_visitor_per_hour, clock)
+        """Tables opened per client address over the last hour."""
+        self.tables: dict[str, Table] = {}
+        self._lock = threading.RLock()  # open() holds it across check()
+
+    @property
+    def on(self) -> bool:
+        """Whether visitors may sit at tables (``[tables] enabled``)."""
+        return self.settings.enabled
+
+    def playing(self) -> set[str]:
+        """The ids of the tables' games being played now."""
+        with self._lock:
+            return {t.id for t in self.tables.values() if t.ended_at is None}
+
+    def get(self, table_id: str, key: str) -> Table | None:
+        """The table ``table_id`` if ``key`` is its key (compared in constant time)."""
+        self._forget_old()
+        t = self.tables.get(table_id)
+        if t is None or not secrets.compare_digest(key.encode(), t.key.encode()):
+            return None
+        return t
+
+    def _forget_old(self) -> None:
+        now = self.clock()
+        with self._lock:
+            for tid, t in list(self.tables.items()):
+                if t.ended_at is not None and (t.person.closed.is_set()
+                                               or now - t.ended_at > LINGER_S):
+                    del self.tables[tid]
+
+    # -- opening a table ---------------------------------------------------------------
+    def choices(self, s: Session) -> list[tuple[str, str]]:
+        """The opponents a visitor may choose: ``(value, label)``, every active version's
+        bot (``bot:NAME``) then every reference bot (``ref:NAME``)."""
+        bots = s.scalars(select(Bot).join(Version, Version.id == Bot.active_version_id)
+                         .where(Version.status == "active").order_by(Bot.name)).all()
+        return ([(f"bot:{b.name}", b.name) for b in bots]
+                + [(f"ref:{n}", f"{n} (reference bot)") for n in sorted(self.references)])
+
+    def check(self, caller: Participant | None, client: str) -> None:
+        """Whether ``caller`` (None: not signed in) from ``client`` (an address's key) may
+        open a table now.
+
+        Raises:
+            TableRefused: 404 tables are off; 403 not signed in where only participants
+                sit; 429 every table is taken or the client's hour is full.
+        """
+        st = self.settings
+        if not st.enabled:
+            raise TableRefused(404, "this competition has no tables: its organiser has not "
+                               "opened them ([tables] enabled)")
+        if st.who == "participants" and caller is None:
+            raise TableRefused(403, "only participants may sit at this competition's "
+                               "tables: sign in first (with your API token)")
+        organiser = caller is not None and caller.is_admin
+        if not organiser:
+            wait = self.window.wait_s(client)
+            if wait > 0:
+                raise TableRefused(
+                    429, f"you opened {self.window.count(client)} tables in the last hour, "
+                    f"the most this competition allows ([tables] per_visitor_per_hour = "
+                    f"{st.per_visitor_per_hour}): try again in {minutes(wait)}",
+                    math.ceil(wait))
+        if len(self.playing()) >= st.max_open:
+            raise TableRefused(
+                429, f"every table is taken ({st.max_open} at once, [tables] max_open, so "
+                "that rated games keep their pace): try again in a minute", FULL_RETRY_S)
+
+    def seat_bots(self, s: Session, version_id: int, opponents: list[str]
+                  ) -> tuple[list[BotSpec], list[GameSeat]]:
+        """The bots of seats 1.. (the version, then ``opponents``) and every seat's row.
+
+        Raises:
+            TableRefused: 404 the version is not active; 422 the wrong number of
+                opponents, or one that is neither an active bot nor a reference bot.
+        """
+        players = self.ruleset.players
+        v = s.scalar(select(Version).where(Version.id == version_id)
+                     .options(selectinload(Version.bot)))
+        if v is None or v.status != "active":
+            raise TableRefused(404, f"version {version_id} is not an active version: "
+                               "choose a bot on the leaderboard")
+        if len(opponents) != players - 2:
+            raise TableRefused(422, f"choose {players - 2} opponent(s) for {players} "
+                               f"players (you, {v.bot.name}, and the others), not "
+                               f"{len(opponents)}")
+        specs = [self.specs(v, v.bot.name)]
+        rows = [GameSeat(seat=PERSON_SEAT, version_id=None, reference=HUMAN,
+                         side=side(PERSON_SEAT, players)),
+                GameSeat(seat=1, version_id=v.id, side=side(1, players))]
+        for k, choice in enumerate(opponents, 2):
+            what, _, name = choice.partition(":")
+            if what == "ref" and name in self.references:
+                specs.append(self.references[name])
+                rows.append(GameSeat(seat=k, version_id=None, reference=name,
+                                     side=side(k, players)))
+                continue
+            b = s.scalar(select(Bot).where(Bot.name == name)) if what == "bot" else None
+            av = s.get(Version, b.active_version_id) if b and b.active_version_id else None
+            if b is None or av is None or av.status != "active":
+                raise TableRefused(422, f"opponent {choice[:80]!r} is neither an active "
+                                   "bot (bot:NAME) nor a reference bot (ref:NAME)")
+            specs.append(self.specs(av, b.name))
+            rows.append(GameSeat(seat=k, version_id=av.id, side=side(k, players)))
+        return specs, rows
+
+    def open(self, caller: Participant | None, client: str, version_id: int,
+             opponents: list[str]) -> tuple[Table, GameRequest]:
+        """Open a table (the checks of :meth:`check` and :meth:`seat_bots`) and write its
+        game ``running``; :meth:`start` then plays it. Runs in a route's thread.
+
+        Raises:
+            TableRefused: see :meth:`check` and :meth:`seat_bots`; 503 the host's
+                executor cannot seat a person (a cluster's).
+        """
+        ex = self.slots.executor
+        if ex is not None and not getattr(ex, "seats_people", False):
+            raise TableRefused(503, "this host plays its games on a cluster, whose workers "
+                               "cannot seat a person: tables need the local executor")
+        with self._lock:  # of two opened at once, the second sees the first
+            self.check(caller, client)
+            # on the host's one writer, in turn with the games' results and claims
+            table_id, seed, bots = self.writer.write_now(self._add_game, version_id,
+                                                         opponents)
+            person, seat = WebPerson(), HumanSeat()
+            t = Table(table_id, secrets.token_urlsafe(16), person, seat,
+                      [HUMAN, *(b.name for b in bots)], client)
+            self.tables[table_id] = t
+            if not (caller is not None and caller.is_admin):
+                self.window.add(client)
+        human = BotSpec(name=HUMAN, folder=self.folder, run="", runner=MANUAL)
+        req = GameRequest(table_id, (human, *bots), self.ruleset, self.preset, seed,
+                          self.tc, self.docker_limits,
+                          seat_clocks={PERSON_SEAT: (self.settings.decision_ms,
+                                                     self.settings.bank_ms)},
+                          people={PERSON_SEAT: seat},
+                          on_start=lambda address, tokens: self._sit(t, address,
+                                                                     tokens[PERSON_SEAT]))
+        return t, req
+
+    def _add_game(self, version_id: int, opponents: list[str]
+                  ) -> tuple[str, int, list[BotSpec]]:
+        """Write a new table's game ``running``: its id, its seed, the bots of seats 1..
+
+        Raises:
+            TableRefused: see :meth:`seat_bots` (nothing is written).
+        """
+        with self.Session.begin() as s:
+            bots, rows = self.seat_bots(s, version_id, opponents)
+            table_id = f"{KIND}-{secrets.token_hex(6)}"
+            g = Game(id=table_id, kind=KIND, seed=secrets.randbits(62), status="running",
+                     started_at=utcnow())
+            g.seats = rows
+            s.add(g)
+            return table_id, g.seed, bots
+
+    def start(self, t: Table, req: GameRequest) -> None:
+        """Play table ``t``'s game (:meth:`open`'s request) in a task of the running
+        event loop (the host's)."""
+        t.task = asyncio.create_task(self._play(t, req), name=f"moon-{t.id}")
+
+    def tasks(self) -> list[asyncio.Task[None]]:
+        """The tasks of the tables still playing (the host cancels them when it stops:
+        their games stay ``running``, voided at the next start)."""
+        with self._lock:
+            return [t.task for t in self.tables.values()
+                    if t.task is not None and not t.task.done()]
+
+    def _sit(self, t: Table, address: str, token: str) -> None:
+        """The person's seat joins (on a thread of its own: :func:`sit` blocks)."""
+        def run() -> None:
+            try:
+                sit(t.person, address, token)  # the page's end comes with the record
+            except LeftTable as e:
+                t.seat.left(str(e))
+            except (ConnectionError, OSError, grpc.RpcError, grpc.FutureTimeoutError) as e:
+                t.seat.left(f"the seat's connection failed: {type(e).__name__}")
+            except Exception as e:  # one line in the log, never a thread's traceback
+                log.error("table %s: the person's seat failed: %s: %s", t.id,
+                          type(e).__name__, e)
+                t.seat.left("the seat failed")
+
+        threading.Thread(target=run, name=f"moon-{t.id}", daemon=True).start()
+
+    async def _play(self, t: Table, req: GameRequest) -> None:
+        """Take a slot (waiting for one), play the game, record it (never rated), and
+        give the page its end, record and replay."""
+        try:
+            async with self.slots:
+                fg = await self.slots.play(req)
+            await self.recorder.record(fg)
+            # reading the record and drawing its replay: off the loop of the games' clocks
+            await asyncio.to_thread(self._finish, t, fg.record_path)
+        except InfrastructureError as e:
+            log.warning("table %s voided: %s", t.id, e)
+            t.seat.left("the game could not be played")
+            await self.recorder.void_game(t.id, str(e))
+            t.person.finish(NOT_PLAYED, "")
+        except asyncio.CancelledError:
+            t.seat.left("the host stopped")
+            raise
+        except Exception as e:
+            log.error("table %s: the host failed: %s: %s", t.id, type(e).__name__, e)
+            t.seat.left("the host failed")
+            await self.recorder.void_game(t.id, "the host failed")
+            t.person.finish(NOT_PLAYED, "")
+        finally:
+            t.ended_at = self.clock()
+
+    def _finish(self, t: Table, record_path: str | None) -> None:
+        import json
+
+        from ..records.record import GameRecord
+        from ..table.words import record_line
+        from ..web.replay import render_html
+
+        if not record_path:
+            t.person.finish("the game is over (its record was not written)", "")
+            return
+        data = json.loads(Path(record_path).read_text())
+        data["logs"] = {}  # the bots' stderr is their owners' alone
+        t.record = data
+        record = GameRecord.from_dict(data, record_path)
+        t.replay_html = render_html(record)
+        t.person.finish(record_line(record), f"game {t.id}",
+                        record_url=f"/tables/{t.id}/record?k={t.key}")
+
+
+def table_url(t: Table) -> str:
+    """Where the person opens their table (with its key)."""
+    return f"/tables/{t.id}?k={t.key}"
+
+
+__all__ = ["KIND", "LINGER_S", "Table", "TableRefused", "Tables", "table_url"]

@@ -1,0 +1,320 @@
+"""The host's tables in process (FastAPI's TestClient over the real app, a real
+competition folder and its SQLite database): who may sit, the cap on open tables and the
+hourly limit per address (429 with Retry-After, values worked out by hand from the
+settings), the settings' own check, the table's key, and one whole game at a table played
+through the page's requests: recorded, never rated, its record and replay at the end.
+
+In the limits' tests the app's lifespan is not started (the client is not entered) and a
+table's game is not played (``Tables.start`` is replaced): only what is decided when a
+table is opened is under test."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from host_support import add_active_versions, make_competition
+
+from arena.errors import ConfigError
+from arena.host.app import create_app
+from arena.host.models import Game, Participant, Version
+from arena.host.run import open_host
+from arena.host.security import digest
+from arena.host.settings import load_settings
+from arena.records.record import verify_record
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def tables_toml(**keys: Any) -> str:
+    lines = "\n".join(f"{k} = {v!r}".replace("'", '"').replace("True", "true")
+                      for k, v in keys.items())
+    return f"\n[tables]\nenabled = true\n{lines}\n"
+
+
+@pytest.fixture
+def made(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Any, ...]]:
+    concurrency, keys = request.param
+    folder = make_competition(tmp_path / "comp", concurrency=concurrency,
+                              extra=tables_toml(**keys))
+    host, _ = open_host(folder, None)
+    clock = Clock()
+    host.tables.clock = clock
+    host.tables.window._clock = clock
+    started: list[str] = []
+    host.tables.start = lambda t, req: started.append(t.id)
+    ids = add_active_versions(host, "ab", code="random")
+    try:
+        yield TestClient(create_app(host)), host, ids, clock, started
+    finally:
+        host.close()
+
+
+def open_table(client: TestClient, version: int, opponents: list[str],
+               headers: dict[str, str] | None = None) -> Any:
+    form = client.get(f"/tables/new?version={version}", headers=headers or {})
+    m = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    csrf = m.group(1) if m else client.cookies.get("moon_csrf", "")
+    return client.post("/tables", data={"csrf": csrf, "version": version,
+                                        "opponent": opponents},
+                       headers=headers or {}, follow_redirects=False)
+
+
+def message(r: Any) -> str:
+    m = re.search(r'<p class="message">(.*?)</p>', r.text, re.S)
+    assert m is not None, r.text[:500]
+    return m.group(1).replace("&#39;", "'").replace("&quot;", '"')
+
+
+@pytest.mark.parametrize("made", [(2, {"who": "anyone", "max_open": 1})], indirect=True)
+def test_open_tables_are_capped_below_the_slots(made) -> None:
+    client, host, ids, _, started = made
+    first = open_table(client, ids["a"], ["ref:reference-random"])
+    assert first.status_code == 303
+    table_id = re.match(r"/tables/(table-[0-9a-f]{12})\?k=\S+$",
+                        first.headers["location"]).group(1)
+    assert started == [table_id]
+    # max_open = 1 of concurrency = 2: the one table takes one slot, rated games keep 1
+    second = open_table(client, ids["b"], ["bot:a"])
+    assert second.status_code == 429
+    assert second.headers["Retry-After"] == "60"
+    assert message(second) == ("every table is taken (1 at once, [tables] max_open, so "
+                               "that rated games keep their pace): try again in a minute")
+    assert started == [table_id]
+    with host.Session() as s:
+        g = s.get(Game, table_id)
+        assert (g.kind, g.status, g.rated, g.dset_id) == ("table", "running", False, None)
+        assert [(x.seat, x.version_id, x.reference, x.side) for x in g.seats] == [
+            (0, None, "human", 0), (1, ids["a"], "", 1), (2, None, "reference-random", 2)]
+        assert s.query(Game).count() == 1  # the refused one wrote nothing
+
+
+@pytest.mark.parametrize("made", [(4, {"who": "anyone", "max_open": 3,
+                                       "per_visitor_per_hour": 2})], indirect=True)
+def test_an_address_opens_per_visitor_per_hour_tables(made) -> None:
+    client, _, ids, clock, started = made
+    assert open_table(client, ids["a"], ["bot:b"]).status_code == 303  # at 1000 s
+    clock.now = 1600.0
+    assert open_table(client, ids["b"], ["bot:a"]).status_code == 303
+    clock.now = 2200.0
+    third = open_table(client, ids["a"], ["bot:b"])
+    # the hour's first table (1000 s) leaves the window at 1000 + 3600 = 4600: 2400 s on
+    assert third.status_code == 429
+    assert third.headers["Retry-After"] == "2400"
+    assert message(third) == ("you opened 2 tables in the last hour, the most this "
+                              "competition allows ([tables] per_visitor_per_hour = 2): try "
+                              "again in 40 minutes")
+    clock.now = 4600.0  # now the first has left the window: 1 of 2, and 2 of 3 tables
+    assert open_table(client, ids["a"], ["bot:b"]).status_code == 303
+    fourth = open_table(client, ids["b"], ["bot:a"])
+    # the window holds 1600 and 4600: the older leaves at 5200, 600 s on (the cap, 3 of
+    # 3 tables now, would refuse it too: the hour's limit is said first)
+    assert (fourth.status_code, fourth.headers["Retry-After"]) == (429, "600")
+    assert len(started) == 3
+
+
+@pytest.mark.parametrize("made", [(3, {"max_open": 2})], indirect=True)
+def test_only_participants_sit_unless_anyone_may(made) -> None:
+    client, host, ids, _, started = made
+    r = open_table(client, ids["a"], ["bot:b"])
+    assert r.status_code == 403
+    assert message(r) == ("only participants may sit at this competition's tables: sign in "
+                          "first (with your API token)")
+    with host.Session.begin() as s:
+        s.add(Participant(name="zoe", token_hash=digest("moon_zoe")))
+    form = client.get("/signin")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text).group(1)
+    assert client.post("/signin", data={"token": "moon_zoe", "csrf": csrf},
+                       follow_redirects=False).status_code == 303
+    page = client.get(f"/tables/new?version={ids['a']}")
+    # the form offers every active bot but the one played against, and the reference bots
+    assert re.findall(r'<option value="([^"]+)"( disabled)?', page.text) == [
+        ("bot:a", " disabled"), ("bot:b", ""), ("ref:reference-random", "")]
+    assert open_table(client, ids["a"], ["bot:b"]).status_code == 303
+    assert len(started) == 1
+
+
+@pytest.mark.parametrize("made", [(3, {"who": "anyone", "max_open": 2})], indirect=True)
+def test_bad_choices_and_keys_are_refused_in_one_line(made) -> None:
+    client, host, ids, _, started = made
+    r = open_table(client, ids["a"], [])
+    assert (r.status_code, message(r)) == (
+        422, "choose 1 opponent(s) for 3 players (you, a, and the others), not 0")
+    r = open_table(client, ids["a"], ["bot:nobody"])
+    assert (r.status_code, message(r)) == (
+        422, "opponent 'bot:nobody' is neither an active bot (bot:NAME) nor a reference "
+        "bot (ref:NAME)")
+    with host.Session.begin() as s:
+        s.get(Version, ids["b"]).status = "retired"
+    r = open_table(client, ids["b"], ["bot:a"])
+    assert (r.status_code, message(r)) == (
+        404, f"version {ids['b']} is not an active version: choose a bot on the leaderboard")
+    r = client.post("/tables", data={"version": ids["a"], "opponent": ["bot:b"]},
+                    follow_redirects=False)
+    assert r.status_code == 403  # no CSRF field
+    assert started == []
+    ok = open_table(client, ids["a"], ["ref:reference-random"])
+    table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$", ok.headers["location"]).groups()
+    for path in ("", "/state", "/replay", "/record"):
+        assert client.get(f"/tables/{table_id}{path}?k=wrong").status_code == 404
+        assert client.get(f"/tables/{table_id}{path}").status_code == 404
+    assert client.post(f"/tables/{table_id}/act?k=wrong", json={"leave": True}
+                       ).status_code == 404
+    page = client.get(f"/tables/{table_id}?k={key}")
+    assert page.status_code == 200
+    assert f'data-base="/tables/{table_id}"' in page.text
+    assert page.headers["Referrer-Policy"] == "no-referrer"
+    assert client.get(f"/tables/{table_id}/replay?k={key}").status_code == 409
+
+
+def test_tables_must_leave_rated_games_a_slot(tmp_path: Path) -> None:
+    folder = make_competition(tmp_path / "comp", concurrency=2,
+                              extra=tables_toml(max_open=2))
+    with pytest.raises(ConfigError) as e:
+        load_settings(folder)
+    assert str(e.value) == (f"{folder / 'competition.toml'}: [tables] max_open = 2 must be "
+                            "below [matchmaking] concurrency = 2: each open table takes one "
+                            "of the games' slots, and rated games must keep at least one")
+    off = make_competition(tmp_path / "off", concurrency=2)
+    assert load_settings(off).tables.enabled is False
+
+
+def test_tables_are_off_unless_enabled(tmp_path: Path) -> None:
+    host, _ = open_host(make_competition(tmp_path / "comp"), None)
+    try:
+        ids = add_active_versions(host, "ab", code="random")
+        client = TestClient(create_app(host))
+        r = client.get(f"/tables/new?version={ids['a']}")
+        assert (r.status_code, message(r)) == (404, "this competition has no tables: its "
+                                               "organiser has not opened them ([tables] "
+                                               "enabled)")
+        assert "/tables/new" not in client.get("/").text
+    finally:
+        host.close()
+
+
+@pytest.mark.slow
+def test_a_whole_game_at_a_table_is_recorded_and_never_rated(tmp_path: Path) -> None:
+    folder = make_competition(tmp_path / "comp", concurrency=2,
+                              extra=tables_toml(who="anyone", max_open=1))
+    host, _ = open_host(folder, None)
+    try:
+        ids = add_active_versions(host, "ab", code="random")
+        with TestClient(create_app(host)) as client:
+            # no rated game while the table plays: its bots are the only active versions
+            host.matchmaker.gate = lambda s: False
+            assert 'href="/tables/new?version=' in client.get("/").text
+            r = open_table(client, ids["a"], ["bot:b"])
+            table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$",
+                                     r.headers["location"]).groups()
+            since, over = 0, None
+            for _ in range(2000):
+                st = client.get(f"/tables/{table_id}/state?k={key}&since={since}").json()
+                since = st["version"]
+                if st["over"]:
+                    over = st["over"]
+                    break
+                if st["turn"]:  # the last legal action, as a person might pick it
+                    a = st["turn"]["actions"][-1]["action"]
+                    client.post(f"/tables/{table_id}/act?k={key}", json={"action": a})
+            assert over is not None
+            record = client.get(f"/tables/{table_id}/record?k={key}").json()
+            replay = client.get(f"/tables/{table_id}/replay?k={key}")
+        assert verify_record(record) == []
+        assert record["logs"] == {}  # the bots' stderr is their owners'
+        assert [s["name"] for s in record["seats"]] == ["human", "a", "b"]
+        assert replay.status_code == 200 and "Moon replay" in replay.text
+        with host.Session() as s:
+            g = s.get(Game, table_id)
+            assert (g.kind, g.status, g.rated, g.dset_id) == ("table", "finished", False,
+                                                              None)
+            assert g.scores == record["result"]["scores"]
+            assert all(s.get(Version, v).games == 0 for v in ids.values())
+    finally:
+        host.close()
+
+
+@pytest.mark.slow
+def test_a_person_who_leaves_a_table_forfeits(tmp_path: Path) -> None:
+    folder = make_competition(tmp_path / "comp", concurrency=2,
+                              extra=tables_toml(who="anyone", max_open=1))
+    host, _ = open_host(folder, None)
+    try:
+        ids = add_active_versions(host, "ab", code="random")
+        with TestClient(create_app(host)) as client:
+            host.matchmaker.gate = lambda s: False
+            r = open_table(client, ids["a"], ["bot:b"])
+            table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$",
+                                     r.headers["location"]).groups()
+            since, over, left = 0, None, False
+            for _ in range(500):
+                st = client.get(f"/tables/{table_id}/state?k={key}&since={since}").json()
+                since = st["version"]
+                if st["over"]:
+                    over = st["over"]
+                    break
+                if st["turn"] and not left:
+                    client.post(f"/tables/{table_id}/act?k={key}", json={"leave": True})
+                    left = True
+            assert over is not None and over["line"].startswith("seat 0 forfeited "
+                                                                "(disconnect)")
+            # once done, the page is told it is closed; then the table is gone
+            assert client.post(f"/tables/{table_id}/done?k={key}").status_code == 200
+            assert client.get(f"/tables/{table_id}/state?k={key}").status_code == 404
+        with host.Session() as s:
+            g = s.get(Game, table_id)
+            assert (g.status, g.termination, g.rated) == ("finished", "forfeit", False)
+            assert [(f.seat, f.reason, f.detail, f.forfeit) for f in g.faults] == [
+                (0, "disconnect", "the person at seat 0 left the table during the game "
+                 "(left from the page)", True)]
+    finally:
+        host.close()
+
+
+@pytest.mark.slow
+def test_rated_games_keep_the_slots_a_table_leaves(tmp_path: Path) -> None:
+    # concurrency = 2, max_open = 1: while the table plays (its person thinking), rated
+    # games run one at a time in the one slot left, and still finish
+    folder = make_competition(tmp_path / "comp", concurrency=2,
+                              extra=tables_toml(who="anyone", max_open=1))
+    host, _ = open_host(folder, None)
+    try:
+        ids = add_active_versions(host, "ab", code="random")
+        with TestClient(create_app(host)) as client:
+            r = open_table(client, ids["a"], ["bot:b"])
+            table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$",
+                                     r.headers["location"]).groups()
+            since = 0
+            for _ in range(100):  # to the person's first turn: the table has its slot
+                st = client.get(f"/tables/{table_id}/state?k={key}&since={since}").json()
+                since = st["version"]
+                if st["turn"]:
+                    break
+            assert st["turn"]
+            with host.Session() as s:
+                done_before = s.query(Game).filter_by(kind="rated", status="finished").count()
+            most, done = 0, done_before
+            for _ in range(200):
+                with host.Session() as s:
+                    running = s.query(Game).filter_by(kind="rated", status="running").count()
+                    done = s.query(Game).filter_by(kind="rated", status="finished").count()
+                most = max(most, running, len(host.matchmaker.running))
+                if done >= done_before + 3:
+                    break
+                client.get(f"/tables/{table_id}/state?k={key}&since={since}")  # ~3 s
+            assert most == 1
+            assert done >= done_before + 3
+            with host.Session() as s:
+                assert s.get(Game, table_id).status == "running"
+    finally:
+        host.close()
