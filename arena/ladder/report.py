@@ -7,7 +7,7 @@ import csv
 import dataclasses
 import io
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,9 +21,9 @@ from rich.table import Table
 from ..core.labels import fit_width, unique_labels
 from ..core.text import clean, clean_line
 from ..core.timecontrol import TimeControl
-from ..stats.head_to_head import beyond
+from ..stats.head_to_head import beyond, share_text
 from ..stats.places import places
-from .ratings import Rating, ladder_fit, leaderboard
+from .ratings import Rating, head_to_head_table, ladder_fit, leaderboard
 from .schedule import make_schedule
 from .sets import rated_view
 from .store import ResultsStore
@@ -147,7 +147,6 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
     anchor = [r.bot for r in ratings if r.bot in fit.anchor_bots] \
         if len(fit.anchor_bots) < len(rated) else []
     stats = {b: BotStats(b) for b in bots}
-    cross_acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for g in games:
         side: Callable[[int], int] = (lambda s: s) if g.players == 3 else (lambda s: s % 2)
         for b in set(g.seats):
@@ -155,16 +154,6 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
             seat = g.seats.index(b)
             if g.places[side(seat)] == 1 and g.places.count(1) == 1:
                 stats[b].wins += 1
-        # once per pair of sides: a partnership of a bot with its copy is one side
-        met: set[tuple[int, int, str, str]] = set()
-        for i, a in enumerate(g.seats):
-            for j, b in enumerate(g.seats):
-                key = (side(i), side(j), a, b)
-                if a == b or side(i) == side(j) or key in met:
-                    continue
-                met.add(key)
-                pa, pb = g.places[side(i)], g.places[side(j)]
-                cross_acc[a][b].append(1.0 if pa < pb else 0.5 if pa == pb else 0.0)
     seat_bot = {(g.game_id, s): b for g in games for s, b in enumerate(g.seats)}
     players = {g.game_id: g.players for g in games}
     for h in store.finished_hands():
@@ -191,8 +180,7 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
         c[f.reason] += 1
         stats[b].faults = dict(c)
         stats[b].forfeits += f.forfeit
-    cross = {a: {b: (sum(v) / len(v), len(v)) for b, v in row.items()}
-             for a, row in cross_acc.items()}
+    cross = head_to_head_table(games)
     return LadderReport(meta, ratings, stats, cross, len(games),
                         duplicate_sets=len({g.dset for g in games}),
                         boards=len({g.board for g in games}),
@@ -306,7 +294,7 @@ def h2h_text(rep: LadderReport, k: int) -> str:
     h = head_to_head(rep, r.bot, nxt)
     if h is None:
         return "never met"
-    return f"{100 * h[0]:.0f}% of {h[1]}" + (" *" if gap_beyond(rep, r, nxt) else "")
+    return f"{share_text(h[0])} of {h[1]}" + (" *" if gap_beyond(rep, r, nxt) else "")
 
 
 FAULTS_WIDTH = 16

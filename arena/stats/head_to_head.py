@@ -50,4 +50,17 @@ def beyond(gap: float, score: float, games: int) -> bool:
     return not low <= expected_share(gap) <= high
 
 
-__all__ = ["beyond", "expected_share", "share_interval"]
+def share_text(share: float) -> str:
+    """A share (0..1) as a percentage that never rounds a near-sweep to 0% or 100%:
+    ``58%``, ``99.5%``, ``>99.9%``, ``0.4%``, ``<0.1%``; whole where it is whole."""
+    p = 100 * share
+    if 0 < p < 0.1:
+        return "<0.1%"
+    if 99.9 < p < 100:
+        return ">99.9%"
+    if 0 < p < 1 or 99 < p < 100:
+        return f"{p:.1f}%"
+    return f"{p:.0f}%"
+
+
+__all__ = ["beyond", "expected_share", "share_interval", "share_text"]

@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy.optimize import brentq
 
-from arena.stats.head_to_head import beyond, expected_share, share_interval
+from arena.stats.head_to_head import beyond, expected_share, share_interval, share_text
 
 
 def test_the_elo_curve():
@@ -44,3 +44,8 @@ def test_a_gap_beyond_the_games():
     # a gap in the wrong direction for what was seen is beyond it too
     assert beyond(-100, 0.8, 100) and not beyond(240, 0.8, 100)
     assert math.isclose(expected_share(240), 0.799, abs_tol=1e-3)
+
+
+def test_a_near_sweep_is_never_shown_as_a_sweep():
+    assert [share_text(x) for x in (0.0, 0.0005, 0.005, 0.5833, 0.995, 0.9995, 1.0)] == \
+        ["0%", "<0.1%", "0.5%", "58%", "99.5%", ">99.9%", "100%"]
