@@ -1,23 +1,38 @@
-"""How often do the ladder's 95% rating intervals cover the truth? Simulated ladders with
-known strengths, today's method beside the previous one, per setting, in one run.
+"""How often do the ladder's 95% rating intervals cover the truth, and how often do its
+places hold as a whole table? Simulated ladders with known strengths, today's method
+beside the previous ones, per setting, in one run.
 
     .venv/bin/python benchmarks/rating_coverage.py [--ladders 200] [--bootstrap 200]
-        [--quick]
+        [--quick] [--only TEXT] [--method all|sets+pct,before,now]
 
 The ladders come from ``tests/stats/ladder_sim.py`` (the project's schedule; Plackett–Luce
 finishing orders, or team Bradley–Terry with 4 players, plus a per-board, per-seat deal
-bonus; the truth is the deal-averaged strength, computed from the model). Methods:
+bonus, and optionally games that end with every side tied; the truth is the
+deal-averaged strength, computed from the model). Methods:
 
-- ``boards+t``: the project's :func:`arena.ladder.ratings.rate` (a bootstrap of whole
-  boards, t quantile with boards − 1 degrees of freedom, one-sided bounds and n/a).
-- ``sets+pct`` (before): the bootstrap of duplicate sets as if independent, with the
-  2.5–97.5 percentiles as the interval and the share of resamples as LOS (the ladder's
-  method before the bootstrap resampled boards).
+- ``now``: the project's :func:`arena.ladder.ratings.rate` (a bootstrap of whole boards
+  of the results as played, t quantile with boards − 1 degrees of freedom and a floor,
+  the scale anchored on the strongly connected part of the results, one-sided bounds from
+  softened results only where the data cannot bound, places by Holm's step-down).
+- ``before``: the same before whole tables (:class:`BeforeFit`: a prior of σ = 3, no
+  floor, the field's mean as the anchor, the bootstrap of the softened results for every
+  figure, a place per neighbour test at 95%).
+- ``sets+pct``: the bootstrap of duplicate sets as if independent, with the 2.5–97.5
+  percentiles as the interval and the share of resamples as LOS (the ladder's method
+  before the bootstrap resampled boards).
 
-Columns: coverage of the bots' ratings, of the differences of every pair, the share of
-n/a intervals, how often "LOS ≥ 95%" had the order right (with how many such claims), and
-how often two bots of equal strength got an LOS ≥ 95% (the last settings; at most 5%).
-A figure, not a test (tests/stats/test_coverage.py holds the asserted version).
+Settings: evenly spread fields (3 or 8 bots, 3 or 4 players, 4 or 24 boards, no deal luck
+or strong), two equal bots and a weaker one, a field with a bot that always loses (3 and 4
+players), 8 bots in 4 pairs of equal strength, and a tie-heavy field (half the games end
+with every side tied), at 4, 12 and 48 boards.
+
+Columns: coverage of the bots' ratings (the truth taken relative to the method's anchor),
+of the differences of every pair, the share of n/a intervals, the share of one-sided
+ratings, "wrong": the share of ladders whose places put some bot above one that is not
+truly weaker (whole-table false separation), "apart": pairs placed apart per ladder, how
+often "LOS ≥ 95%" had the order right (with how many such claims), and how often two bots
+of equal strength got an LOS ≥ 95% (at most 5%). A figure, not a test
+(tests/stats/test_coverage.py holds the asserted version).
 """
 
 from __future__ import annotations
@@ -35,8 +50,42 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from stats.ladder_sim import Scored, Setting, project_method, run  # noqa: E402
 
-from arena.ladder.ratings import ELO, comparisons  # noqa: E402
-from arena.stats.bradley_terry import Design, fit_weights  # noqa: E402
+from arena.ladder.ratings import ELO, boards_of, comparisons, leaderboard  # noqa: E402
+from arena.stats.bradley_terry import BoardFit, Design, fit_weights  # noqa: E402
+
+
+class BeforeFit(BoardFit):
+    """The fit before whole tables: a prior of σ = 3, no floor, the field's mean as the
+    anchor (every bot one-sided once any is separated), and a bootstrap of the softened
+    data for every figure."""
+
+    prior_sigma = 3.0
+    margin_floor = 0.0
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        self.samples = self.soft_samples
+
+    def _anchor(self) -> np.ndarray:
+        return np.arange(len(self.bots))
+
+
+def before(games, bots, bootstrap, seed) -> Scored:  # noqa: ANN001
+    """The ratings before: :class:`BeforeFit`, a place per neighbour test at 95%."""
+    bf = BeforeFit(boards_of(games), bots, bootstrap=bootstrap, seed=seed)
+    table = leaderboard(bf)
+    place, start = {}, 0
+    for k, r in enumerate(table):
+        d = table[k - 1].diff_next if k else None
+        if d is not None and d.low is not None and d.low > 0:
+            start = k
+        place[r.bot] = start + 1
+    diff, los = {}, {}
+    for a, b in itertools.permutations(bots, 2):
+        e = bf.difference(a, b)
+        diff[a, b] = (e.low, e.high)
+        los[a, b] = bf.los(a, b)
+    return Scored({r.bot: (r.low, r.high) for r in table}, diff, los, place, ())
 
 
 def sets_percentile(games, bots, bootstrap, seed) -> Scored:  # noqa: ANN001
@@ -70,9 +119,17 @@ def sets_percentile(games, bots, bootstrap, seed) -> Scored:  # noqa: ANN001
     return Scored(ratings, diff, los)
 
 
-SETTINGS = [Setting(p, n, g, tau) for p in (3, 4) for n in (3, 8) for g in (4, 24)
-            for tau in (0.0, 1.5)] + [Setting(3, 3, g, 1.5, strengths=(50.0, 50.0, -100.0))
-                                      for g in (4, 24)]
+LOSER = -3000.0
+"""A bot that always loses (Elo): it finishes ahead about once in 10⁵ comparisons."""
+EQUAL_PAIRS = (150.0, 150.0, 50.0, 50.0, -50.0, -50.0, -150.0, -150.0)
+"""8 bots in 4 pairs of equal strength (Elo)."""
+SETTINGS = ([Setting(p, n, g, tau) for p in (3, 4) for n in (3, 8) for g in (4, 24)
+             for tau in (0.0, 1.5)]
+            + [Setting(3, 3, g, 1.5, strengths=(50.0, 50.0, -100.0)) for g in (4, 24)]
+            + [Setting(p, 5, g, 1.5, strengths=(150.0, 50.0, -50.0, -150.0, LOSER))
+               for p in (3, 4) for g in (4, 12, 48)]
+            + [Setting(3, 8, g, 1.5, strengths=EQUAL_PAIRS) for g in (4, 12, 48)]
+            + [Setting(p, 3, g, 1.5, ties=0.5) for p in (3, 4) for g in (4, 12, 48)])
 
 
 def main() -> None:
@@ -82,28 +139,35 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="40 ladders, 100 resamples")
     ap.add_argument("--only", default="", help="only the settings whose name holds this")
-    ap.add_argument("--method", choices=("both", "sets+pct", "boards+t"), default="both")
+    ap.add_argument("--method", default="all",
+                    help="all, or some of sets+pct, before, now (comma-separated)")
     a = ap.parse_args()
     if a.quick:
         a.ladders, a.bootstrap = 40, 100
     print(f"{a.ladders} ladders per setting, {a.bootstrap} resamples; strengths evenly "
           "from +150 to −150 Elo; luck: sd of the deal bonus per seat (natural units)")
-    print(f"{'setting':34} {'method':9} {'ratings':>8} {'diffs':>7} {'n/a':>6} "
-          f"{'LOS≥95% right':>15} {'tied':>5} {'s':>5}")
+    print(f"{'setting':44} {'method':8} {'ratings':>7} {'diffs':>6} {'n/a':>5} "
+          f"{'1-side':>6} {'wrong':>5} {'apart':>5} {'LOS≥95% right':>15} {'tied':>5} "
+          f"{'s':>4}")
+    methods = (("sets+pct", sets_percentile), ("before", before), ("now", project_method))
     for s in SETTINGS:
         if a.only not in str(s):
             continue
-        for name, method in (("sets+pct", sets_percentile), ("boards+t", project_method)):
-            if a.method not in ("both", name):
+        for name, method in methods:
+            if a.method != "all" and name not in a.method.split(","):
                 continue
             t0 = time.process_time()
             t = run(s, a.ladders, a.seed, a.bootstrap, method=method)
             right = t.los_sure_right / t.los_sure if t.los_sure else float("nan")
             na = (t.ratings_na + t.diffs_na) / (t.ratings + t.diffs)
             tied = f"{t.los_tied_sure / t.los_tied:5.3f}" if t.los_tied else "    -"
-            print(f"{str(s)[:34]:34} {name:9} {t.rate('ratings_covered'):8.3f} "
-                  f"{t.rate('diffs_covered'):7.3f} {na:6.3f} {right:8.3f} ({t.los_sure:5d})"
-                  f" {tied} {time.process_time() - t0:5.0f}", flush=True)
+            wrong = f"{t.false_places / t.ladders:5.3f}" if name != "sets+pct" else "    -"
+            apart = f"{t.separated / t.ladders:5.1f}" if name != "sets+pct" else "    -"
+            print(f"{str(s)[:44]:44} {name:8} {t.rate('ratings_covered'):7.3f} "
+                  f"{t.rate('diffs_covered'):6.3f} {na:5.3f} "
+                  f"{t.rate('ratings_one_sided'):6.3f} {wrong} {apart} "
+                  f"{right:8.3f} ({t.los_sure:5d}) {tied} {time.process_time() - t0:4.0f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

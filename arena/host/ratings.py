@@ -19,13 +19,15 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from ..ladder.ratings import LiveRatings, Rating, rate
+from ..ladder.ratings import LiveRatings, Rating, head_to_head_table, ladder_fit, leaderboard
 from ..ladder.store import GameRow
+from ..stats.places import places
 from .batchworker import BatchWorker
 from .models import Game, Meta, Version, utcnow
 from .writer import Writer
@@ -58,6 +60,29 @@ def live_update(session: Session, game: Game) -> None:
         v.mu, v.sigma = float(r.mu), float(r.sigma)
 
 
+def batch_table(session: Session) -> dict[str, Any]:
+    """What the last batch fit said of the table beside the ratings: ``places`` (version
+    id as text → the fit's place, ``"2="`` shared), ``anchor`` (the ids whose mean is 1500
+    when the data separate some versions, else empty) and ``h2h`` (``"a-b"`` with a < b →
+    ``[a's score against b, games]``, for the pairs that met); empty before the first."""
+    batch = session.get(Meta, "batch")
+    if batch is None or not isinstance(batch.value, dict):
+        return {"places": {}, "anchor": [], "h2h": {}}
+    v = batch.value
+    return {"places": v.get("places") or {}, "anchor": v.get("anchor") or [],
+            "h2h": v.get("h2h") or {}}
+
+
+def h2h_of(table: dict[str, Any], a: int, b: int) -> tuple[float, int] | None:
+    """``(a's score against b, games)`` from :func:`batch_table`'s ``h2h``; None when they
+    never met."""
+    v = table["h2h"].get(f"{min(a, b)}-{max(a, b)}")
+    if not v:
+        return None
+    score, games = float(v[0]), int(v[1])
+    return (score, games) if a < b else (1.0 - score, games)
+
+
 def open_ratings(session: Session) -> set[int]:
     """The ids of the versions whose rating the last batch fit left open (never behind,
     or never ahead of, some other version): quoted by its bound, not by its figure
@@ -76,13 +101,15 @@ def finished_games(session: Session) -> list[GameRow]:
     return [game_row(g) for g in games]
 
 
-def batch_from_database(url: str, bootstrap: int, seed: int = 0) -> tuple[int, list[Rating]]:
+def batch_from_database(url: str, bootstrap: int, seed: int = 0
+                        ) -> tuple[int, list[Rating], dict[str, Any]]:
     """Read every finished rated game from the database at ``url`` (a SQLAlchemy URL, as
     :func:`arena.host.db.database_url` gives) and fit them (:func:`batch_fit`); returns how
     many games and the ratings. The host runs it in its batch worker process: reading all
     games is the one thing the host does whose memory grows with the number of games, and
     a process of its own keeps that out of the long-running server (whose allocator would
-    keep the peak of each read, so its memory would creep up by ~1 MB per 100 games)."""
+    keep the peak of each read, so its memory would creep up by ~1 MB per 100 games).
+    The third value is the table beside the ratings (:func:`batch_fit`)."""
     from .db import make_engine
 
     engine = make_engine(url)
@@ -91,16 +118,29 @@ def batch_from_database(url: str, bootstrap: int, seed: int = 0) -> tuple[int, l
             games = finished_games(s)
     finally:
         engine.dispose()
-    return len(games), batch_fit(games, bootstrap, seed)
+    return (len(games), *batch_fit(games, bootstrap, seed))
 
 
-def batch_fit(games: list[GameRow], bootstrap: int, seed: int = 0) -> list[Rating]:
+def batch_fit(games: list[GameRow], bootstrap: int, seed: int = 0
+              ) -> tuple[list[Rating], dict[str, Any]]:
     """The batch ratings of every version that played ``games`` (``Rating.bot`` is the
-    version id as text), best first; [] with no games."""
+    version id as text), best first, [] with no games; and the table beside them, as
+    :func:`batch_table` reads it back: the places (Holm's step-down over the whole
+    table, :mod:`arena.stats.places`), the anchor, and the head-to-head of every pair
+    that met."""
     bots = sorted({b for g in games for b in g.seats}, key=int)
     if not bots:
-        return []
-    return rate(games, bots, bootstrap=bootstrap, seed=seed)
+        return [], {"places": {}, "anchor": [], "h2h": {}}
+    fit = ladder_fit(games, bots, bootstrap=bootstrap, seed=seed)
+    ratings = leaderboard(fit)
+    shown = places([r.los_next for r in ratings])
+    h2h = {f"{a}-{b}": [round(v[0], 6), v[1]]
+           for a, row in head_to_head_table(games).items() for b, v in row.items()
+           if int(a) < int(b)}
+    anchor = sorted(int(b) for b in fit.anchor_bots) if len(fit.anchor_bots) < len(bots) \
+        else []
+    return ratings, {"places": {r.bot: p for r, p in zip(ratings, shown, strict=True)},
+                     "anchor": anchor, "h2h": h2h}
 
 
 class Ratings:
@@ -151,13 +191,15 @@ class Ratings:
         """Recompute the batch ratings of every version from every finished rated game, in
         this process (``moon host rerate``; a running host fits in its worker process, see
         :meth:`run`); returns how many games went into it."""
-        n, ratings = batch_from_database(self.url, self.bootstrap, self.seed)
-        self.writer.write_now(self.store_batch, n, ratings)
+        n, ratings, table = batch_from_database(self.url, self.bootstrap, self.seed)
+        self.writer.write_now(self.store_batch, n, ratings, table)
         return n
 
-    def store_batch(self, n: int, ratings: list[Rating]) -> None:
+    def store_batch(self, n: int, ratings: list[Rating],
+                    table: dict[str, Any] | None = None) -> None:
         """Write a fit of ``n`` games: each version's rating and interval, and the
-        ``batch`` entry (how many games, when, which versions' ratings are open)."""
+        ``batch`` entry (how many games, when, which versions' ratings are open, and
+        ``table``: the places, anchor and head-to-head of :func:`batch_fit`)."""
         with self.Session.begin() as s:
             for r in ratings:
                 v = s.get(Version, int(r.bot))
@@ -165,7 +207,8 @@ class Ratings:
                     v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
             m = s.get(Meta, "batch") or Meta(key="batch", value={})
             m.value = {"games": n, "at": utcnow().isoformat(),
-                       "open": sorted(int(r.bot) for r in ratings if not r.determined)}
+                       "open": sorted(int(r.bot) for r in ratings if not r.determined),
+                       **(table or {})}
             s.merge(m)
 
     async def run(self, chores: tuple[Callable[[], object], ...] = ()) -> None:
@@ -190,9 +233,9 @@ class Ratings:
                     continue  # (arena.host.outage); the next round tries again
                 if n != last:
                     try:
-                        got, ratings = await worker.run(batch_from_database, self.url,
-                                                        self.bootstrap, self.seed)
-                        await self.writer.write(self.store_batch, got, ratings)
+                        got, ratings, table = await worker.run(
+                            batch_from_database, self.url, self.bootstrap, self.seed)
+                        await self.writer.write(self.store_batch, got, ratings, table)
                         last = got
                     except BrokenProcessPool:
                         log.warning("the batch fit's worker process died; the next fit "

@@ -138,10 +138,29 @@ class LeaderboardRow(BaseModel):
     version: str
     version_id: int
     rating: float | None = Field(description="Batch fit, the ladder's Elo scale: 1500 the "
-                                 "average of every version rated; None before the first")
+                                 "average of the versions rated with `anchor` true; None "
+                                 "before the first")
     rating_low: float | None
     rating_high: float | None
     rating_open: bool = Field(False, description=RATING_OPEN)
+    anchor: bool = Field(True, description="One of the versions whose mean rating is 1500: "
+                         "every version rated (retired ones too), unless the data separate "
+                         "some (one that never finished ahead, say); then the largest group "
+                         "that each finished both ahead of and behind the others, directly "
+                         "or through others, and the rest are quoted by a bound")
+    place: str | None = Field(None, description="The fit's place over every version rated "
+                              "(retired ones too): a place of its own where the whole "
+                              "table holds at 95% (Holm's step-down over the neighbours), "
+                              "shared (`2=`) where the data cannot tell the versions apart; "
+                              "None before the version is fitted")
+    h2h_next: float | None = Field(None, description="How often this version finished "
+                                   "ahead of the next row's (ties count half), over "
+                                   "h2h_next_games games; None when they never met")
+    h2h_next_games: int = Field(0, description="Games this version and the next row's met "
+                                "in")
+    gap_beyond: bool = Field(False, description="The rating gap to the next row says more "
+                             "than their games measured: the share it implies is outside "
+                             "the 95% interval of h2h_next (3-player competitions)")
     mu: float
     sigma: float
     conservative: float = Field(description="Live OpenSkill mu - 3 sigma (OpenSkill's "

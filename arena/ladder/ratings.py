@@ -21,7 +21,7 @@ from ..stats.intervals import Estimate
 from .store import GameRow
 
 __all__ = ["ELO", "PRIOR_SIGMA", "Comparison", "LiveRatings", "Rating", "comparisons", "fit",
-           "ladder_fit", "leaderboard", "rate"]
+           "head_to_head_table", "ladder_fit", "leaderboard", "rate"]
 
 
 def comparisons(game: GameRow) -> list[Comparison]:
@@ -83,6 +83,29 @@ class Rating:
     def margin(self) -> float | None:
         """Half the interval's width, for "± x"; None unless two-sided."""
         return self.estimate.margin
+
+
+def head_to_head_table(games: Iterable[GameRow]) -> dict[str, dict[str, tuple[float, int]]]:
+    """``table[a][b] = (score of a against b, games)`` over the games where a and b sat
+    on different sides: 1 for finishing ahead, ½ a tie (each 3-player game once per pair
+    of seats, so a bot seated twice counts each seat; each 4-player game once)."""
+    acc: dict[str, dict[str, list[float]]] = {}
+    for g in games:
+        def side(s: int, players: int = g.players) -> int:
+            return s if players == 3 else s % 2
+        # once per pair of sides: a partnership of a bot with its copy is one side
+        met: set[tuple[int, int, str, str]] = set()
+        for i, a in enumerate(g.seats):
+            for j, b in enumerate(g.seats):
+                key = (side(i), side(j), a, b)
+                if a == b or side(i) == side(j) or key in met:
+                    continue
+                met.add(key)
+                pa, pb = g.places[side(i)], g.places[side(j)]
+                acc.setdefault(a, {}).setdefault(b, []).append(
+                    1.0 if pa < pb else 0.5 if pa == pb else 0.0)
+    return {a: {b: (sum(v) / len(v), len(v)) for b, v in row.items()}
+            for a, row in acc.items()}
 
 
 def boards_of(games: Iterable[GameRow]) -> dict[int, list[Comparison]]:

@@ -7,7 +7,7 @@ import csv
 import dataclasses
 import io
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,7 +21,9 @@ from rich.table import Table
 from ..core.labels import fit_width, unique_labels
 from ..core.text import clean, clean_line
 from ..core.timecontrol import TimeControl
-from .ratings import Rating, rate
+from ..stats.head_to_head import beyond, share_text
+from ..stats.places import places
+from .ratings import Rating, head_to_head_table, ladder_fit, leaderboard
 from .schedule import make_schedule
 from .sets import rated_view
 from .store import ResultsStore
@@ -90,6 +92,9 @@ class LadderReport:
     """The games of those sets."""
     retired_games: int = 0
     """Games of bots (or versions) no longer in the ladder: kept, not rated."""
+    anchor: list[str] = field(default_factory=list)
+    """The bots whose mean is 1500 when the data separate some bots (the largest strongly
+    connected part of "who finished ahead of whom"); empty when it is every bot."""
 
 
 SEED_WITHHELD = ("the ladder is not finished ({done} of {scheduled} games): its master seed "
@@ -136,9 +141,12 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
             if b not in bots:
                 bots.append(b)
     played = {b for g in games for b in g.seats}
-    ratings = rate(games, [b for b in bots if b in played], bootstrap=bootstrap)
+    rated = [b for b in bots if b in played]
+    fit = ladder_fit(games, rated, bootstrap=bootstrap)
+    ratings = leaderboard(fit)
+    anchor = [r.bot for r in ratings if r.bot in fit.anchor_bots] \
+        if len(fit.anchor_bots) < len(rated) else []
     stats = {b: BotStats(b) for b in bots}
-    cross_acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for g in games:
         side: Callable[[int], int] = (lambda s: s) if g.players == 3 else (lambda s: s % 2)
         for b in set(g.seats):
@@ -146,16 +154,6 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
             seat = g.seats.index(b)
             if g.places[side(seat)] == 1 and g.places.count(1) == 1:
                 stats[b].wins += 1
-        # once per pair of sides: a partnership of a bot with its copy is one side
-        met: set[tuple[int, int, str, str]] = set()
-        for i, a in enumerate(g.seats):
-            for j, b in enumerate(g.seats):
-                key = (side(i), side(j), a, b)
-                if a == b or side(i) == side(j) or key in met:
-                    continue
-                met.add(key)
-                pa, pb = g.places[side(i)], g.places[side(j)]
-                cross_acc[a][b].append(1.0 if pa < pb else 0.5 if pa == pb else 0.0)
     seat_bot = {(g.game_id, s): b for g in games for s, b in enumerate(g.seats)}
     players = {g.game_id: g.players for g in games}
     for h in store.finished_hands():
@@ -182,15 +180,14 @@ def build_report(store: ResultsStore, bootstrap: int = 200,
         c[f.reason] += 1
         stats[b].faults = dict(c)
         stats[b].forfeits += f.forfeit
-    cross = {a: {b: (sum(v) / len(v), len(v)) for b, v in row.items()}
-             for a, row in cross_acc.items()}
+    cross = head_to_head_table(games)
     return LadderReport(meta, ratings, stats, cross, len(games),
                         duplicate_sets=len({g.dset for g in games}),
                         boards=len({g.board for g in games}),
                         unrated=[b for b in bots if b not in played],
                         scheduled=progress[1] if progress else None, finished=finished,
                         partial_sets=view.partial_sets, partial_games=view.partial_games,
-                        retired_games=view.retired_games)
+                        retired_games=view.retired_games, anchor=anchor)
 
 
 DASH = "–"
@@ -262,19 +259,42 @@ def title_text(rep: LadderReport) -> str:
 
 
 def shared_ranks(ratings: Sequence[Rating]) -> list[str]:
-    """The place shown for each bot of a leaderboard (best first): ``"1"``, ``"2"``, ... when
-    each bot is told apart from the next one down (the 95% interval of the difference
-    excludes 0), else the bots that cannot be told apart share the best place among them,
-    marked ``=`` (``"2="``, ``"2="``). Without intervals (fewer than 2 boards) no two bots are
-    told apart."""
-    out: list[str] = []
-    start = 0
-    for i in range(len(ratings)):
-        d = ratings[i - 1].diff_next if i else None
-        if d is not None and d.low is not None and d.low > 0:  # told apart from the one above
-            start = i
-        out.append(str(start + 1))
-    return [f"{p}=" if out.count(p) > 1 else p for p in out]
+    """The place shown for each bot of a leaderboard (best first): ``"1"``, ``"2"``, ...
+    where the table tells a bot from the one above, Holm's step-down over every neighbour's
+    LOS holding the whole table at 95% (:func:`arena.stats.places.places`); bots not told
+    apart share the best place among them, marked ``=`` (``"2="``, ``"2="``). Without
+    intervals (fewer than 2 boards) no two bots are told apart."""
+    return places([r.los_next for r in ratings])
+
+
+def head_to_head(rep: LadderReport, a: str, b: str) -> tuple[float, int] | None:
+    """``(how often a finished ahead of b, games)`` over the games they met in (ties
+    count ½), or None when they never met."""
+    v = rep.cross.get(a, {}).get(b)
+    return v if v and v[1] else None
+
+
+def gap_beyond(rep: LadderReport, r: Rating, nxt: str) -> bool:
+    """The gap from ``r`` to the next bot down says more than their games measured
+    (:func:`arena.stats.head_to_head.beyond`; 3-player games only: in partnerships a
+    gap between two opponents is not their share alone)."""
+    h = head_to_head(rep, r.bot, nxt)
+    d = r.diff_next
+    if h is None or d is None or not d.determined or rep.meta.get("players") == 4:
+        return False
+    return beyond(d.value, h[0], h[1])
+
+
+def h2h_text(rep: LadderReport, k: int) -> str:
+    """The head-to-head cell of leaderboard row ``k`` against the next row: ``58% of 36``,
+    marked ``*`` when the gap is beyond those games; ``never met``; empty for the last."""
+    if k + 1 >= len(rep.ratings):
+        return ""
+    r, nxt = rep.ratings[k], rep.ratings[k + 1].bot
+    h = head_to_head(rep, r.bot, nxt)
+    if h is None:
+        return "never met"
+    return f"{share_text(h[0])} of {h[1]}" + (" *" if gap_beyond(rep, r, nxt) else "")
 
 
 FAULTS_WIDTH = 16
@@ -315,12 +335,14 @@ def print_report(console: Console, rep: LadderReport, live_note: bool = False) -
     live view that ran before it (`moon ladder run`)."""
     order = [r.bot for r in rep.ratings]
     ranks = shared_ranks(rep.ratings)
-    lb_head = ("#", "bot", "rating", "vs next", "LOS ↓", "games", "win %", "pts/hand")
+    lb_head = ("#", "bot", "rating", "vs next", "h2h ↓", "LOS ↓", "games", "win %",
+               "pts/hand")
     lb_rows = []
     for i, r in enumerate(rep.ratings):
         s = rep.stats[r.bot]
         lb_rows.append((ranks[i], r.bot, r.estimate.text(),
                         "" if r.diff_next is None else r.diff_next.text(signed=True),
+                        h2h_text(rep, i),
                         "" if r.los_next is None else f"{100 * r.los_next:.0f}%",
                         str(s.games), f"{100 * s.wins / s.games:.0f}%" if s.games else DASH,
                         f"{s.points_per_hand:+.2f}"))
@@ -352,7 +374,8 @@ def print_report(console: Console, rep: LadderReport, live_note: bool = False) -
         lb.add_row(row[0], escape(labels[row[1]]), *(_t(c) for c in row[2:]))
     console.print(lb)
     unbounded = any("n/a" in row[2] or "n/a" in row[3] for row in lb_rows)
-    for line in _explain(rep, ranks, live_note, unbounded):
+    marked = any(row[4].endswith("*") for row in lb_rows)
+    for line in _explain(rep, ranks, live_note, unbounded, marked):
         console.print(line, highlight=False)
     if not order:
         console.print("no games yet: nothing to compare")
@@ -381,25 +404,45 @@ def print_report(console: Console, rep: LadderReport, live_note: bool = False) -
 
 
 def _explain(rep: LadderReport, ranks: Sequence[str], live_note: bool,
-             unbounded: bool = False) -> list[str]:
+             unbounded: bool = False, marked: bool = False) -> list[str]:
     """The plain-words lines under the leaderboard (rich markup, bot text escaped);
-    ``unbounded``: the table shows an ``n/a``, which a line then explains."""
+    ``unbounded``: the table shows an ``n/a``, which a line then explains; ``marked``: a
+    head-to-head cell is marked ``*``, which a line then explains."""
     lines = []
     if rep.ratings:
-        lines.append(f"rating: strength on the Elo scale (the field's average is 1500), fit "
+        average = ("the field's average is 1500" if not rep.anchor else
+                   "1500 is the average of " + _t(", ".join(rep.anchor)))
+        lines.append(f"rating: strength on the Elo scale ({average}), fit "
                      f"over all {plural(rep.games, 'game')}; ± x is its 95% interval, from "
                      f"resampling whole boards ({plural(rep.boards, 'board')} here). "
                      "≥ or ≤: a one-sided bound (the data cannot bound the other side). "
                      "vs next: the difference from the next bot down, with its 95% interval. "
-                     "LOS ↓: how likely the bot is stronger than the next one down.")
+                     "h2h ↓: how often the bot finished ahead of the next one down in the "
+                     "games they met (ties count ½), and in how many. "
+                     "LOS ↓: how likely the bot is stronger than the next one down. "
+                     "#: a bot has a place of its own where the whole table holds at 95%: "
+                     "the chance that any of its \"stronger than the next one down\" "
+                     "claims is wrong is at most 5% (Holm's step-down over the neighbours' "
+                     "LOS).")
+    if rep.anchor:
+        outside = [r.bot for r in rep.ratings if r.bot not in rep.anchor]
+        lines.append("the scale is anchored on " + _t(", ".join(rep.anchor)) + ": each "
+                     "finished both ahead of and behind the others, directly or through "
+                     "others, so the games measure their gaps; "
+                     + _t(", ".join(outside)) + (" is" if len(outside) == 1 else " are")
+                     + " rated by a bound from them (the lines below say why).")
+    if marked:
+        lines.append("*: the gap says more than the games between the two measured (the "
+                     "share it implies, 1 / (1 + 10^(−gap/400)), is outside the 95% "
+                     "interval of the observed one): quote the games, not the gap.")
     if unbounded:
         lines.append("n/a: the data bound it on neither side (a bot never behind one bot and "
                      "never ahead of another, or never compared with one), or show no spread "
                      "(1 board, or every board alike); the lines below say which.")
     if any(r.endswith("=") for r in ranks):
         shared = next(r for r in ranks if r.endswith("="))
-        lines.append(f"{shared} (a place with =): these bots share a place; the data cannot "
-                     "tell them apart (the interval of a difference between them includes 0).")
+        lines.append(f"{shared} (a place with =): these bots share a place; the table "
+                     "cannot tell them apart at 95% as a whole.")
     lines += [f"  {_t(x)}" for x in _notes(rep)]
     if rep.boards < FEW_BOARDS and rep.ratings:
         lines.append(f"[yellow]only {plural(rep.boards, 'board')}[/]: "
@@ -427,7 +470,8 @@ def _explain(rep: LadderReport, ranks: Sequence[str], live_note: bool,
 ROW_FIELDS = ("rank", "bot", "rating", "ci_low", "ci_high", "ci_note", "los_next",
               "diff_next", "diff_next_low", "diff_next_high", "games", "wins",
               "points_per_hand", "auctions_won", "contracts_made", "made_pct", "moons_tried",
-              "moons_made", "forfeits", "faults", "duplicate_sets", "boards")
+              "moons_made", "forfeits", "faults", "duplicate_sets", "boards", "place",
+              "h2h_next", "h2h_next_games", "h2h_next_beyond")
 """The columns of :func:`report_rows` (and of the CSV export, even with no row)."""
 
 
@@ -441,11 +485,17 @@ def report_rows(rep: LadderReport) -> list[dict[str, Any]]:
     never a false certainty; ``ci_note`` says why. A rating the data leave open (the bot
     never lost, or never won, a comparison with some other) is None too: its bound is the
     figure to quote. ``diff_next*`` is the difference from the next bot down with its 95%
-    interval."""
+    interval; ``place`` the table's place (``2=`` shared); ``h2h_next`` and
+    ``h2h_next_games`` how often the bot finished ahead of the next one down and in how
+    many games (None when they never met), ``h2h_next_beyond`` whether the gap says more
+    than those games measured."""
     rows = []
+    shown = shared_ranks(rep.ratings)
     for i, r in enumerate(rep.ratings, 1):
         s = rep.stats[r.bot]
         d = r.diff_next
+        nxt = rep.ratings[i].bot if i < len(rep.ratings) else None
+        h = head_to_head(rep, r.bot, nxt) if nxt else None
         rows.append({
             "rank": i, "bot": r.bot,
             "rating": round(r.rating, 1) if r.determined else None,
@@ -461,6 +511,9 @@ def report_rows(rep: LadderReport) -> list[dict[str, Any]]:
             "moons_made": s.moons_made, "forfeits": s.forfeits,
             "faults": ";".join(f"{k}={v}" for k, v in sorted(s.faults.items())),
             "duplicate_sets": rep.duplicate_sets, "boards": rep.boards,
+            "place": shown[i - 1], "h2h_next": None if h is None else round(h[0], 4),
+            "h2h_next_games": None if h is None else h[1],
+            "h2h_next_beyond": None if nxt is None else gap_beyond(rep, r, nxt),
         })
     return rows
 

@@ -2,25 +2,32 @@
 whole boards (docs/ladder.md, "Ratings").
 
 The model: ``P(side A ahead of side B) = σ(Σθ_A − Σθ_B)`` (a side is one bot, or a
-partnership whose strength is the sum of its members'). A weak Gaussian prior (σ = 3 in
+partnership whose strength is the sum of its members'). A weak Gaussian prior (σ = 10 in
 natural units) keeps the fit finite when one side never loses. Strengths are reported on
 the Elo scale (400 / ln 10 per natural unit, so a difference of D Elo means the stronger
-side is ahead with probability 1 / (1 + 10^(−D/400))) relative to the field's mean.
+side is ahead with probability 1 / (1 + 10^(−D/400))) relative to the anchor's mean: the
+field's mean, or, when the data separate some bots (below), the mean of the largest
+strongly connected part of the beat graph.
 
 Intervals. Every game of a board shares that board's luck (the same deal favours the same
 seats at every table that plays it), so the unit of resampling is the *board*: all the
 groups and tables that played it, together. The interval is the point fit ± t × SE, with
 SE from the bootstrap spread scaled by √(G/(G − 1)) and t the quantile of Student's t
-with G − 1 degrees of freedom, G the number of boards (:mod:`.intervals`).
+with G − 1 degrees of freedom, G the number of boards (:mod:`.intervals`), and the
+margin t × SE is never below a floor of :data:`MARGIN_FLOOR` / √G.
 
 Degenerate data. When some bots never finished behind some others (the "beat graph",
 with an edge from every side that was ever ahead to the side it was ahead of, is not
 strongly connected), the maximum-likelihood gap between them is infinite and the fit's
-finite figure is set by the prior alone. Those ratings and differences get a one-sided
-bound instead: the separating comparisons are softened to the largest share the trailing
-side could win unseen on its boards (:func:`.intervals.sweep_bound`) and the bound is read
-from the fit and bootstrap of the softened data. A figure whose bootstrap spread is zero
-(e.g. identical deterministic bots: every board ties them exactly) has no interval (n/a).
+finite figure is set by the prior alone. The scale is then anchored on the largest
+strongly connected part (the *anchor*): its bots keep their figures and two-sided
+intervals, and the bots outside it (one that always lost, say), and the differences across
+a separation, get a one-sided bound instead. For the bounds only, the separating
+comparisons are softened to the largest share the trailing side could win unseen on its
+boards (:func:`.intervals.sweep_bound`) and the bound is read from the fit and bootstrap
+of the softened data; every two-sided figure resamples the results as played. A figure
+whose bootstrap spread is zero (e.g. identical deterministic bots: every board ties them
+exactly) has no interval (n/a).
 """
 
 from __future__ import annotations
@@ -46,8 +53,17 @@ from .intervals import (
 
 ELO = 400 / math.log(10)
 """Elo points per natural unit of strength (173.7)."""
-PRIOR_SIGMA = 3.0
-"""Standard deviation of the Gaussian prior on each strength (natural units)."""
+PRIOR_SIGMA = 10.0
+"""Standard deviation of the Gaussian prior on each strength (natural units): weak, so
+that it holds what the data leave unbounded (a bot that never lost) and barely pulls the
+rest, large gaps included."""
+MARGIN_FLOOR = 0.1
+"""The least half-width of a two-sided 95% interval from one board (natural units, 17
+Elo); with G boards the floor is MARGIN_FLOOR / √G (9 Elo at 4 boards), so a few boards
+that happen to agree never give a width near 0 (``1470 ± 0`` at 4 boards). In simulation
+a floor of 0.35 made an 8-bot field at 4 boards cover 0.99 instead of 0.95; 0.1 leaves
+the coverage of every setting as it was (benchmarks/rating_coverage.py)."""
+
 
 Board = TypeVar("Board", bound=Hashable)
 """A board's key (any hashable: its number on the ladder)."""
@@ -192,11 +208,17 @@ class BoardFit:
         bots: the bots to rate.
         bootstrap: resamples of whole boards (0: no intervals).
         seed: the bootstrap's random seed (the figures are reproducible).
-        center: the Elo figure of the field's mean strength (1500 on the ladder).
+        center: the Elo figure of the anchor's mean strength (1500 on the ladder).
 
     Raises:
         ValueError: a comparison names a bot not in ``bots``.
     """
+
+    prior_sigma = PRIOR_SIGMA
+    """The prior of every fit (natural units)."""
+    margin_floor = MARGIN_FLOOR
+    """The floor of a one-board interval's half-width (natural units; see
+    :data:`MARGIN_FLOOR`)."""
 
     def __init__(self, boards: Mapping[Board, Iterable[Comparison]], bots: Sequence[str],
                  bootstrap: int = 200, seed: int = 0, center: float = 1500.0) -> None:
@@ -205,23 +227,38 @@ class BoardFit:
         self.center = center
         n = len(self.bots)
         self.boards = len(d.boards)
-        self.theta = fit_weights(d.x, d.w.sum(axis=0)) if len(d.rows) else np.zeros(n)
+        self.theta = (fit_weights(d.x, d.w.sum(axis=0), self.prior_sigma) if len(d.rows)
+                      else np.zeros(n))
         present = ((d.w > 0).astype(int) @ (d.x != 0).astype(int) > 0).astype(int)
         self.met = present.T @ present          # present[g, i]: bot i played on board g
         """``met[i, j]``: boards on which bots i and j both played."""
         self.reach = self._reach()
         """``reach[i, j]``: a chain of 'was ahead of' leads from bot i to bot j."""
-        separated = not self.reach.all()
-        if separated:
-            self._soften()
-        self.soft = fit_weights(d.x, d.w.sum(axis=0)) if separated else self.theta
-        """The point fit of the softened data (the raw fit when nothing is separated)."""
+        self.anchor = self._anchor()
+        """The bots whose mean strength is ``center``: the largest strongly connected part
+        of the beat graph (every bot there reaches every other and back), or every bot
+        when no such part holds two bots."""
         self.samples = np.zeros((0, n))
+        """Strengths refitted to resamples of the results as played (two-sided figures)."""
+        counts: np.ndarray = np.zeros((0, self.boards))
         if bootstrap > 0 and self.boards >= 2 and len(d.rows):
             rng = np.random.default_rng(seed)
             counts = rng.multinomial(self.boards, np.full(self.boards, 1 / self.boards),
                                      size=bootstrap)
-            self.samples = fit_weights(d.x, counts @ d.w)
+            self.samples = fit_weights(d.x, counts @ d.w, self.prior_sigma)
+        separated = not self.reach.all()
+        if separated:
+            # the softened copy only bounds what the results cannot: the two-sided
+            # figures above resample the results as played (softening them in place
+            # would add the trailing side's share to every resample: information
+            # without spread, intervals too narrow)
+            self._soften()
+        self.soft = (fit_weights(d.x, d.w.sum(axis=0), self.prior_sigma) if separated
+                     else self.theta)
+        """The point fit of the softened data (the raw fit when nothing is separated)."""
+        self.soft_samples = (fit_weights(d.x, counts @ d.w, self.prior_sigma)
+                             if separated and len(counts) else self.samples)
+        """The softened data's resamples (the bounds' margins)."""
 
     def _reach(self) -> np.ndarray:
         d, n = self.design, len(self.bots)
@@ -234,6 +271,15 @@ class BoardFit:
             if (nxt == beat).all():
                 return beat
             beat = nxt
+
+    def _anchor(self) -> np.ndarray:
+        """Indices of the anchor (see ``anchor``): of equal-sized parts, the strongest."""
+        n = len(self.bots)
+        both = self.reach & self.reach.T
+        parts = {tuple(np.flatnonzero(both[i])) for i in range(n)}
+        best = max(parts, key=lambda p: (len(p), float(np.mean(self.theta[list(p)]))),
+                   default=())
+        return np.array(best if len(best) >= 2 else range(n), dtype=int)
 
     def _soften(self) -> None:
         """Move the largest unseen share (:func:`sweep_bound` over the boards a separating
@@ -259,15 +305,26 @@ class BoardFit:
     def _i(self, bot: str) -> int:
         return self.design.index[bot]
 
+    @property
+    def anchor_bots(self) -> list[str]:
+        """The bots whose mean is ``center`` (all of them unless the data separate some)."""
+        return [self.bots[i] for i in self.anchor]
+
     def dominates(self, a: str, b: str) -> bool:
         """``a`` was never behind ``b``, directly or through a chain of results, while ``b``
         is behind ``a`` that way: the data cannot bound how much stronger ``a`` is."""
         i, j = self._i(a), self._i(b)
         return bool(self.reach[i, j] and not self.reach[j, i])
 
-    def _se(self, vec: np.ndarray) -> float:
-        """Standard error of the contrast ``vec · θ`` over the bootstrap."""
-        return float(bootstrap_se(self.samples @ vec, self.boards))
+    def _se(self, vec: np.ndarray, soft: bool = False) -> float:
+        """Standard error of the contrast ``vec · θ`` over the bootstrap of the results as
+        played (``soft``: of the softened data, for a bound), never so small that the 95%
+        margin falls below ``margin_floor`` / √boards."""
+        samples = self.soft_samples if soft else self.samples
+        se = float(bootstrap_se(samples @ vec, self.boards))
+        if se < ZERO_SPREAD:
+            return se
+        return max(se, self.margin_floor / (t_quantile(self.boards) * math.sqrt(self.boards)))
 
     def _no_interval(self) -> str:
         if self.boards < 2:
@@ -277,27 +334,35 @@ class BoardFit:
             return "no bootstrap"
         return ""
 
+    def _contrast(self, i: int) -> np.ndarray:
+        """θ_i − the anchor's mean θ, as a vector over the bots."""
+        vec = np.zeros(len(self.bots))
+        vec[self.anchor] -= 1 / len(self.anchor)
+        vec[i] += 1
+        return vec
+
     def rating(self, bot: str) -> Estimate:
-        """``bot``'s rating: Elo relative to the field's mean (``center``), with its 95%
-        interval."""
-        i, n = self._i(bot), len(self.bots)
-        value = self.center + ELO * float(self.theta[i])
+        """``bot``'s rating: Elo relative to the anchor's mean (``center``), with its 95%
+        interval: two-sided for a bot of the anchor, a bound for one above or below it."""
+        i = self._i(bot)
+        vec = self._contrast(i)
+        value = self.center + ELO * float(vec @ self.theta)
         why = self._no_interval()
         if why:
             return Estimate(value, None, None, why)
-        vec = -np.full(n, 1 / n)
-        vec[i] += 1                                  # θ_i − mean θ
-        above = [b for j, b in enumerate(self.bots) if self.reach[i, j] and not self.reach[j, i]]
-        below = [b for j, b in enumerate(self.bots) if self.reach[j, i] and not self.reach[i, j]]
-        apart = [b for j, b in enumerate(self.bots) if not self.reach[i, j]
-                 and not self.reach[j, i]]
-        se = self._se(vec)
-        if not (above or below or apart):
+        ahead_all = bool(self.reach[i, self.anchor].all())      # reaches every anchor bot
+        behind_all = bool(self.reach[self.anchor, i].all())     # ... and is reached back
+        if ahead_all and behind_all:                            # a bot of the anchor
+            se = self._se(vec)
             if se < ZERO_SPREAD:
                 return Estimate(value, None, None, "every board gave the same result: "
                                 "no spread to measure")
             m = t_quantile(self.boards) * se * ELO
             return Estimate(value, value - m, value + m)
+        above = [b for j, b in enumerate(self.bots) if self.reach[i, j] and not self.reach[j, i]]
+        below = [b for j, b in enumerate(self.bots) if self.reach[j, i] and not self.reach[i, j]]
+        apart = [b for j, b in enumerate(self.bots) if not self.reach[i, j]
+                 and not self.reach[j, i]]
         notes = []
         if above:
             notes.append("never behind " + ", ".join(above))
@@ -305,10 +370,10 @@ class BoardFit:
             notes.append("never ahead of " + ", ".join(below))
         if apart:
             notes.append("never compared with " + ", ".join(apart))
-        bound = self.center + ELO * float(self.soft[i])
-        m = t_quantile(self.boards) * se * ELO
-        low = bound - m if above and not below and not apart else None
-        high = bound + m if below and not above and not apart else None
+        bound = self.center + ELO * float(vec @ self.soft)
+        m = t_quantile(self.boards) * self._se(vec, soft=True) * ELO
+        low = bound - m if ahead_all and not behind_all else None
+        high = bound + m if behind_all and not ahead_all else None
         return Estimate(value, low, high, "; ".join(notes), determined=False)
 
     def difference(self, a: str, b: str) -> Estimate:
@@ -322,20 +387,22 @@ class BoardFit:
             return Estimate(value, None, None, why)
         vec = np.zeros(len(self.bots))
         vec[i], vec[j] = 1.0, -1.0
-        se = self._se(vec)
-        m = t_quantile(self.boards) * se * ELO
-        soft = ELO * float(self.soft[i] - self.soft[j])
-        if self.dominates(a, b):
-            return Estimate(value, soft - m, None, f"{a} never behind {b}", determined=False)
-        if self.dominates(b, a):
+        if self.dominates(a, b) or self.dominates(b, a):
+            m = t_quantile(self.boards) * self._se(vec, soft=True) * ELO
+            soft = ELO * float(self.soft[i] - self.soft[j])
+            if self.dominates(a, b):
+                return Estimate(value, soft - m, None, f"{a} never behind {b}",
+                                determined=False)
             return Estimate(value, None, soft + m, f"{a} never ahead of {b}",
                             determined=False)
         if not self.reach[i, j]:
             return Estimate(value, None, None, f"{a} and {b} never compared",
                             determined=False)
+        se = self._se(vec)
         if se < ZERO_SPREAD:
             return Estimate(value, None, None, "every board gave the same result: no "
                             "spread to measure")
+        m = t_quantile(self.boards) * se * ELO
         return Estimate(value, value - m, value + m)
 
     def los(self, a: str, b: str) -> float | None:
@@ -364,5 +431,5 @@ class BoardFit:
         return los_t(diff, se, self.boards)
 
 
-__all__ = ["ELO", "LEVEL", "PRIOR_SIGMA", "BoardFit", "Comparison", "Design", "fit",
+__all__ = ["ELO", "LEVEL", "PRIOR_SIGMA", "MARGIN_FLOOR", "BoardFit", "Comparison", "Design", "fit",
            "fit_weights"]

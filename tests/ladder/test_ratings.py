@@ -6,17 +6,19 @@ import itertools
 import math
 import random
 
+import numpy as np
 import pytest
 from scipy.optimize import brentq
 
 from arena.ladder.ratings import ELO, Comparison, comparisons, fit, ladder_fit, rate
 from arena.ladder.schedule import make_schedule
 from arena.ladder.store import GameRow
+from arena.stats.intervals import t_quantile
 
 
 def test_two_bots_fit_the_log_odds():
     # A beats B 30 times in 40: the Bradley–Terry MLE is θA − θB = ln(30/10); the weak
-    # prior (σ = 3) pulls it in only slightly.
+    # prior (σ = 10) pulls it in only slightly.
     comps = [Comparison(("A",), ("B",), 1.0)] * 30 + [Comparison(("B",), ("A",), 1.0)] * 10
     th = fit(comps, ["A", "B"])
     assert th["A"] - th["B"] == pytest.approx(math.log(3), rel=0.05)
@@ -118,11 +120,11 @@ def ladder3(bots, boards, places_of):
 def sweep_gap(boards: int, comparisons_per_board: int = 12) -> float:
     """The bound on A − B (Elo) after A was ahead of B in every comparison on ``boards``
     boards, worked out apart from the code: B's share softened to the largest it could
-    have unseen at 95%, u = 1 − 0.05^(1/G), and the 2-bot fit with the σ = 3 prior
-    (θ = ±d/2) solved for d: n (1 − u − σ(d)) = d / 18, n comparisons."""
+    have unseen at 95%, u = 1 − 0.05^(1/G), and the 2-bot fit with the σ = 10 prior
+    (θ = ±d/2) solved for d: n (1 − u − σ(d)) = d / 200, n comparisons."""
     u = 1 - 0.05 ** (1 / boards)
     n = comparisons_per_board * boards
-    d = brentq(lambda d: n * (1 - u - 1 / (1 + math.exp(-d))) - d / 18, -10, 10,
+    d = brentq(lambda d: n * (1 - u - 1 / (1 + math.exp(-d))) - d / 200, -10, 10,
                xtol=1e-12)
     return ELO * d
 
@@ -155,11 +157,15 @@ def test_a_bot_always_ahead_gets_a_one_sided_bound_not_plus_minus_zero():
     assert [x.bot for x in r] == ["A", "B"] and r[0].los_next == 0.9375
 
 
-def test_a_bot_always_last_is_bounded_above_only():
+def test_a_bot_always_last_is_bounded_above_only_and_the_others_keep_their_figures():
     # C is last in every game; A and B trade places, A ahead in 2, 3, 4, 5 of the six
     # seatings on boards 0, 1, 2, 3, ... : C's rating is "≤ x" (at any number of boards,
-    # so its intervals never exclude each other), A and B are unbounded above relative to
-    # the field's mean (C's gap is), and A − B keeps a two-sided interval.
+    # so its intervals never exclude each other); A and B, the strongly connected part of
+    # "who finished ahead of whom", anchor the scale (their mean is 1500) and keep their
+    # figures with two-sided intervals, worked out here apart from the code: A ahead in 14
+    # of every 24 comparisons with B, and the σ = 10 prior, give the gap d solving
+    # 14 − 24 σ(d) = d / 200 per 4 boards (C, held far below by its prior alone, adds
+    # almost nothing to it: e^−7 a comparison), A at 1500 + d/2, B at 1500 − d/2.
     def c_last(board, seats):
         k = seats_index[tuple(seats)]
         a_ahead = k < 2 + board % 4
@@ -169,17 +175,46 @@ def test_a_bot_always_last_is_bounded_above_only():
     for boards in (4, 24):
         bf = ladder_fit(ladder3(["A", "B", "C"], boards, c_last), ["A", "B", "C"],
                         bootstrap=200)
+        assert bf.anchor_bots == ["A", "B"]
         c = bf.rating("C")
-        assert c.low is None and c.high is not None
+        assert c.low is None and c.high is not None and not c.determined
         assert c.note == "never ahead of A, B"
-        assert bf.rating("A").high is None and bf.rating("A").low is not None
+        cycles = boards // 4
+        d = ELO * brentq(lambda x, c=cycles: c * (14 - 24 / (1 + math.exp(-x))) - x / 200,
+                         -5, 5, xtol=1e-12)
+        a, b = bf.rating("A"), bf.rating("B")
+        assert a.value == pytest.approx(1500 + d / 2, abs=0.5)
+        assert b.value == pytest.approx(1500 - d / 2, abs=0.5)
+        for e in (a, b):
+            assert e.determined and e.two_sided and e.low < e.value < e.high and not e.note
         ab = bf.difference("A", "B")
-        assert ab.two_sided and ab.low < ab.value < ab.high
+        assert ab.two_sided and ab.value == pytest.approx(d, abs=1)
         assert bf.los("B", "C") == pytest.approx(1 - 0.5 ** boards)
         highs.append(c.high)
-    # 4 boards cannot even place C below the mean (u = 0.53: C might win half its
+    # 4 boards cannot even place C below A and B's mean (u = 0.53: C might win half its
     # comparisons, unseen); 24 boards can
     assert highs[1] < 1500 < highs[0]
+
+
+def test_the_two_sided_figures_resample_the_results_as_played():
+    # the same ladder as above: the spread of A − B over the bootstrap is that of A − B
+    # fitted to the A-B results alone (C always last carries no information on it), so
+    # C's softened share (which the bounds use) must not narrow it. Second implementation:
+    # A − B on each resample is the 2-bot closed form ln(ahead / behind) up to the prior.
+    def c_last(board, seats):
+        k = seats_index[tuple(seats)]
+        return [3 if s == "C" else (1 if (s == "A") == (k < 2 + board % 4) else 2)
+                for s in seats]
+    seats_index = {s: k for k, s in enumerate(sorted(itertools.permutations("ABC")))}
+    bf = ladder_fit(ladder3(["A", "B", "C"], 8, c_last), ["A", "B", "C"], bootstrap=400,
+                    seed=2)
+    rng = np.random.default_rng(2)
+    ahead = np.array([2 + g % 4 for g in range(8)], dtype=float)      # of 6 a board
+    counts = rng.multinomial(8, np.full(8, 1 / 8), size=400)
+    ratio = (counts @ ahead) / (counts @ (6 - ahead))
+    se = float(np.std(np.log(ratio))) * math.sqrt(8 / 7)
+    margin = bf.difference("A", "B").margin
+    assert margin == pytest.approx(t_quantile(8) * se * ELO, rel=0.08)
 
 
 def test_identical_deterministic_bots_have_no_interval():

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from pathlib import Path
 
+import pytest
 from moon_sdk.rules import Ruleset
 from rich.console import Console
 
@@ -165,3 +167,30 @@ def test_a_normal_ladder_shows_one_symmetric_interval_form(tmp_path):
     assert f"{r0.diff_next.value:+.0f} ± {r0.diff_next.margin:.0f}" in top
     assert "–" not in top
     assert r0.high - r0.rating == r0.rating - r0.low
+
+
+def test_a_bot_that_always_loses_leaves_the_others_their_figures(tmp_path):
+    # z last in every game; x ahead of y in 2, 3, 4, 5 of the six seatings on boards 0,
+    # 1, 2, 3, ... (8 boards: 28 of 48 games, 58%). The others keep "± x", the scale is
+    # anchored on them, z is "≤", and the head-to-head beside each gap is counted here:
+    # x ahead of y in 28 of their 48 games, y ahead of z in all 48.
+    seatings = sorted(set(itertools.permutations(["x", "y", "z"])))
+
+    def order(board, seats):
+        x_ahead = seatings.index(tuple(seats)) < 2 + board % 4
+        return [3 if s == "z" else 1 if (s == "x") == x_ahead else 2 for s in seats]
+    rep = build_report(ladder(tmp_path, ["x", "y", "z"], 8, order), bootstrap=50)
+    assert [r.bot for r in rep.ratings] == ["x", "y", "z"] and rep.anchor == ["x", "y"]
+    text = shown(rep)
+    x, y, z = (leaderboard_row(text, b) for b in "xyz")
+    assert "±" in x.split("│")[3] and "±" in y.split("│")[3] and "≤ " in z.split("│")[3]
+    assert "58% of 48" in x and "100% of 48" in y
+    said = legend(text)
+    assert "1500 is the average of x, y" in said
+    assert "the scale is anchored on x, y" in said and "z is rated by a bound" in said
+    assert "z: never ahead of x, y" in said
+    assert rep.ratings[0].rating + rep.ratings[1].rating == pytest.approx(3000)
+    js = {r["bot"]: r for r in json.loads(export(rep, "json"))["leaderboard"]}
+    assert js["x"]["h2h_next"] == round(28 / 48, 4) and js["x"]["h2h_next_games"] == 48
+    assert js["y"]["h2h_next"] == 1.0 and js["z"]["h2h_next"] is None
+    assert js["x"]["rating"] is not None and js["z"]["rating"] is None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
@@ -45,6 +45,8 @@ class Setting:
     """The strengths run evenly from −spread to +spread Elo..."""
     strengths: tuple[float, ...] = ()
     """... unless given here (Elo, strongest first)."""
+    ties: float = 0.0
+    """The chance that a game ends with every side tied (a tie-heavy field)."""
 
     @property
     def names(self) -> list[str]:
@@ -59,7 +61,8 @@ class Setting:
 
     def __str__(self) -> str:
         return (f"{self.players}p {self.bots} bots {self.boards:2d} boards "
-                f"luck {self.tau:.1f}" + (f" Elo {self.strengths}" if self.strengths else ""))
+                f"luck {self.tau:.1f}" + (f" ties {self.ties:.1f}" if self.ties else "")
+                + (f" Elo {self.strengths}" if self.strengths else ""))
 
 
 class Ladder:
@@ -74,6 +77,7 @@ class Ladder:
         # every game's row for each possible outcome, made once: a draw picks among them
         self.outcomes = [list(p) for p in itertools.permutations(range(1, 4))] \
             if s.players == 3 else [[1, 2], [2, 1]]
+        self.outcomes.append([1] * (3 if s.players == 3 else 2))     # every side tied
         self.rows = [[GameRow(g.game_id, g.board, g.dset, s.players, "target", None, [], pl,
                               list(g.seats), 1, 0, 0) for pl in self.outcomes]
                      for g in self.schedule]
@@ -91,6 +95,8 @@ class Ladder:
         else:
             d = u[:, 0] + u[:, 2] - u[:, 1] - u[:, 3]
             k = (rng.random(len(d)) >= expit(d)).astype(int)          # 0: seats 0/2 first
+        if s.ties:
+            k = np.where(rng.random(len(k)) < s.ties, len(self.outcomes) - 1, k)
         return [rows[j] for rows, j in zip(self.rows, k.tolist(), strict=True)]
 
 
@@ -109,7 +115,12 @@ def _pl_ahead(ui: np.ndarray, uj: np.ndarray, uk: np.ndarray) -> np.ndarray:
 
 def pair_probabilities(s: Setting) -> list[tuple[np.ndarray, float, float]]:
     """The deal-averaged comparisons of one board: ``(row, weight, P(row's first side is
-    ahead))`` with ``row`` the +1/−1 design over the bots."""
+    ahead))`` with ``row`` the +1/−1 design over the bots (a tie counts half each way)."""
+    out = [(row, w, (1 - s.ties) * p + s.ties / 2) for row, w, p in _untied(s)]
+    return out
+
+
+def _untied(s: Setting) -> list[tuple[np.ndarray, float, float]]:
     th, n, tau = s.theta, s.bots, s.tau
     out = []
     if s.players == 3:
@@ -169,6 +180,10 @@ class Scored:
     difference: dict[tuple[str, str], Interval]
     """For every ordered pair of bots (a, b): the interval of a − b."""
     los: dict[tuple[str, str], float | None]
+    places: dict[str, int] = field(default_factory=dict)
+    """Each bot's place in the table (1 the best; bots told apart have different ones)."""
+    anchor: tuple[str, ...] = ()
+    """The bots whose mean the ratings are relative to (empty: every bot)."""
 
 
 @dataclass
@@ -191,6 +206,10 @@ class Tally:
     """Ordered pairs of bots of equal true strength..."""
     los_tied_sure: int = 0
     """... given an LOS ≥ 95% (should be at most 5% of them)."""
+    false_places: int = 0
+    """Ladders whose table places some bot above one that is not truly weaker."""
+    separated: int = 0
+    """Pairs of bots the table places apart (over all ladders)."""
 
     def rate(self, k: str) -> float:
         n = self.ratings if k.startswith("ratings") else self.diffs
@@ -207,16 +226,20 @@ def covers(iv: Interval, truth: float) -> bool:
 def project_method(games: list[GameRow], bots: list[str], bootstrap: int, seed: int) -> Scored:
     """The project's ratings: :func:`arena.ladder.ratings.rate`'s own fit and leaderboard."""
     from arena.ladder.ratings import ladder_fit, leaderboard
+    from arena.stats.places import places
 
     bf = ladder_fit(games, bots, bootstrap=bootstrap, seed=seed)
-    ratings = {r.bot: (r.low, r.high) for r in leaderboard(bf)}
+    table = leaderboard(bf)
+    ratings = {r.bot: (r.low, r.high) for r in table}
+    shown = places([r.los_next for r in table])
+    place = {r.bot: int(p.rstrip("=")) for r, p in zip(table, shown, strict=True)}
     diff: dict[tuple[str, str], Interval] = {}
     los: dict[tuple[str, str], float | None] = {}
     for a, b in itertools.permutations(bots, 2):
         e = bf.difference(a, b)
         diff[a, b] = (e.low, e.high)
         los[a, b] = bf.los(a, b)
-    return Scored(ratings, diff, los)
+    return Scored(ratings, diff, los, place, tuple(bf.anchor_bots))
 
 
 def run(s: Setting, ladders: int, seed: int, bootstrap: int = 200,
@@ -230,9 +253,12 @@ def run(s: Setting, ladders: int, seed: int, bootstrap: int = 200,
     for k in range(ladders):
         sc = method(lad.draw(rng), s.names, bootstrap, seed + k)
         t.ladders += 1
+        # a rating is relative to the mean of its anchor: so is the truth it estimates
+        anchor = sc.anchor or tuple(s.names)
+        shift = 1500 - sum(truth[b] for b in anchor) / len(anchor)
         for b, iv in sc.ratings.items():
             t.ratings += 1
-            t.ratings_covered += covers(iv, truth[b])
+            t.ratings_covered += covers(iv, truth[b] + shift)
             t.ratings_na += iv == (None, None)
             t.ratings_one_sided += (iv[0] is None) != (iv[1] is None)
         for (a, b), iv in sc.difference.items():
@@ -241,6 +267,12 @@ def run(s: Setting, ladders: int, seed: int, bootstrap: int = 200,
             t.diffs += 1
             t.diffs_covered += covers(iv, truth[a] - truth[b])
             t.diffs_na += iv == (None, None)
+        wrong = False
+        for a, b in itertools.permutations(sc.places, 2):
+            if sc.places[a] < sc.places[b]:
+                t.separated += 1
+                wrong = wrong or truth[a] <= truth[b] + 1e-6
+        t.false_places += wrong
         for (a, b), p in sc.los.items():
             tied = abs(truth[a] - truth[b]) < 1e-6
             t.los_tied += tied

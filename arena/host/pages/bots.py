@@ -19,12 +19,13 @@ from sqlalchemy.orm import Session, selectinload
 
 from ...ladder.ratings import LiveRatings
 from ...ladder.store import GameRow
+from ...stats.head_to_head import beyond
 from ...web import charts
 from ...web.views import game_row
 from ..deps import HostDep, SessionDep, VersionId, can_see
 from ..embargo import games_out
 from ..models import Bot, FaultRow, Game, GameSeat, Version
-from ..ratings import open_ratings
+from ..ratings import batch_table, open_ratings
 from ..routes.games import with_seat
 from ..schemas import GameOut, VersionOut
 from ..service import Host
@@ -191,6 +192,54 @@ def host_replay(host: Host) -> RatingReplay:
         return kept[1]
 
 
+class HeadToHead(NamedTuple):
+    """One opponent version a bot's version met, as its page lists it."""
+
+    version: Version
+    """The bot's own version."""
+    opponent: Version
+    games: int
+    score: float
+    """How often ``version`` finished ahead of ``opponent`` (ties count ½)."""
+    gap: float | None
+    """``version``'s rating minus ``opponent``'s; None when either is open or unfitted."""
+    beyond: bool
+    """The gap says more than these games measured (:func:`arena.stats.head_to_head.beyond`;
+    3-player competitions)."""
+
+
+def head_to_head_rows(s: Session, host: Host, b: Bot) -> list[HeadToHead]:
+    """Every version a version of ``b`` met in rated games (as of the last batch fit), the
+    most games first."""
+    table = batch_table(s)
+    mine = {v.id: v for v in b.versions}
+    met: dict[int, list[tuple[int, float, int]]] = {}
+    for key, (score, games) in table["h2h"].items():
+        x, y = (int(i) for i in key.split("-"))
+        if x in mine:
+            met.setdefault(y, []).append((x, float(score), int(games)))
+        if y in mine:
+            met.setdefault(x, []).append((y, 1.0 - float(score), int(games)))
+    others = {v.id: v for v in s.scalars(select(Version).where(Version.id.in_(list(met)))
+                                         .options(selectinload(Version.bot)))}
+    open_ = open_ratings(s)
+    out = []
+    for oid, rows in met.items():
+        o = others.get(oid)
+        if o is None:
+            continue
+        for vid, score, games in rows:
+            v = mine[vid]
+            fitted = v.rating is not None and o.rating is not None \
+                and not {v.id, o.id} & open_
+            gap = v.rating - o.rating if fitted and v.rating is not None \
+                and o.rating is not None else None
+            out.append(HeadToHead(v, o, games, score, gap, gap is not None
+                                  and host.ruleset.players == 3
+                                  and beyond(gap, score, games)))
+    return sorted(out, key=lambda h: (-h.games, h.opponent.bot.name, h.opponent.id))
+
+
 @router.get("/bots/{name}", response_class=HTMLResponse)
 def bot_page(name: str, request: Request, host: HostDep, s: SessionDep) -> HTMLResponse:
     """A bot: its versions with their build and validation status (the reasons and build
@@ -219,6 +268,7 @@ def bot_page(name: str, request: Request, host: HostDep, s: SessionDep) -> HTMLR
             FaultRow.version_id.in_(vids), Game.kind == "rated")
         .group_by(FaultRow.reason)).all()}
     return page(request, s, host, "bot", bot=b, mine=mine, versions=versions,
+                h2h=head_to_head_rows(s, host, b),
                 chart=charts.rating_chart(series.points, games=series.games,
                                           low=series.low, high=series.high),
                 games=[game_row(g, vids) for g in games_out(s, games, user)],

@@ -122,10 +122,11 @@ def rules_text(host: Host) -> tuple[list[tuple[str, str]], list[tuple[str, str]]
 @router.get("/", response_class=HTMLResponse)
 def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
                      sort: str = Query("rank"), desc: int = Query(0)) -> HTMLResponse:
-    """The leaderboard: rank, bot, owner, version, rating with its 95% interval (as a
-    bar), games, win %, trend; sortable by any column (``?sort=rating&desc=1``). While
-    some version is not fitted yet, a line under the table says why it ranks last. Once
-    the competition has ended, the final's standings come first."""
+    """The leaderboard: place, bot, owner, version, rating with its 95% interval (as a
+    bar), the head-to-head with the next one down, games, win %, trend; sortable by any
+    column (``?sort=rating&desc=1``). While some version is not fitted yet, a line under
+    the table says why it ranks last. Once the competition has ended, the final's
+    standings come first."""
     rows = api_leaderboard(s, host)
     tally = host_tally(host)
     tally.advance(s)
@@ -136,6 +137,8 @@ def leaderboard_page(request: Request, host: HostDep, s: SessionDep,
     return page(request, s, host, "leaderboard", table=table, sort=key, desc=bool(desc),
                 rules=rules, clock=clock, host_status=host.status(s, tally.games),
                 trend_games=TREND_GAMES, unfitted=any(r.rating is None for r in rows),
+                separated=any(not r.anchor for r in rows if r.rating is not None),
+                beyond=any(r.gap_beyond for r in rows),
                 placement=host.settings.matchmaking.placement_sets,
                 final=final if final is not None and final.standings else None)
 
