@@ -145,6 +145,10 @@ class DaskExecutor:
                                     // max(1, self.players)))
                             for w in workers.values())
                 self.capacity = max(1, slots)
+            from .warm import WarmWorkers
+
+            # each worker's runner closes with the worker (registered once per cluster)
+            await self._client.register_plugin(WarmWorkers())
         except BaseException:
             await self._close()
             raise
