@@ -68,6 +68,42 @@ def resources_for(request: GameRequest) -> dict[str, float]:
     return needs
 
 
+class _DaskLogLines(logging.Filter):
+    """What Dask's own loggers print in this process (the client's): one line each, never
+    a traceback; a connection's close at INFO, not at all.
+
+    Dask configures its ``distributed`` loggers to print INFO records to stderr, and a
+    client whose scheduler closes the connection first (at the client's own close, by a
+    race inside Dask, or when the cluster shuts down) logs "Batched Comm Closed" at INFO
+    with the CommClosedError's traceback: that reached the user's terminal. What the
+    closed connection means for the games, the executor says itself, in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Drop an INFO record of a closed connection; make any other one line."""
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None:
+            return True
+        if record.levelno < logging.WARNING and type(error).__name__ == "CommClosedError":
+            return False
+        record.msg, record.args = f"{record.getMessage()}: {_one_line(error)}", None
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+_LOG_LINES = _DaskLogLines()
+
+
+def _quiet_dask_logs() -> None:
+    """Put :class:`_DaskLogLines` on the handlers of Dask's loggers in this process (once
+    each; Dask's loggers do not propagate to the root logger, so theirs are all)."""
+    names = ["distributed"] + [n for n in logging.root.manager.loggerDict
+                               if n.startswith("distributed.")]
+    for name in names:
+        for handler in logging.getLogger(name).handlers:
+            if _LOG_LINES not in handler.filters:
+                handler.addFilter(_LOG_LINES)
+
+
 def _fits(worker: dict[str, Any], needs: dict[str, float]) -> bool:
     have = worker.get("resources") or {}
     return all(float(have.get(k, 0)) >= v for k, v in needs.items())
@@ -126,6 +162,7 @@ class DaskExecutor:
         except ImportError:
             raise ConfigError("a cluster needs Dask's distributed package: pip install "
                               "'moon-arena[cluster]'") from None
+        _quiet_dask_logs()
         try:
             self._client = await Client(self.address, asynchronous=True,
                                         timeout=self.connect_timeout_s, set_as_default=False)

@@ -1,7 +1,8 @@
 """A warm worker (arena/cluster/warm.py): one game runner per Dask worker for its
 lifetime, on a real cluster on 127.0.0.1 (tests/cluster/conftest.py): its fork server
 kept across games, a fork server killed mid-game voiding only that game, a stopped
-client's game aborted alone."""
+client's game aborted alone; no traceback of Dask's when the cluster shuts down under a
+client."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -129,6 +133,54 @@ def test_a_fork_server_killed_mid_game_voids_that_game_and_the_worker_recovers(
     # the worker recovered: a fork server of its own again, a new one
     now = [p.pid for p in fork_servers(worker.pid)]
     assert len(now) == 1 and now[0] not in killed
+
+
+CLIENT = textwrap.dedent("""
+    import asyncio, sys
+    from pathlib import Path
+    sys.path.insert(0, {tests!r})
+    from test_warm import game
+    from arena.cluster import DaskExecutor
+
+    async def main():
+        async with DaskExecutor({address!r}, Path({recs!r}), players=3,
+                                connect_timeout_s=2.0) as ex:
+            await ex.play(game("before", ("random", "random", "random")))
+            print("played", flush=True)
+            sys.stdin.readline()  # the cluster shuts down meanwhile
+            await asyncio.sleep(3.0)
+    asyncio.run(main())
+    print("closed", flush=True)
+""")
+
+
+def test_a_cluster_that_shuts_down_under_a_client_prints_no_traceback(own_cluster,
+                                                                       tmp_path):
+    own_cluster.add_worker("s1", "seats=3")
+    script = CLIENT.format(tests=str(Path(__file__).parent), address=own_cluster.address,
+                           recs=str(tmp_path / "recs"))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdout.readline() == "played\n"
+        own_cluster.stop()  # workers, then the scheduler: the cluster shuts down
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, err[-3000:]
+    assert out == "closed\n"
+    # Dask's client logged the closed connection at INFO with the CommClosedError's
+    # traceback; now the executor says it in one line
+    assert "Traceback" not in err, err[-3000:]
+    assert "CommClosedError" not in err
+    assert f"cluster {own_cluster.address}: stopping:" in err
+    assert all(len(line) < 300 for line in err.splitlines())
 
 
 def test_a_game_the_client_stops_is_aborted_and_the_worker_plays_on(own_cluster,
