@@ -149,7 +149,8 @@ class DaskExecutor:
         self.fetched = 0
         """Artifacts the workers had to fetch for this executor's games (cache misses)."""
         self._client: Client | None = None
-        self._artifacts: dict[Path, tuple[str, Future[bytes]]] = {}
+        self._artifacts: dict[Path, tuple[str, str, Future[bytes]]] = {}
+        """By bot folder: its version, its artifact's version and the artifact."""
         self._artifact_lock = asyncio.Lock()
         self._running: dict[str, Future[GameOutcome]] = {}
         self._workers: dict[str, dict[str, Any]] = {}
@@ -273,28 +274,29 @@ class DaskExecutor:
 
     # -- artifacts -----------------------------------------------------------------------
     async def _artifact(self, folder: Path) -> tuple[str, Future[bytes]]:
-        """A bot folder's version and its artifact on the cluster: packed
+        """A bot folder's artifact on the cluster and the version it unpacks to: packed
         (:func:`~arena.cluster.artifacts.pack_folder`) and scattered once per executor, and
         again if every worker that held it left. The folder is hashed again for each game:
         a bot edited during the run is a new version, sent as such."""
         assert self._client is not None
         async with self._artifact_lock:
+            try:
+                now = await asyncio.to_thread(bot_version, folder)
+            except OSError as e:
+                raise InfrastructureError(f"cannot read the bot folder {folder}: {e}"
+                                          ) from None
             have = self._artifacts.get(folder)
-            if have is not None and have[1].status == "finished":
-                try:
-                    now = await asyncio.to_thread(bot_version, folder)
-                except OSError as e:
-                    raise InfrastructureError(f"cannot read the bot folder {folder}: {e}"
-                                              ) from None
+            if have is not None and have[2].status == "finished":
                 if now == have[0]:
-                    return have
+                    return have[1], have[2]
             elif have is not None:
-                log.info("bot artifact %s lost with its workers: sent again", have[0][:12])
+                log.info("bot artifact %s lost with its workers: sent again", have[1][:12])
             version, data = await asyncio.to_thread(pack_folder, folder)
             key = f"moon-bot-{version}-{self.session}-{secrets.token_hex(3)}"
             futures = await self._client.scatter({key: data}, hash=False)
-            self._artifacts[folder] = (version, futures[key])
-            return self._artifacts[folder]
+            # the folder's version when it was hashed: an edit since is seen next game
+            self._artifacts[folder] = (now, version, futures[key])
+            return version, futures[key]
 
     # -- games ---------------------------------------------------------------------------
     async def play(self, request: GameRequest) -> FinishedGame:

@@ -1,8 +1,8 @@
 """A warm worker (arena/cluster/warm.py): one game runner per Dask worker for its
 lifetime, on a real cluster on 127.0.0.1 (tests/cluster/conftest.py): its fork server
 kept across games, a fork server killed mid-game voiding only that game, a stopped
-client's game aborted alone; no traceback of Dask's when the cluster shuts down under a
-client."""
+client's game aborted alone; the Node.js example bot on a worker; no traceback of Dask's
+when the cluster shuts down under a client."""
 
 from __future__ import annotations
 
@@ -133,6 +133,26 @@ def test_a_fork_server_killed_mid_game_voids_that_game_and_the_worker_recovers(
     # the worker recovered: a fork server of its own again, a new one
     now = [p.pid for p in fork_servers(worker.pid)]
     assert len(now) == 1 and now[0] not in killed
+
+
+def test_the_node_example_bot_plays_on_a_worker(own_cluster, tmp_path):
+    own_cluster.add_worker("n1", "seats=3")
+
+    async def main() -> None:
+        async with DaskExecutor(own_cluster.address, tmp_path / "recs", players=3) as ex:
+            g = await ex.play(game("node-1", ("node-heuristic", "heuristic", "random"),
+                                   hands=2))
+            # the bot loads the protocol from ../../proto in the repository; unpacked
+            # alone in the worker's cache it finds the copy its artifact carries
+            assert g.faults == () and g.result.termination.scored, g.faults
+            assert g.result.hands_played == 2
+
+    asyncio.run(main())
+    cached = list((own_cluster.cache("n1") / "bots").iterdir())
+    node = [c for c in cached if (c / "bot.js").is_file()]
+    assert len(node) == 1 and (node[0] / "proto" / "moon" / "v1" / "bot.proto").is_file()
+    assert (node[0] / "proto" / "moon" / "v1" / "bot.proto").read_bytes() == (
+        ROOT / "proto" / "moon" / "v1" / "bot.proto").read_bytes()
 
 
 CLIENT = textwrap.dedent("""
