@@ -3,7 +3,7 @@ cluster path's overhead per game, the local pool at ``-j 1`` and 1 and 2 workers
 by side in one run, repeated.
 
     .venv/bin/python benchmarks/distributed.py [--boards N] [--repeat R] [--workers 1 2]
-                                               [--max-hands H]
+                                               [--max-hands H] [--no-queued]
 
 The ladder is the example bots heuristic, random and weak (Python, CPU-light: a game's
 time is the arena's as much as theirs, so what the cluster costs shows), moon3, every
@@ -11,13 +11,14 @@ game whole unless ``--max-hands``. Each repetition plays it on the local pool at
 ``concurrency = 1`` and then on a fresh ``distributed.LocalCluster`` of 1 and of 2
 workers on 127.0.0.1 (one process each, one thread and ``seats=3``: one game at a time
 per worker, as the local pool; the scheduler in this process), each worker with a bot
-cache of its own. The same ladder, the same games, so the figures compare like with
-like.
+cache of its own; and one worker at ``-j 2`` (the ladder hands the cluster two games, so
+the next one waits on the scheduler for the worker's seats instead of for the client).
+The same ladder, the same games, so the figures compare like with like.
 
 Printed per configuration: median and [min-max] over the repetitions of games/min, its
 ratio to the local pool of the same repetition, wall seconds per game, CPU seconds per
 game (this process and every process it started and reaped: workers, fork servers,
-bots; the cluster's start and stop included), and, for the cluster, the overhead per
+bots; the cluster's start and stop included), and, for one worker, the overhead per
 game: its wall per game less the local pool's of the same repetition, in ms and as a
 share of the local pool's. A figure, not a test: the machine is shared and noisy. Needs
 moon-arena[cluster].
@@ -77,9 +78,10 @@ def play(tmp: Path, label: str, boards: int, max_hands: int | None,
     return summary.played, summary.voided, wall
 
 
-def measure(tmp: Path, label: str, workers: int, boards: int, max_hands: int | None
-            ) -> dict[str, float]:
-    """One configuration once (0 workers: the local pool)."""
+def measure(tmp: Path, label: str, workers: int, boards: int, max_hands: int | None,
+            capacity: int | None = None) -> dict[str, float]:
+    """One configuration once (0 workers: the local pool); ``capacity``: games handed to
+    the cluster at once (None: as many as the workers' seats hold)."""
     cpu0 = cpu_s()
     if workers == 0:
         games, voided, wall = play(tmp, label, boards, max_hands)
@@ -96,7 +98,8 @@ def measure(tmp: Path, label: str, workers: int, boards: int, max_hands: int | N
             # every worker in before the executor counts their seats (its capacity)
             cluster.wait_for_workers(workers)
             ex = DaskExecutor(cluster.scheduler_address,
-                              records_dir(tmp / f"{label}.sqlite"), players=3)
+                              records_dir(tmp / f"{label}.sqlite"), players=3,
+                              capacity=capacity)
             games, voided, wall = play(tmp, label, boards, max_hands, ex)
     cpu = cpu_s() - cpu0
     return {"games": games, "voided": voided, "wall_s": wall,
@@ -117,34 +120,41 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--max-hands", type=int, default=None,
                     help="games of at most this many hands (default: whole games)")
+    ap.add_argument("--no-queued", action="store_true",
+                    help="leave out 1 worker at -j 2 (a game waiting on the scheduler)")
     args = ap.parse_args()
-    configs = [0, *args.workers]
-    runs: dict[int, list[dict[str, float]]] = {n: [] for n in configs}
+    # (workers, games handed at once): the local pool, each cluster, and one worker
+    # with a second game waiting on the scheduler (`-j 2`) for as soon as its seats free
+    configs: list[tuple[int, int | None]] = [(0, None), *((n, None) for n in args.workers)]
+    if 1 in args.workers and not args.no_queued:
+        configs.insert(2, (1, 2))
+    runs: dict[tuple[int, int | None], list[dict[str, float]]] = {c: [] for c in configs}
     with tempfile.TemporaryDirectory(prefix="moon-bench-dist-") as t:
         for r in range(args.repeat):
-            for n in configs:
-                label = f"r{r}-w{n}"
+            for n, cap in configs:
+                label = f"r{r}-w{n}-j{cap or 0}"
                 Path(t, label).mkdir()
-                runs[n].append(measure(Path(t) / label, label, n, args.boards,
-                                       args.max_hands))
-    games = int(runs[0][0]["games"])
+                runs[n, cap].append(measure(Path(t) / label, label, n, args.boards,
+                                            args.max_hands, cap))
+    games = int(runs[0, None][0]["games"])
     hands = f"at most {args.max_hands} hands" if args.max_hands else "whole games"
     print(f"{args.boards} board(s), {games} games of {', '.join(BOTS)} (moon3, {hands}), "
           f"{args.repeat} repetitions: median [min-max]")
-    print(f"{'':20} {'voided':>6} {'games/min':>20} {'x local -j 1':>20} "
+    print(f"{'':24} {'voided':>6} {'games/min':>20} {'x local -j 1':>20} "
           f"{'wall s/game':>20} {'CPU s/game':>20} {'overhead ms/game':>20} "
           f"{'overhead %':>14}")
-    local = runs[0]
-    for n in configs:
-        rs = runs[n]
-        label = "local pool, -j 1" if n == 0 else f"Dask, {n} worker{'s' * (n > 1)}"
+    local = runs[0, None]
+    for n, cap in configs:
+        rs = runs[n, cap]
+        label = ("local pool, -j 1" if n == 0 else f"Dask, {n} worker{'s' * (n > 1)}"
+                 + (f", -j {cap}" if cap else ""))
         ratio = [r["per_min"] / lo["per_min"] for r, lo in zip(rs, local, strict=True)]
-        line = (f"{label:20} {sum(r['voided'] for r in rs):6.0f} "
+        line = (f"{label:24} {sum(r['voided'] for r in rs):6.0f} "
                 f"{spread([r['per_min'] for r in rs], '.1f'):>20} "
                 f"{spread(ratio, '.2f'):>20} "
                 f"{spread([r['wall_per_game'] for r in rs], '.3f'):>20} "
                 f"{spread([r['cpu_per_game'] for r in rs], '.3f'):>20}")
-        if n == 1:
+        if n == 1:  # the cluster path's cost per game, over the local pool's
             over = [(r["wall_per_game"] - lo["wall_per_game"]) * 1000
                     for r, lo in zip(rs, local, strict=True)]
             share = [o / (lo["wall_per_game"] * 1000) * 100
