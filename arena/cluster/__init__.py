@@ -11,6 +11,7 @@ without ``--cluster`` nothing changes (the local pool). It needs the ``cluster``
 - :mod:`arena.cluster.worker`: the task, run on a worker.
 - :mod:`arena.cluster.warm`: the worker's game runner, one local pool kept for the
   worker's lifetime.
+- :mod:`arena.cluster.logs`: Dask's own log lines, one line each.
 - :mod:`arena.cluster.artifacts`: bot folders as content-addressed tarballs, and the
   worker's cache of them.
 """

@@ -26,6 +26,7 @@ from ..bots.versions import bot_version
 from ..errors import ConfigError, InfrastructureError
 from ..executor.local import FinishedGame, GameRequest
 from .artifacts import pack_folder
+from .logs import one_line, quiet_dask_logs
 from .worker import GameJob, GameOutcome, play_task
 
 if TYPE_CHECKING:
@@ -66,42 +67,6 @@ def resources_for(request: GameRequest) -> dict[str, float]:
     if docker:
         needs[DOCKER] = docker
     return needs
-
-
-class _DaskLogLines(logging.Filter):
-    """What Dask's own loggers print in this process (the client's): one line each, never
-    a traceback; a connection's close at INFO, not at all.
-
-    Dask configures its ``distributed`` loggers to print INFO records to stderr, and a
-    client whose scheduler closes the connection first (at the client's own close, by a
-    race inside Dask, or when the cluster shuts down) logs "Batched Comm Closed" at INFO
-    with the CommClosedError's traceback: that reached the user's terminal. What the
-    closed connection means for the games, the executor says itself, in one line."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Drop an INFO record of a closed connection; make any other one line."""
-        error = record.exc_info[1] if record.exc_info else None
-        if error is None:
-            return True
-        if record.levelno < logging.WARNING and type(error).__name__ == "CommClosedError":
-            return False
-        record.msg, record.args = f"{record.getMessage()}: {_one_line(error)}", None
-        record.exc_info, record.exc_text = None, None
-        return True
-
-
-_LOG_LINES = _DaskLogLines()
-
-
-def _quiet_dask_logs() -> None:
-    """Put :class:`_DaskLogLines` on the handlers of Dask's loggers in this process (once
-    each; Dask's loggers do not propagate to the root logger, so theirs are all)."""
-    names = ["distributed"] + [n for n in logging.root.manager.loggerDict
-                               if n.startswith("distributed.")]
-    for name in names:
-        for handler in logging.getLogger(name).handlers:
-            if _LOG_LINES not in handler.filters:
-                handler.addFilter(_LOG_LINES)
 
 
 def _fits(worker: dict[str, Any], needs: dict[str, float]) -> bool:
@@ -163,13 +128,13 @@ class DaskExecutor:
         except ImportError:
             raise ConfigError("a cluster needs Dask's distributed package: pip install "
                               "'moon-arena[cluster]'") from None
-        _quiet_dask_logs()
+        quiet_dask_logs()
         try:
             self._client = await Client(self.address, asynchronous=True,
                                         timeout=self.connect_timeout_s, set_as_default=False)
         except (OSError, TimeoutError) as e:
             raise ConfigError(f"cannot reach the Dask scheduler at {self.address} "
-                              f"({_one_line(e)}): start it (dask scheduler) or fix "
+                              f"({one_line(e)}): start it (dask scheduler) or fix "
                               "--cluster") from None
         try:
             workers = await self._wait_for(lambda ws: bool(ws), self.worker_wait_s)
@@ -217,7 +182,7 @@ class DaskExecutor:
                     await f.cancel()
             await stop.clear()
         except Exception as e:  # the scheduler went away: nothing more to tell it
-            log.warning("cluster %s: stopping: %s", self.address, _one_line(e))
+            log.warning("cluster %s: stopping: %s", self.address, one_line(e))
         finally:
             await self._close()
 
@@ -326,7 +291,7 @@ class DaskExecutor:
             raise
         except Exception as e:  # the scheduler went away while handing it over
             raise InfrastructureError(f"game {request.game_id}: cannot hand its bots to the "
-                                      f"cluster: {_one_line(e)}") from None
+                                      f"cluster: {one_line(e)}") from None
         job = GameJob(request=request, versions=tuple(v for v, _ in artifacts),
                       started_event=f"moon-started-{self.session}-{request.game_id}",
                       stop_event=self._stop_event)
@@ -341,7 +306,7 @@ class DaskExecutor:
         except Exception as e:  # a worker died too often, the scheduler went away...
             self._running.pop(request.game_id, None)
             raise InfrastructureError(f"game {request.game_id} on the cluster: "
-                                      f"{_one_line(e)}") from None
+                                      f"{one_line(e)}") from None
         self._running.pop(request.game_id, None)
         with contextlib.suppress(Exception):
             from distributed import Event
@@ -405,11 +370,6 @@ def check_cluster(address: str, players: int = 3, connect_timeout_s: float = 10.
 async def _settled(future: Future[Any]) -> None:
     with contextlib.suppress(Exception):
         await future
-
-
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
 
 
 def _write_atomic(path: Path, data: bytes, sync: bool = True) -> None:

@@ -27,6 +27,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from ..errors import ArenaError, InfrastructureError
 from ..executor.local import FinishedGame, GameRequest, LocalExecutor
+from .logs import quiet_dask_logs
 
 log = logging.getLogger("arena.cluster")
 
@@ -179,7 +180,7 @@ class WarmRunner:
                 await self._close_pool(pool)
         return Played(finished, error, record, logs)
 
-    def close(self, timeout_s: float = 30.0) -> None:
+    def close(self, timeout_s: float = 10.0) -> None:
         """Abort the games still playing, close every executor and stop the thread."""
         if self._closed:
             return
@@ -238,12 +239,20 @@ class WarmWorkers(WorkerPlugin):
     """Registered once: a second client's registration would tear down the first's."""
     name = "moon-arena-warm-runner"
 
-    async def teardown(self, worker: Any) -> None:
-        """Close the worker's runner, if it started one (off the worker's event loop)."""
+    def setup(self, worker: Any) -> None:
+        """Dask's log lines on this worker one line each (:mod:`arena.cluster.logs`)."""
+        quiet_dask_logs()
+
+    def teardown(self, worker: Any) -> None:
+        """Close the worker's runner, if it started one. On the worker's event loop, not
+        awaited in a thread: the worker's own close is cancelled when its process ends,
+        and a close cancelled there left the worker's Dask client reconnecting to a
+        scheduler that had gone, its process alive for as long (tens of seconds). With
+        no game left it takes some milliseconds."""
         with _runner_lock:
             runner = _runners.pop(worker.address, None)
         if runner is not None:
-            await asyncio.to_thread(runner.close)
+            runner.close()
 
 
 __all__ = ["STOP_POLL_S", "Played", "WarmRunner", "WarmWorkers", "warm_runner"]

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
 START_S = 60.0
@@ -30,6 +32,15 @@ def dask_problem() -> str | None:
     if not DASK.is_file():
         return f"no dask command beside {sys.executable}"
     return None
+
+
+def need_dask() -> None:
+    """Skip (or, with MOON_REQUIRE_CLUSTER=1, fail) without a way to start a cluster."""
+    problem = dask_problem()
+    if problem:
+        if os.environ.get("MOON_REQUIRE_CLUSTER") == "1":
+            pytest.fail(f"MOON_REQUIRE_CLUSTER=1, but {problem}", pytrace=False)
+        pytest.skip(problem)
 
 
 class Cluster:
@@ -161,4 +172,4 @@ def schedule_of(lf: Path) -> list[Any]:
                          cfg.seed, versions=cfg.versions)
 
 
-__all__ = ["Cluster", "dask_problem", "ladder_file", "schedule_of"]
+__all__ = ["Cluster", "dask_problem", "need_dask", "ladder_file", "schedule_of"]

@@ -239,3 +239,4 @@ def test_a_game_the_client_stops_is_aborted_and_the_worker_plays_on(own_cluster,
 
     asyncio.run(again())
     assert [p.pid for p in fork_servers(worker.pid)] == server
+
