@@ -17,7 +17,7 @@ BENCHMARKS = ROOT / "benchmarks"
 # The smallest run of each benchmark script; a new script needs its entry here.
 SMOKE_ARGS: dict[str, list[str]] = {
     "crowd.py": ["--clients", "4", "--seconds", "3"],
-    "distributed.py": ["--boards", "1", "--workers", "1", "--delay", "0"],
+    "distributed.py": ["--boards", "1", "--workers", "1", "--repeat", "1", "--max-hands", "1"],
     "engine.py": ["--seconds", "0.2", "--runs", "1"],
     "escapees.py": ["--games", "1"],
     "host.py": ["--games", "12", "--window", "6", "--diagnostics"],

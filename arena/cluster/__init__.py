@@ -8,7 +8,10 @@ without ``--cluster`` nothing changes (the local pool). It needs the ``cluster``
 
 - :mod:`arena.cluster.executor`: the client side (one task per game, records written
   here, the worker resources ``seats`` and ``docker`` a game asks for).
-- :mod:`arena.cluster.worker`: the task, run on a worker (a local pool of one game).
+- :mod:`arena.cluster.worker`: the task, run on a worker.
+- :mod:`arena.cluster.warm`: the worker's game runner, one local pool kept for the
+  worker's lifetime.
+- :mod:`arena.cluster.logs`: Dask's own log lines, one line each.
 - :mod:`arena.cluster.artifacts`: bot folders as content-addressed tarballs, and the
   worker's cache of them.
 """

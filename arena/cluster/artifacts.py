@@ -47,10 +47,49 @@ def default_cache() -> Path:
     return Path(base) / "moon-arena" / "cluster"
 
 
+PROTO = Path("proto") / "moon" / "v1" / "bot.proto"
+"""Where a bot folder (or the repository) keeps the protocol's main ``.proto`` file."""
+
+
+def outside_proto(folder: Path) -> Path | None:
+    """The ``proto/`` folder a Node.js bot in ``folder`` loads from outside it, or None.
+
+    The repository's Node.js example bot (``example_bots/node-heuristic``) loads the
+    protocol from its own ``proto/`` if it has one (as ``moon new-bot --lang node`` makes
+    it), else from the repository's, two folders up: on a worker, where the folder is
+    unpacked alone into the cache, the second is not there, so its artifact carries a
+    copy as its own ``proto/`` (:func:`pack_folder`)."""
+    import tomllib
+
+    if (folder / PROTO).is_file() or not (folder.parent.parent / PROTO).is_file():
+        return None
+    try:
+        language = tomllib.loads((folder / "bot.toml").read_text()).get("language")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return folder.parent.parent / "proto" if language == "node" else None
+
+
+def _add(tar: tarfile.TarFile, path: Path, arcname: str) -> None:
+    """Add one file (or link) with owners, groups and times zeroed."""
+    info = tar.gettarinfo(str(path), arcname=arcname)
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mtime = 0
+    if info.isreg():
+        with open(path, "rb") as f:
+            tar.addfile(info, f)
+    else:
+        tar.addfile(info)
+
+
 def pack_folder(folder: Path) -> tuple[str, bytes]:
-    """The version of the bot in ``folder`` and its artifact: a gzipped tarball of the
-    version's files (:func:`arena.bots.versions.version_files`; symbolic links as links), with
-    owners, groups and times zeroed so the same files always give the same bytes.
+    """The version of the bot in ``folder`` as it travels, and its artifact: a gzipped
+    tarball of the version's files (:func:`arena.bots.versions.version_files`; symbolic
+    links as links), with owners, groups and times zeroed so the same files always give
+    the same bytes. A Node.js bot that loads the protocol from outside its folder
+    (:func:`outside_proto`) carries a copy of it as ``proto/``: its version is then that
+    of the folder with the copy in it (what a worker finds when it unpacks it).
 
     Returns:
         ``(version, tarball)``: the sha256 hex digest, and the bytes.
@@ -61,18 +100,14 @@ def pack_folder(folder: Path) -> tuple[str, bytes]:
     """
     try:
         version = bot_version(folder)
+        proto = outside_proto(folder)
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=6) as tar:
             for rel in version_files(folder):
-                info = tar.gettarinfo(str(folder / rel), arcname=rel.as_posix())
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                info.mtime = 0
-                if info.isreg():
-                    with open(folder / rel, "rb") as f:
-                        tar.addfile(info, f)
-                else:
-                    tar.addfile(info)
+                _add(tar, folder / rel, rel.as_posix())
+            if proto is not None:
+                for path in sorted(p for p in proto.rglob("*") if p.is_file()):
+                    _add(tar, path, (Path("proto") / path.relative_to(proto)).as_posix())
     except OSError as e:
         raise InfrastructureError(f"cannot pack the bot folder {folder}: {e}") from None
     data = buf.getvalue()
@@ -81,6 +116,10 @@ def pack_folder(folder: Path) -> tuple[str, bytes]:
             f"the bot folder {folder} packs to {len(data) >> 20} MiB, more than the "
             f"{MAX_ARTIFACT_BYTES >> 20} MiB a cluster sends: keep data out of the folder "
             "(a Docker image the workers pull)")
+    if proto is not None:  # the version of what a worker unpacks: the folder and the copy
+        with tempfile.TemporaryDirectory(prefix="moon-artifact-") as tmp:
+            unpack(data, Path(tmp))
+            version = bot_version(tmp)
     return version, data
 
 

@@ -16,21 +16,20 @@ lasts). It returns a :class:`GameOutcome`. On the worker it:
    plays nothing: it reports the game as interrupted, which the client turns into an
    :class:`~arena.errors.InfrastructureError` (voided, replayed under another id, never
    rated);
-4. plays the game with a :class:`~arena.executor.local.LocalExecutor` of its own (the referee
-   on a Unix socket in a temporary folder, the bots as processes or containers of this
-   machine), aborting it if the client stops (the session's stop ``Event``);
+4. plays the game with the worker's warm runner (:class:`arena.cluster.warm.WarmRunner`:
+   one :class:`~arena.executor.local.LocalExecutor` for the worker's lifetime, its
+   referee on a Unix socket, its fork server; fresh bot processes or containers of this
+   machine for each game), aborting it if the client stops (the session's stop
+   ``Event``);
 5. returns the result with the record and the seat logs as bytes: the client writes
    them. Nothing of the game stays on the worker.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import logging
-import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,14 +38,10 @@ from typing import Any
 from .. import __version__
 from ..bots.manifest import BotSpec
 from ..errors import ArenaError, BotError, ConfigError, InfrastructureError
-from ..executor.local import FinishedGame, GameRequest, LocalExecutor
+from ..executor.local import FinishedGame, GameRequest
 from .artifacts import BotCache, default_cache
 
 log = logging.getLogger("arena.cluster")
-
-STOP_POLL_S = 1.0
-"""How often a game on a worker asks whether the client has stopped (seconds)."""
-
 
 @dataclass(frozen=True)
 class GameJob:
@@ -158,6 +153,7 @@ def play_task(job: GameJob, artifacts: dict[str, bytes]) -> GameOutcome:
     from distributed import Event
 
     from ..sandbox.containment import cleanup_stale_once
+    from .warm import warm_runner
 
     request = job.request
     out = GameOutcome(worker=_worker_address())
@@ -184,53 +180,27 @@ def play_task(job: GameJob, artifacts: dict[str, bytes]) -> GameOutcome:
         return out
     started.set()
     here = dataclasses.replace(request, bots=tuple(bots))
-    tmp = Path(tempfile.mkdtemp(prefix="moon-cluster-game-"))
+    stop = Event(job.stop_event)
     try:
-        try:
-            out.finished = asyncio.run(_play(here, tmp, Event(job.stop_event)))
-        except InfrastructureError as e:
-            out.infrastructure_error = f"{e} (on worker {out.worker})"
-        except (ConfigError, BotError) as e:
-            out.config_error = str(e)
-        record = tmp / f"{request.game_id}.json"
-        if record.is_file():
-            out.record = record.read_bytes()
-        for seat in range(len(request.bots)):
-            p = tmp / "logs" / f"{request.game_id}.seat{seat}.log"
-            if p.is_file():
-                out.logs[seat] = p.read_bytes()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        played = warm_runner().play(here, lambda: _is_set(stop))
+        out.finished, out.record, out.logs = played.finished, played.record, played.logs
+        if played.error is not None:
+            raise played.error
+    except InfrastructureError as e:
+        out.infrastructure_error = f"{e} (on worker {out.worker})"
+    except (ConfigError, BotError) as e:
+        out.config_error = str(e)
     return out
 
 
-async def _play(request: GameRequest, record_dir: Path, stop: Any) -> FinishedGame:
-    """One game with a local pool of one; aborted (InfrastructureError) when ``stop`` (a
-    Dask Event) is set."""
-    async with contextlib.AsyncExitStack() as stack:
-        ex = await stack.enter_async_context(LocalExecutor(record_dir, 1, grace_s=0.0))
-        game = asyncio.ensure_future(ex.play(request))
-        watch = asyncio.ensure_future(_stopped(stop))
-        await asyncio.wait({game, watch}, return_when=asyncio.FIRST_COMPLETED)
-        watch.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await watch
-        if not game.done():
-            log.info("game %s: the client stopped: aborting it", request.game_id)
-    # leaving the block aborts a game still running: play then raises InfrastructureError
-    return await game
-
-
-async def _stopped(stop: Any) -> None:
-    """Return once the Dask Event ``stop`` is set (asked every :data:`STOP_POLL_S`)."""
-    while True:
-        await asyncio.sleep(STOP_POLL_S)
-        try:
-            if await asyncio.to_thread(stop.is_set):
-                return
-        except Exception:  # the scheduler is gone: nobody will take the result
-            log.warning("the scheduler does not answer: aborting the game")
-            return
+def _is_set(stop: Any) -> bool:
+    """Whether the client has stopped (the Dask Event ``stop`` is set); True when the
+    scheduler does not answer: nobody would take the game's result."""
+    try:
+        return bool(stop.is_set())
+    except Exception:
+        log.warning("the scheduler does not answer: aborting the game")
+        return True
 
 
 __all__ = ["GameJob", "GameOutcome", "play_task", "prepare"]

@@ -295,6 +295,19 @@ class LocalExecutor:
             record_path=match.record_path or None,
             wall_ms=wall_ms, think_ms=round(match.turn_seconds * 1000))
 
+    def abort(self, game_id: str, reason: str) -> bool:
+        """Abort the game ``game_id`` (its ``play`` then raises InfrastructureError) and
+        leave the executor's other games alone. False: no such game is being played here
+        (not started yet, or over)."""
+        referee = self._referee
+        match = referee.matches.get(game_id) if referee is not None else None
+        if match is None or match.done.is_set():
+            return False
+        from ..core.results import Termination
+
+        match.stop(Termination.ABORTED, reason)
+        return True
+
     def watch(self, game_id: str) -> AsyncIterator[Any] | None:
         """The referee's public watch stream of a game being played here: every
         ``moon.v1.Event`` from the start, then live ones until the game ends (no hidden

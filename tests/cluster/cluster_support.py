@@ -13,6 +13,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DASK = Path(sys.executable).with_name("dask")
@@ -29,6 +32,15 @@ def dask_problem() -> str | None:
     if not DASK.is_file():
         return f"no dask command beside {sys.executable}"
     return None
+
+
+def need_dask() -> None:
+    """Skip (or, with MOON_REQUIRE_CLUSTER=1, fail) without a way to start a cluster."""
+    problem = dask_problem()
+    if problem:
+        if os.environ.get("MOON_REQUIRE_CLUSTER") == "1":
+            pytest.fail(f"MOON_REQUIRE_CLUSTER=1, but {problem}", pytrace=False)
+        pytest.skip(problem)
 
 
 class Cluster:
@@ -138,4 +150,26 @@ class Cluster:
                 p.wait(timeout=10)
 
 
-__all__ = ["Cluster", "dask_problem"]
+def ladder_file(tmp: Path, bots: list[Path], boards: int = 1, seed: int = 5,
+                extra: str = "") -> Path:
+    """A ladder file of ``bots`` (moon3) in ``tmp``; ``extra``: more ``[ladder]`` lines."""
+    text = (f'[ladder]\nname = "c"\npreset = "moon3"\nboards = {boards}\nseed = {seed}\n'
+            f"concurrency = 2\n{extra}\n[time_control]\nstartup_ms = 30000\n")
+    for b in bots:
+        text += f'\n[[bots]]\npath = "{b}"\n'
+    p = tmp / "ladder.toml"
+    p.write_text(text)
+    return p
+
+
+def schedule_of(lf: Path) -> list[Any]:
+    """The games the ladder file ``lf`` schedules (ids carry the bots' versions)."""
+    from arena.ladder.config import load_ladder
+    from arena.ladder.schedule import make_schedule
+
+    cfg = load_ladder(lf)
+    return make_schedule([b.name for b in cfg.bots], cfg.ruleset.players, cfg.boards,
+                         cfg.seed, versions=cfg.versions)
+
+
+__all__ = ["Cluster", "dask_problem", "need_dask", "ladder_file", "schedule_of"]

@@ -5,24 +5,14 @@ distributed they are skipped with the reason, unless MOON_REQUIRE_CLUSTER=1 (set
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_support import Cluster, dask_problem
+from cluster_support import Cluster, need_dask
 
 HERE = Path(__file__).resolve().parent
-
-
-def need_dask() -> None:
-    """Skip (or, with MOON_REQUIRE_CLUSTER=1, fail) without a way to start a cluster."""
-    problem = dask_problem()
-    if problem:
-        if os.environ.get("MOON_REQUIRE_CLUSTER") == "1":
-            pytest.fail(f"MOON_REQUIRE_CLUSTER=1, but {problem}", pytrace=False)
-        pytest.skip(problem)
 
 
 @pytest.fixture(scope="session")

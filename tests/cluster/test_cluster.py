@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cluster_support import ladder_file, schedule_of
 from moon_sdk.rules import Ruleset
 
 from arena.bots.manifest import load_bot
@@ -30,7 +31,6 @@ from arena.errors import ConfigError, InfrastructureError
 from arena.executor.local import GameRequest
 from arena.ladder.config import load_ladder
 from arena.ladder.runner import open_store, records_dir, run_ladder
-from arena.ladder.schedule import make_schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -40,24 +40,6 @@ def moon(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True,
                           text=True, timeout=timeout, cwd=ROOT,
                           env={**os.environ, "COLUMNS": "200"})
-
-
-def ladder_file(tmp: Path, bots: list[Path], boards: int = 1, seed: int = 5,
-                extra: str = "") -> Path:
-    text = (f'[ladder]\nname = "c"\npreset = "moon3"\nboards = {boards}\nseed = {seed}\n'
-            f"concurrency = 2\n{extra}\n[time_control]\nstartup_ms = 30000\n")
-    for b in bots:
-        text += f'\n[[bots]]\npath = "{b}"\n'
-    p = tmp / "ladder.toml"
-    p.write_text(text)
-    return p
-
-
-def schedule_of(lf: Path) -> list[Any]:
-    """The games the ladder file ``lf`` schedules (ids carry the bots' versions)."""
-    cfg = load_ladder(lf)
-    return make_schedule([b.name for b in cfg.bots], cfg.ruleset.players, cfg.boards,
-                         cfg.seed, versions=cfg.versions)
 
 
 def game_content(record: dict[str, Any]) -> dict[str, Any]:
