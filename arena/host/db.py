@@ -4,12 +4,14 @@ deployment) and the schema brought up to date by the Alembic migrations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
+from sqlalchemy.orm import Session
 
 from ..errors import ConfigError
 
@@ -64,6 +66,20 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+
+
+T = TypeVar("T")
+
+
+def read_once(url: str, read: Callable[[Session], T]) -> T:
+    """What ``read`` returns from a session on an engine of its own for ``url``, disposed
+    after: the host's worker processes read so, apart from the server's pools."""
+    engine = make_engine(url)
+    try:
+        with Session(engine) as s:
+            return read(s)
+    finally:
+        engine.dispose()
 
 
 WEB_POOL = 8

@@ -144,14 +144,9 @@ def fit_from_database(url: str, entrants: list[int], bootstrap: int, seed: int
     """Read the finished final games of the database at ``url`` and fit them
     (:func:`fit_final`): how many games, and the ratings. Run in the host's worker
     process."""
-    from .db import make_engine
+    from .db import read_once
 
-    engine = make_engine(url)
-    try:
-        with Session(engine) as s:
-            rows = final_rows(s)
-    finally:
-        engine.dispose()
+    rows = read_once(url, final_rows)
     return len(rows), fit_final(rows, entrants, bootstrap, seed)
 
 

@@ -110,14 +110,9 @@ def batch_from_database(url: str, bootstrap: int, seed: int = 0
     a process of its own keeps that out of the long-running server (whose allocator would
     keep the peak of each read, so its memory would creep up by ~1 MB per 100 games).
     The third value is the table beside the ratings (:func:`batch_fit`)."""
-    from .db import make_engine
+    from .db import read_once
 
-    engine = make_engine(url)
-    try:
-        with Session(engine) as s:
-            games = finished_games(s)
-    finally:
-        engine.dispose()
+    games = read_once(url, finished_games)
     return (len(games), *batch_fit(games, bootstrap, seed))
 
 
