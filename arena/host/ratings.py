@@ -29,7 +29,7 @@ from ..ladder.ratings import LiveRatings, Rating, head_to_head_table, ladder_fit
 from ..ladder.store import GameRow
 from ..stats.places import places
 from .batchworker import BatchWorker
-from .models import Game, Meta, Version, utcnow
+from .models import Game, Meta, RatingPoint, Version, utcnow
 from .writer import Writer
 
 log = logging.getLogger("arena.host")
@@ -197,16 +197,20 @@ class Ratings:
 
     def store_batch(self, n: int, ratings: list[Rating],
                     table: dict[str, Any] | None = None) -> None:
-        """Write a fit of ``n`` games: each version's rating and interval, and the
-        ``batch`` entry (how many games, when, which versions' ratings are open, and
-        ``table``: the places, anchor and head-to-head of :func:`batch_fit`)."""
+        """Write a fit of ``n`` games: each version's rating and interval, the same as a
+        :class:`RatingPoint` each (a bot page's chart), and the ``batch`` entry (how many
+        games, when, which versions' ratings are open, and ``table``: the places, anchor
+        and head-to-head of :func:`batch_fit`)."""
         with self.Session.begin() as s:
+            at = utcnow()
             for r in ratings:
                 v = s.get(Version, int(r.bot))
                 if v is not None:
                     v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
+                    s.add(RatingPoint(version_id=v.id, games=n, at=at, rating=r.rating,
+                                      low=r.low, high=r.high, open=not r.determined))
             m = s.get(Meta, "batch") or Meta(key="batch", value={})
-            m.value = {"games": n, "at": utcnow().isoformat(),
+            m.value = {"games": n, "at": at.isoformat(),
                        "open": sorted(int(r.bot) for r in ratings if not r.determined),
                        **(table or {})}
             s.merge(m)

@@ -4,6 +4,7 @@ live updates gave, and a batch fit is stored with its count of games."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from pathlib import Path
@@ -11,13 +12,16 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from host_support import open_in_process
+from sqlalchemy import select
 from test_recorder import finished, running_game, versions
 
 from arena.host.app import create_app
-from arena.host.models import Meta, Version
+from arena.host.models import Bot, Meta, Version
+from arena.host.pages.bots import rating_lines
 from arena.host.ratings import batch_fit
 from arena.host.recorder import Counters, Recorder
 from arena.host.service import Host
+from arena.ladder.ratings import rate
 from arena.ladder.schedule import make_schedule
 from arena.ladder.store import GameRow
 
@@ -133,3 +137,74 @@ def test_a_gap_beyond_its_games_is_marked(host: Host) -> None:
     page = client.get("/bots/r").text
     assert "+1370" not in page and "-1370" in page and 'class="beyond"' in page
     assert ">0.5%<" in page                       # random ahead in 1 of 200: not "0%"
+
+
+def test_a_bot_chart_is_the_leaderboard_after_each_fit(host: Host) -> None:
+    # c is last in every game: a bot that never wins. Eight fits, one board more each,
+    # stored as the host stores them; a's version 2 takes its seats from board 4 on. Each
+    # chart point must be the ladder's own fit of the same games (`moon ladder show`'s
+    # `rate`, the leaderboard's scale), and c's figure, its bound, must fall as it loses.
+    ids = versions(host)
+    with host.Session.begin() as s:
+        a1 = s.get(Version, ids["a"])
+        assert a1 is not None
+        a2 = Version(bot_id=a1.bot_id, number=2, hash="A" * 64, archive_sha256="0" * 64,
+                     status="active")
+        s.add(a2)
+        s.flush()
+        ids["a2"] = a2.id
+    games = [g if g.board < 4 else dataclasses.replace(g, seats=[
+        str(ids["a2"]) if x == str(ids["a"]) else x for x in g.seats])
+        for g in c_last_games(ids, 8)]
+    expected: dict[str, list[tuple[int, float, float | None, float | None, bool]]] = {}
+    for k in range(1, 9):
+        sub = [g for g in games if g.board < k]
+        host.ratings.store_batch(len(sub), *batch_fit(sub, bootstrap=50))
+        bots = sorted({b for g in sub for b in g.seats}, key=int)
+        for r in rate(sub, bots, bootstrap=50):
+            expected.setdefault(r.bot, []).append(
+                (len(sub), r.rating, r.low, r.high, not r.determined))
+    with host.Session() as s:
+        for name in "abc":
+            b = s.scalar(select(Bot).where(Bot.name == name))
+            assert b is not None
+            lines = rating_lines(s, b.versions)
+            want = [(v.number, expected[str(v.id)]) for v in b.versions]
+            assert [(ln.number, [tuple(p) for p in ln.points]) for ln in lines] == want
+        c = s.scalar(select(Bot).where(Bot.name == "c"))
+        assert c is not None
+        [line] = rating_lines(s, c.versions)
+        # one board: no interval (n/a), and a figure the prior holds; not drawn
+        assert line.points[0].low is line.points[0].high is None
+        assert line.points[0].shown is None
+        bounds = line.points[1:]
+        shown = [p.shown for p in bounds]
+        assert all(p.open and p.low is None and p.high is not None for p in bounds)
+        assert shown == [p.high for p in bounds]  # drawn at its bound, "≤ 1320"
+        # never rising while its opponents stay the same: fits 2-4 (a, b) and 5-8 (a,
+        # a's version 2, b). At fit 5 the anchor takes in a's version 2, rated from one
+        # board, and c's bound loosens with it: a bound, drawn as one, not a figure
+        for part in (shown[:3], shown[3:]):
+            assert all(x is not None and y is not None and y < x
+                       for x, y in itertools.pairwise(part)), shown
+        assert all(x is not None and x < 1800 for x in shown)
+        assert shown[-1] is not None and shown[-1] < 1500 and shown[-1] < min(shown[:3])
+        # 48 games a fit from board 1 to 8 (6 a board): a's version 1 plays boards 0-3
+        a = s.scalar(select(Bot).where(Bot.name == "a"))
+        assert a is not None
+        first, second = rating_lines(s, a.versions)
+        assert [p.games for p in first.points] == [6 * k for k in range(1, 9)]
+        assert [p.games for p in second.points] == [6 * k for k in range(5, 9)]
+        # at most 3 fits: the evenly spaced 6, 30 (7 / 2 = 3.5, to even: index 4) and 48
+        # games, and every version's first and last (a2's first: 30 games)
+        thin = rating_lines(s, a.versions, most=3)
+        assert [[p.games for p in ln.points] for ln in thin] == [[6, 30, 48], [30, 48]]
+    # the page draws the same: a line a version, its marker, c's hollow bounds
+    client = TestClient(create_app(host))
+    page = client.get("/bots/a").text
+    assert page.count('class="version-line"') == 2 and ">#2</text>" in page
+    assert 'data-version="2" data-points="4"' in page
+    page = client.get("/bots/c").text
+    assert page.count('class="bound"') == 7 and "μ−3σ" not in page
+    board = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
+    assert board["c"]["rating_high"] == pytest.approx(shown[-1], abs=0.05)  # 1 decimal
