@@ -16,7 +16,7 @@ from sqlalchemy import select
 from test_recorder import finished, running_game, versions
 
 from arena.host.app import create_app
-from arena.host.models import Bot, Meta, Version
+from arena.host.models import Bot, Meta, RatingPoint, Version
 from arena.host.pages.bots import rating_lines
 from arena.host.ratings import batch_fit
 from arena.host.recorder import Counters, Recorder
@@ -139,6 +139,13 @@ def test_a_gap_beyond_its_games_is_marked(host: Host) -> None:
     assert ">0.5%<" in page                       # random ahead in 1 of 200: not "0%"
 
 
+def played(host: Host, games: list[GameRow]) -> None:
+    """Each version's rated games, as the recorder counts them (one a game it sat in)."""
+    with host.Session.begin() as s:
+        for v in s.scalars(select(Version)):
+            v.games = sum(str(v.id) in g.seats for g in games)
+
+
 def test_a_bot_chart_is_the_leaderboard_after_each_fit(host: Host) -> None:
     # c is last in every game: a bot that never wins. Eight fits, one board more each,
     # stored as the host stores them; a's version 2 takes its seats from board 4 on. Each
@@ -157,13 +164,20 @@ def test_a_bot_chart_is_the_leaderboard_after_each_fit(host: Host) -> None:
         str(ids["a2"]) if x == str(ids["a"]) else x for x in g.seats])
         for g in c_last_games(ids, 8)]
     expected: dict[str, list[tuple[int, float, float | None, float | None, bool]]] = {}
+    last_played: dict[str, int] = {}
     for k in range(1, 9):
         sub = [g for g in games if g.board < k]
+        played(host, sub)
         host.ratings.store_batch(len(sub), *batch_fit(sub, bootstrap=50))
         bots = sorted({b for g in sub for b in g.seats}, key=int)
         for r in rate(sub, bots, bootstrap=50):
-            expected.setdefault(r.bot, []).append(
-                (len(sub), r.rating, r.low, r.high, not r.determined))
+            # a point while it plays (under 50 games: a game more is enough), and at the
+            # last fit its figure then: a retired version's line runs on to now
+            mine = sum(r.bot in g.seats for g in sub)
+            if mine > last_played.get(r.bot, 0) or k == 8:
+                last_played[r.bot] = mine
+                expected.setdefault(r.bot, []).append(
+                    (len(sub), r.rating, r.low, r.high, not r.determined))
     with host.Session() as s:
         for name in "abc":
             b = s.scalar(select(Bot).where(Bot.name == name))
@@ -189,16 +203,16 @@ def test_a_bot_chart_is_the_leaderboard_after_each_fit(host: Host) -> None:
                        for x, y in itertools.pairwise(part)), shown
         assert all(x is not None and x < 1800 for x in shown)
         assert shown[-1] is not None and shown[-1] < 1500 and shown[-1] < min(shown[:3])
-        # 48 games a fit from board 1 to 8 (6 a board): a's version 1 plays boards 0-3
+        # 6 to 48 games a fit from board 1 to 8 (6 a board): a's version 1 plays boards 0-3
         a = s.scalar(select(Bot).where(Bot.name == "a"))
         assert a is not None
         first, second = rating_lines(s, a.versions)
-        assert [p.games for p in first.points] == [6 * k for k in range(1, 9)]
+        assert [p.games for p in first.points] == [6, 12, 18, 24, 48]  # then now
         assert [p.games for p in second.points] == [6 * k for k in range(5, 9)]
         # at most 3 fits: the evenly spaced 6, 30 (7 / 2 = 3.5, to even: index 4) and 48
         # games, and every version's first and last (a2's first: 30 games)
         thin = rating_lines(s, a.versions, most=3)
-        assert [[p.games for p in ln.points] for ln in thin] == [[6, 30, 48], [30, 48]]
+        assert [[p.games for p in ln.points] for ln in thin] == [[6, 48], [30, 48]]
     # the page draws the same: a line a version, its marker, c's hollow bounds
     client = TestClient(create_app(host))
     page = client.get("/bots/a").text
@@ -208,3 +222,42 @@ def test_a_bot_chart_is_the_leaderboard_after_each_fit(host: Host) -> None:
     assert page.count('class="bound"') == 7 and "μ−3σ" not in page
     board = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
     assert board["c"]["rating_high"] == pytest.approx(shown[-1], abs=0.05)  # 1 decimal
+
+
+def test_a_version_keeps_a_point_each_two_percent_of_its_games(host: Host) -> None:
+    # a fit a minute would keep 130,000 points a version in a season: a version gets a
+    # point when it has none, then once it has played 2% more games (1 more while under
+    # 50); the chart still ends on its rating of the last fit
+    ids = versions(host)
+    games = c_last_games(ids, 4)
+    fit = batch_fit(games, bootstrap=20)
+
+    def points() -> list[tuple[int, int]]:
+        with host.Session() as s:
+            return [(p.games, p.played) for p in s.scalars(
+                select(RatingPoint).where(RatingPoint.version_id == ids["c"])
+                .order_by(RatingPoint.id))]
+
+    def count_c(n: int) -> None:
+        with host.Session.begin() as s:
+            v = s.get(Version, ids["c"])
+            assert v is not None
+            v.games = n
+
+    seen = [(24, 24)]  # c sat in all 24 games
+    played(host, games)
+    host.ratings.store_batch(24, *fit)
+    assert points() == seen
+    host.ratings.store_batch(24, *fit)  # a refit of the same games (a restart)
+    assert points() == seen
+    for n, kept in ((25, True), (1000, True), (1019, False), (1020, True), (1040, False)):
+        count_c(n)
+        host.ratings.store_batch(n, *fit)
+        if kept:
+            seen.append((n, n))
+        assert points() == seen, n
+    with host.Session() as s:
+        c = s.scalar(select(Bot).where(Bot.name == "c"))
+        assert c is not None
+        [line] = rating_lines(s, c.versions)
+    assert [p.games for p in line.points] == [24, 25, 1000, 1020, 1040]  # and now

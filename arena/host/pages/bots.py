@@ -18,7 +18,7 @@ from ...web import charts
 from ...web.views import game_row
 from ..deps import HostDep, SessionDep, VersionId, can_see
 from ..embargo import games_out
-from ..models import Bot, FaultRow, Game, GameSeat, RatingPoint, Version
+from ..models import Bot, FaultRow, Game, GameSeat, Meta, RatingPoint, Version
 from ..ratings import batch_table, open_ratings
 from ..routes.games import with_seat
 from ..schemas import GameOut, VersionOut
@@ -43,11 +43,12 @@ CHART_POINTS = 600
 def rating_lines(s: Session, versions: Sequence[Version], most: int = CHART_POINTS
                  ) -> list[charts.VersionLine]:
     """A bot's rating chart: for each of its ``versions`` that a batch fit rated, its
-    rating and interval after each fit (:class:`RatingPoint`, kept as the fits happen), in
-    order of the competition's rated games at the fit; the latest fit of a count kept
-    (a refit of the same games, after a restart or a ``moon host rerate``). At most
-    ``most`` (2 or more) fits of all the bot's, evenly spaced, and each version's first
-    and last."""
+    rating and interval after the fits that kept a point of it (:class:`RatingPoint`,
+    one each 2% of its games: :func:`arena.host.ratings.next_point`), in order of the
+    competition's rated games at the fit, the latest fit of a count kept (a refit of the
+    same games, after a restart or ``moon host rerate``); and last its rating now, after
+    the last fit, as the leaderboard shows it. At most ``most`` (2 or more) fits of all
+    the bot's, evenly spaced, and each version's first and last."""
     numbers = {v.id: v.number for v in versions}
     rows = s.execute(select(RatingPoint.version_id, RatingPoint.games, RatingPoint.rating,
                             RatingPoint.low, RatingPoint.high, RatingPoint.open)
@@ -56,6 +57,15 @@ def rating_lines(s: Session, versions: Sequence[Version], most: int = CHART_POIN
     kept: dict[int, dict[int, charts.FitPoint]] = {}
     for vid, games, rating, low, high, open_ in rows:
         kept.setdefault(vid, {})[games] = charts.FitPoint(games, rating, low, high, open_)
+    batch = s.get(Meta, "batch")
+    now = batch.value.get("games") if batch is not None and isinstance(batch.value, dict) \
+        else None
+    if isinstance(now, int):
+        open_now = open_ratings(s)
+        for v in versions:
+            if v.rating is not None and v.id in kept:  # a fit rated it: its figure now
+                kept[v.id][now] = charts.FitPoint(now, v.rating, v.rating_low,
+                                                  v.rating_high, v.id in open_now)
     fits = sorted({g for points in kept.values() for g in points})
     if len(fits) > most:
         chosen = {fits[round(i * (len(fits) - 1) / (most - 1))] for i in range(most)}

@@ -21,6 +21,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), primary_key=True),
         sa.Column("version_id", sa.Integer(), sa.ForeignKey("versions.id"), nullable=False),
         sa.Column("games", sa.Integer(), nullable=False),
+        sa.Column("played", sa.Integer(), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("rating", sa.Float(), nullable=False),
         sa.Column("low", sa.Float(), nullable=True),
