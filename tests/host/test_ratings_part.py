@@ -224,10 +224,25 @@ def test_a_bot_chart_is_the_leaderboard_after_each_fit(host: Host) -> None:
     assert board["c"]["rating_high"] == pytest.approx(shown[-1], abs=0.05)  # 1 decimal
 
 
-def test_a_version_keeps_a_point_each_two_percent_of_its_games(host: Host) -> None:
+@pytest.fixture
+def any_host(tmp_path: Path, database: str | None):
+    """A competition in process on SQLite, then on PostgreSQL (migration 0010 on both)."""
+    from arena.host import init_competition
+    from arena.host.run import open_host
+
+    init_competition(tmp_path / "comp", trust_local=True, seed=1)
+    h, _ = open_host(tmp_path / "comp", database, recover=False)
+    try:
+        yield h
+    finally:
+        h.close()
+
+
+def test_a_version_keeps_a_point_each_two_percent_of_its_games(any_host: Host) -> None:
     # a fit a minute would keep 130,000 points a version in a season: a version gets a
     # point when it has none, then once it has played 2% more games (1 more while under
     # 50); the chart still ends on its rating of the last fit
+    host = any_host
     ids = versions(host)
     games = c_last_games(ids, 4)
     fit = batch_fit(games, bootstrap=20)
