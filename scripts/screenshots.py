@@ -61,14 +61,15 @@ def main() -> int:
                 api("POST", url, "/api/submissions", tokens[person],
                     files={"archive": (f"{bot}.tar.gz", pack(ROOT / "example_bots" / bot),
                                        "application/gzip")})
-            deadline = time.monotonic() + 900
-            while time.monotonic() < deadline:
-                done = api("GET", url, "/api/games?status=finished&limit=1")["total"]
-                board = api("GET", url, "/api/leaderboard")
-                if done >= args.games and board and all(r["rating"] is not None
-                                                        for r in board):
-                    break
-                time.sleep(1)
+            rated(url, args.games)
+            # a second version of ann's bot (the same code, another hash), so that the
+            # bot page's chart shows a version marker and a line each
+            again = Path(tmp) / "heuristic"
+            shutil.copytree(ROOT / "example_bots" / "heuristic", again)
+            (again / "VERSION").write_text("2\n")
+            api("POST", url, "/api/submissions", tokens["ann"],
+                files={"archive": ("heuristic.tar.gz", pack(again), "application/gzip")})
+            rated(url, 3 * args.games, versions=4)
             game = api("GET", url, "/api/games?status=finished&limit=1")["games"][0]["id"]
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
@@ -95,6 +96,22 @@ def main() -> int:
             if host.poll() is None:
                 host.send_signal(signal.SIGTERM)
                 host.wait(30)
+
+
+def rated(url: str, games: int, versions: int = 0) -> None:
+    """Wait (15 min at most) for ``games`` finished rated games and a leaderboard whose
+    versions are all rated, and with ``versions`` rated versions at least (retired ones
+    too: the bot pages' versions)."""
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline:
+        done = api("GET", url, "/api/games?status=finished&limit=1")["total"]
+        board = api("GET", url, "/api/leaderboard")
+        fitted = sum(v["rating"] is not None for b in api("GET", url, "/api/bots")
+                     for v in b["versions"]) if versions else 0
+        if done >= games and board and all(r["rating"] is not None for r in board) \
+                and fitted >= versions:
+            return
+        time.sleep(1)
 
 
 def live_shot(page: Any, url: str, out: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 RULES = sorted(f"moon_sdk.rules.{m.name}" for m in pkgutil.iter_modules(moon_sdk.rules.__path__))
 ARENA = ["arena.check.conformance", "arena.bots.manifest", "arena.core.clock",
          "arena.core.names", "arena.core.results", "arena.host.pages.live", "arena.cli.ladder",
-         "arena.cli.stops", "arena.web.views"]
+         "arena.cli.stops", "arena.web.views", "arena.host.ratings"]
 
 
 @pytest.mark.parametrize("name", ["moon_sdk.rules", *RULES, *ARENA])

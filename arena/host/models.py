@@ -236,3 +236,27 @@ class Meta(Base):
     __tablename__ = "meta"
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[Any] = mapped_column(JSON)
+
+
+class RatingPoint(Base):
+    """One version's batch rating after one batch fit (:meth:`arena.host.ratings.Ratings.
+    store_batch`), kept as the fits happen: a bot's rating chart on the leaderboard's scale
+    (migration 0010). A row per version and fit, while the version plays: one each 2% of
+    its games (:func:`arena.host.ratings.next_point`)."""
+
+    __tablename__ = "rating_points"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("versions.id"), index=True)
+    games: Mapped[int] = mapped_column(Integer)
+    """The competition's finished rated games the fit read (the chart's x axis)."""
+    played: Mapped[int] = mapped_column(Integer)
+    """The version's own rated games then (when its next point is due:
+    :func:`arena.host.ratings.next_point`)."""
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    rating: Mapped[float] = mapped_column(Float)
+    """Elo scale, the anchor's mean 1500 (as :attr:`Version.rating`)."""
+    low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    """The 95% interval's ends; None on a side the data cannot bound."""
+    open: Mapped[bool] = mapped_column(Boolean, default=False)
+    """The fit left the rating open: quote its bound, not ``rating``."""

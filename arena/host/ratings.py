@@ -29,7 +29,7 @@ from ..ladder.ratings import LiveRatings, Rating, head_to_head_table, ladder_fit
 from ..ladder.store import GameRow
 from ..stats.places import places
 from .batchworker import BatchWorker
-from .models import Game, Meta, Version, utcnow
+from .models import Game, Meta, RatingPoint, Version, utcnow
 from .writer import Writer
 
 log = logging.getLogger("arena.host")
@@ -138,6 +138,20 @@ def batch_fit(games: list[GameRow], bootstrap: int, seed: int = 0
                      "anchor": anchor, "h2h": h2h}
 
 
+def next_point(played: int) -> int:
+    """The rated games a version must have played for its next :class:`RatingPoint`, its
+    last one at ``played``: 2% more, at least one more. A fit a minute for a season would
+    otherwise keep some 130,000 points a version; this keeps every fit while it has
+    played few games, 297 points to 10,000 games, 413 to 100,000, and none once it
+    plays no more (retired): the chart ends on its rating now in any case
+    (:func:`arena.host.pages.bots.rating_lines`).
+
+    >>> next_point(0), next_point(49), next_point(50), next_point(51), next_point(1000)
+    (1, 50, 51, 53, 1020)
+    """
+    return played + max(1, -(-played * 2 // 100))
+
+
 class Ratings:
     """The batch fits of the database at ``url`` (a SQLAlchemy URL with its password):
     ``bootstrap`` resamples, ``seed`` their draws, one every ``every_s`` seconds when games
@@ -192,16 +206,25 @@ class Ratings:
 
     def store_batch(self, n: int, ratings: list[Rating],
                     table: dict[str, Any] | None = None) -> None:
-        """Write a fit of ``n`` games: each version's rating and interval, and the
-        ``batch`` entry (how many games, when, which versions' ratings are open, and
-        ``table``: the places, anchor and head-to-head of :func:`batch_fit`)."""
+        """Write a fit of ``n`` games: each version's rating and interval, the same as a
+        :class:`RatingPoint` (a bot page's chart) for a version with none yet or that has
+        played its :func:`next_point` games, and the ``batch`` entry (how many
+        games, when, which versions' ratings are open, and ``table``: the places, anchor
+        and head-to-head of :func:`batch_fit`)."""
         with self.Session.begin() as s:
+            at = utcnow()
+            last = dict(s.execute(select(RatingPoint.version_id, func.max(RatingPoint.played))
+                                  .group_by(RatingPoint.version_id)).all())
             for r in ratings:
                 v = s.get(Version, int(r.bot))
                 if v is not None:
                     v.rating, v.rating_low, v.rating_high = r.rating, r.low, r.high
+                    if v.id not in last or v.games >= next_point(last[v.id]):
+                        s.add(RatingPoint(version_id=v.id, games=n, played=v.games, at=at,
+                                          rating=r.rating, low=r.low, high=r.high,
+                                          open=not r.determined))
             m = s.get(Meta, "batch") or Meta(key="batch", value={})
-            m.value = {"games": n, "at": utcnow().isoformat(),
+            m.value = {"games": n, "at": at.isoformat(),
                        "open": sorted(int(r.bot) for r in ratings if not r.determined),
                        **(table or {})}
             s.merge(m)

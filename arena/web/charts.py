@@ -1,10 +1,12 @@
-"""Pictures drawn on the server as SVG markup (no script, no canvas, no font): a rating
-over time (:func:`rating_chart`) and a rating's 95% interval as a bar on a shared scale
-(:func:`interval_bar`). Every number is formatted by us; no text from users goes in."""
+"""Pictures drawn on the server as SVG markup (no script, no canvas, no font): a bot's
+batch rating after each fit, per version (:func:`rating_chart`), and a rating's 95%
+interval as a bar on a shared scale (:func:`interval_bar`). Every number is formatted by
+us; no text from users goes in."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from markupsafe import Markup
 
@@ -13,29 +15,69 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
-def rating_chart(points: Sequence[tuple[int, float]], width: int = 640, height: int = 200,
-                 *, games: int | None = None, low: float | None = None,
-                 high: float | None = None) -> Markup:
-    """A line chart of ``(game number, rating)`` points (the game number counts the bot's
-    rated games from 1), with the lowest and highest rating and the last game labelled.
-    ``points`` may be some of the games only, the first and the last among them (a bot
-    page draws at most a point a unit or so: :meth:`arena.host.pages.bots.RatingReplay.series`);
-    then ``games`` is how many there are, and ``low`` and ``high`` the lowest and highest
-    rating of all of them (the axis's labels). An empty chart says so. Returns SVG markup
-    with a ``viewBox`` (it scales to its box)."""
-    if not points:
-        return Markup('<p class="muted chart-empty">No rated games yet.</p>')
-    pad_l, pad_r, pad_t, pad_b = 44, 12, 12, 26
-    xs = [p[0] for p in points]
-    ys = [p[1] for p in points]
+class FitPoint(NamedTuple):
+    """A version's batch rating after one batch fit (Elo scale, the anchor's mean 1500)."""
+
+    games: int
+    """The competition's rated games the fit read (the chart's x)."""
+    rating: float
+    low: float | None
+    high: float | None
+    """The 95% interval's ends; None on a side the data cannot bound."""
+    open: bool = False
+    """The fit left the rating open: its bound is the figure, not ``rating``."""
+
+    @property
+    def shown(self) -> float | None:
+        """The figure the chart draws: the rating, or an open rating's bound (as the
+        leaderboard quotes it: ``≤ 1320``); None when the fit measured no interval (n/a:
+        one board only, say, where a bot that always lost still gets a figure the prior
+        alone holds, far above what its bound will be once there are two)."""
+        if self.low is None and self.high is None:
+            return None
+        if not self.open:
+            return self.rating
+        return self.high if self.high is not None else self.low
+
+
+class VersionLine(NamedTuple):
+    """One version's points, in order of ``games``."""
+
+    number: int
+    """The version's number (1, 2, ... per bot): its marker's label ``#n``."""
+    points: Sequence[FitPoint]
+
+
+COLOURS = ("#24507a", "#9a5b13", "#3f7d4e", "#7a3b69")
+"""A version line's colour, by its number (cycled)."""
+
+
+def rating_chart(lines: Sequence[VersionLine], width: int = 640, height: int = 220
+                 ) -> Markup:
+    """A bot's batch rating after each batch fit, one line per version, on the
+    leaderboard's scale: x is the competition's rated games at the fit, y the rating
+    (Elo, whole numbers on the axis), a band its 95% interval (to the chart's edge on a
+    side the data leave unbounded), a dashed marker ``#n`` where version n first appears.
+    An open rating is drawn at its bound, as a hollow point; a fit without an interval
+    (n/a) is not drawn. An empty chart says so.
+    Returns SVG markup with a ``viewBox`` (it scales to its box)."""
+    drawn = [VersionLine(ln.number, [p for p in ln.points if p.shown is not None])
+             for ln in lines]
+    drawn = [ln for ln in drawn if ln.points]
+    if not drawn:
+        return Markup('<p class="muted chart-empty">No batch fit with an interval for its '
+                      'games yet.</p>')
+    pad_l, pad_r, pad_t, pad_b = 44, 30, 18, 26
+    points = [p for ln in drawn for p in ln.points]
+    xs = [p.games for p in points]
+    ys = [y for p in points for y in (p.shown, p.low, p.high) if y is not None]
     x0, x1 = min(xs), max(xs)
-    y0 = min(ys) if low is None else low
-    y1 = max(ys) if high is None else high
-    games = len(points) if games is None else games
-    if y1 - y0 < 1e-9:
-        y0, y1 = y0 - 1, y1 + 1
+    y0, y1 = min(ys), max(ys)
+    if y1 - y0 < 10:  # a flat line: a band of ±5 Elo around it
+        mid = (y0 + y1) / 2
+        y0, y1 = mid - 5, mid + 5
     if x1 == x0:
-        x1 = x0 + 1
+        x0, x1 = x0 - 1, x1 + 1
 
     def sx(x: float) -> float:
         return pad_l + (x - x0) / (x1 - x0) * (width - pad_l - pad_r)
@@ -43,28 +85,71 @@ def rating_chart(points: Sequence[tuple[int, float]], width: int = 640, height: 
     def sy(y: float) -> float:
         return pad_t + (y1 - y) / (y1 - y0) * (height - pad_t - pad_b)
 
-    path = " ".join(f"{'M' if i == 0 else 'L'}{_f(sx(x))},{_f(sy(y))}"
-                    for i, (x, y) in enumerate(points))
-    last_x, last_y = points[-1]
+    grey = 'font-size="11" fill="#5f6670"'
+    bottom = height - pad_b
     parts = [
         f'<svg class="chart rating-chart" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="rating over {games} games" data-points="{games}">',
-        f'<line class="axis" x1="{pad_l}" y1="{height - pad_b}" x2="{width - pad_r}" '
-        f'y2="{height - pad_b}" stroke="#b9b1a2"/>',
-        f'<line class="axis" x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{height - pad_b}" '
+        f'aria-label="batch rating after each fit, {len(drawn)} versions" '
+        f'data-versions="{len(drawn)}">',
+        f'<line class="axis" x1="{pad_l}" y1="{bottom}" x2="{width - pad_r}" '
+        f'y2="{bottom}" stroke="#b9b1a2"/>',
+        f'<line class="axis" x1="{pad_l}" y1="{pad_t}" x2="{pad_l}" y2="{bottom}" '
         'stroke="#b9b1a2"/>',
-        f'<text x="{pad_l - 4}" y="{_f(sy(y1) + 4)}" text-anchor="end" font-size="11" '
-        f'fill="#5f6670">{_f(y1)}</text>',
-        f'<text x="{pad_l - 4}" y="{_f(sy(y0) + 4)}" text-anchor="end" font-size="11" '
-        f'fill="#5f6670">{_f(y0)}</text>',
-        f'<text x="{pad_l}" y="{height - 8}" font-size="11" fill="#5f6670">game {x0}</text>',
-        f'<text x="{width - pad_r}" y="{height - 8}" text-anchor="end" font-size="11" '
-        f'fill="#5f6670">game {last_x}</text>',
-        f'<path d="{path}" fill="none" stroke="#24507a" stroke-width="2" '
-        'stroke-linejoin="round"/>',
-        f'<circle cx="{_f(sx(last_x))}" cy="{_f(sy(last_y))}" r="3.5" fill="#e0a526"/>',
-        "</svg>",
+        f'<text x="{pad_l - 4}" y="{_f(sy(y1) + 4)}" text-anchor="end" {grey}>'
+        f'{round(y1)}</text>',
+        f'<text x="{pad_l - 4}" y="{_f(sy(y0) + 4)}" text-anchor="end" {grey}>'
+        f'{round(y0)}</text>',
+        f'<text x="{pad_l}" y="{height - 8}" {grey}>{x0} games</text>',
+        f'<text x="{width - pad_r}" y="{height - 8}" text-anchor="end" {grey}>'
+        f'{x1} games</text>',
     ]
+    if y0 < 1500 < y1:  # the scale's anchor
+        parts.append(f'<line class="anchor" x1="{pad_l}" y1="{_f(sy(1500))}" '
+                     f'x2="{width - pad_r}" y2="{_f(sy(1500))}" stroke="#e2dccf" '
+                     'stroke-dasharray="2 3"/>'
+                     f'<text x="{width - pad_r + 2}" y="{_f(sy(1500) + 4)}" '
+                     'font-size="10" fill="#8a8f96">1500</text>')
+    for ln in drawn:
+        colour = COLOURS[(ln.number - 1) % len(COLOURS)]
+        pts = ln.points
+        upper = [sy(p.high if p.high is not None else y1) for p in pts]
+        lower = [sy(p.low if p.low is not None else y0) for p in pts]
+        banded = [p.low is not None or p.high is not None for p in pts]
+        parts.append(f'<g class="version-line" data-version="{ln.number}" '
+                     f'data-points="{len(pts)}">')
+        if any(banded):
+            if len(pts) == 1:  # a band one fit wide: a bar
+                parts.append(f'<rect class="band" x="{_f(sx(pts[0].games) - 3)}" '
+                             f'y="{_f(upper[0])}" width="6" '
+                             f'height="{_f(lower[0] - upper[0])}" fill="{colour}" '
+                             'fill-opacity="0.18"/>')
+            else:
+                ring = [(sx(p.games), u) for p, u in zip(pts, upper, strict=True)] + \
+                    [(sx(p.games), lo) for p, lo in zip(reversed(pts), reversed(lower),
+                                                         strict=True)]
+                parts.append('<path class="band" d="' + " ".join(
+                    f"{'M' if i == 0 else 'L'}{_f(x)},{_f(y)}"
+                    for i, (x, y) in enumerate(ring)) + f'Z" fill="{colour}" '
+                    'fill-opacity="0.18" stroke="none"/>')
+        first = sx(pts[0].games)
+        parts.append(f'<line class="version-marker" x1="{_f(first)}" y1="{pad_t}" '
+                     f'x2="{_f(first)}" y2="{bottom}" stroke="{colour}" '
+                     'stroke-dasharray="4 3" stroke-opacity="0.7"/>'
+                     f'<text x="{_f(first + 3)}" y="{pad_t - 5}" font-size="11" '
+                     f'fill="{colour}">#{ln.number}</text>')
+        path = " ".join(f"{'M' if i == 0 else 'L'}{_f(sx(p.games))},{_f(sy(p.shown or 0))}"
+                        for i, p in enumerate(pts))
+        parts.append(f'<path class="line" d="{path}" fill="none" stroke="{colour}" '
+                     'stroke-width="2" stroke-linejoin="round"/>')
+        for p in pts:
+            if p.open:  # an open rating's bound: hollow
+                parts.append(f'<circle class="bound" cx="{_f(sx(p.games))}" '
+                             f'cy="{_f(sy(p.shown or 0))}" r="3" fill="#fff" '
+                             f'stroke="{colour}" stroke-width="1.5"/>')
+        last = pts[-1]
+        parts.append(f'<circle class="last" cx="{_f(sx(last.games))}" '
+                     f'cy="{_f(sy(last.shown or 0))}" r="3.5" fill="#e0a526"/></g>')
+    parts.append("</svg>")
     return Markup("".join(parts))
 
 
@@ -96,4 +181,4 @@ def interval_bar(low: float | None, mid: float | None, high: float | None, lo: f
         'fill="#17324d"/></svg>')
 
 
-__all__ = ["interval_bar", "rating_chart"]
+__all__ = ["COLOURS", "FitPoint", "VersionLine", "interval_bar", "rating_chart"]

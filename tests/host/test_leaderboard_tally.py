@@ -7,7 +7,6 @@ and games that finish between two views."""
 
 from __future__ import annotations
 
-import itertools
 import random
 from pathlib import Path
 
@@ -16,7 +15,6 @@ from sqlalchemy.orm import Session
 
 from arena.host import init_competition
 from arena.host.models import Bot, Game, GameSeat, Participant, Version
-from arena.host.pages.bots import RatingReplay
 from arena.host.pages.leaderboard import ResultTally
 from arena.host.run import open_host
 from arena.web.views import TREND_GAMES, Record, win_figures
@@ -124,55 +122,5 @@ def test_tally_agrees_with_counting_every_game(tmp_path: Path, database: str | N
                 Game.kind == "rated", Game.status == "finished").group_by(
                     GameSeat.game_id, GameSeat.version_id).having(func.count() > 1)).all()
         assert len(twice) > 10
-    finally:
-        host.close()
-
-
-def test_a_bot_chart_is_its_history_kept_up_to_date(tmp_path: Path,
-                                                     database: str | None) -> None:
-    """A bot page's chart (:meth:`RatingReplay.series`, kept per bot and extended by the
-    games since) is its whole history (:meth:`RatingReplay.history`, every game's point
-    gathered again) at a few of its games: the first, the last, evenly between; its
-    number of games and lowest and highest rating are the history's."""
-    folder = tmp_path / "comp"
-    init_competition(folder, trust_local=True, seed=1)
-    host, _ = open_host(folder, database, recover=False)
-    rng = random.Random(5)
-    try:
-        with host.Session.begin() as s:
-            owner = Participant(name="owner", token_hash="x" * 64)
-            ids = {}
-            for name in NAMES:
-                v = Version(bot=Bot(owner=owner, name=name), number=1, hash=name * 40,
-                            archive_sha256="0" * 64, status=STATUSES[name])
-                s.add(v)
-                s.flush()
-                ids[name] = v.id
-            seq = add_games(s, rng, ids, 0, 40, 0)
-        # one version, and two that played in the same games (a bot's old and new)
-        keys = [{ids[n]} for n in NAMES] + [{ids["a"], ids["b"]}]
-        replay = RatingReplay()
-        for step in range(3):
-            with host.Session() as s:
-                replay.advance(s)
-            for vids in keys:
-                whole = replay.history(vids)
-                for most in (7, 1000):
-                    got = replay.series(vids, most)
-                    assert got.games == len(whole)
-                    if not whole:
-                        assert got == (0, None, None, [])
-                        continue
-                    values = [y for _, y in whole]
-                    assert (got.low, got.high) == (min(values), max(values))
-                    assert len(got.points) == min(most, len(whole)) and len(whole) > 7
-                    assert got.points[0] == whole[0] and got.points[-1] == whole[-1]
-                    assert all(whole[x - 1] == (x, y) for x, y in got.points)
-                    xs = [x for x, _ in got.points]
-                    assert xs == sorted(set(xs))
-                    assert max(b - a for a, b in itertools.pairwise(xs)) <= \
-                        -(-len(whole) // (most - 1))
-            with host.Session.begin() as s:
-                seq = add_games(s, rng, ids, 40 + 20 * step, 20, seq)
     finally:
         host.close()

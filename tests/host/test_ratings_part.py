@@ -4,6 +4,7 @@ live updates gave, and a batch fit is stored with its count of games."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from pathlib import Path
@@ -11,13 +12,16 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from host_support import open_in_process
+from sqlalchemy import select
 from test_recorder import finished, running_game, versions
 
 from arena.host.app import create_app
-from arena.host.models import Meta, Version
+from arena.host.models import Bot, Meta, RatingPoint, Version
+from arena.host.pages.bots import rating_lines
 from arena.host.ratings import batch_fit
 from arena.host.recorder import Counters, Recorder
 from arena.host.service import Host
+from arena.ladder.ratings import rate
 from arena.ladder.schedule import make_schedule
 from arena.ladder.store import GameRow
 
@@ -133,3 +137,142 @@ def test_a_gap_beyond_its_games_is_marked(host: Host) -> None:
     page = client.get("/bots/r").text
     assert "+1370" not in page and "-1370" in page and 'class="beyond"' in page
     assert ">0.5%<" in page                       # random ahead in 1 of 200: not "0%"
+
+
+def played(host: Host, games: list[GameRow]) -> None:
+    """Each version's rated games, as the recorder counts them (one a game it sat in)."""
+    with host.Session.begin() as s:
+        for v in s.scalars(select(Version)):
+            v.games = sum(str(v.id) in g.seats for g in games)
+
+
+def test_a_bot_chart_is_the_leaderboard_after_each_fit(host: Host) -> None:
+    # c is last in every game: a bot that never wins. Eight fits, one board more each,
+    # stored as the host stores them; a's version 2 takes its seats from board 4 on. Each
+    # chart point must be the ladder's own fit of the same games (`moon ladder show`'s
+    # `rate`, the leaderboard's scale), and c's figure, its bound, must fall as it loses.
+    ids = versions(host)
+    with host.Session.begin() as s:
+        a1 = s.get(Version, ids["a"])
+        assert a1 is not None
+        a2 = Version(bot_id=a1.bot_id, number=2, hash="A" * 64, archive_sha256="0" * 64,
+                     status="active")
+        s.add(a2)
+        s.flush()
+        ids["a2"] = a2.id
+    games = [g if g.board < 4 else dataclasses.replace(g, seats=[
+        str(ids["a2"]) if x == str(ids["a"]) else x for x in g.seats])
+        for g in c_last_games(ids, 8)]
+    expected: dict[str, list[tuple[int, float, float | None, float | None, bool]]] = {}
+    last_played: dict[str, int] = {}
+    for k in range(1, 9):
+        sub = [g for g in games if g.board < k]
+        played(host, sub)
+        host.ratings.store_batch(len(sub), *batch_fit(sub, bootstrap=50))
+        bots = sorted({b for g in sub for b in g.seats}, key=int)
+        for r in rate(sub, bots, bootstrap=50):
+            # a point while it plays (under 50 games: a game more is enough), and at the
+            # last fit its figure then: a retired version's line runs on to now
+            mine = sum(r.bot in g.seats for g in sub)
+            if mine > last_played.get(r.bot, 0) or k == 8:
+                last_played[r.bot] = mine
+                expected.setdefault(r.bot, []).append(
+                    (len(sub), r.rating, r.low, r.high, not r.determined))
+    with host.Session() as s:
+        for name in "abc":
+            b = s.scalar(select(Bot).where(Bot.name == name))
+            assert b is not None
+            lines = rating_lines(s, b.versions)
+            want = [(v.number, expected[str(v.id)]) for v in b.versions]
+            assert [(ln.number, [tuple(p) for p in ln.points]) for ln in lines] == want
+        c = s.scalar(select(Bot).where(Bot.name == "c"))
+        assert c is not None
+        [line] = rating_lines(s, c.versions)
+        # one board: no interval (n/a), and a figure the prior holds; not drawn
+        assert line.points[0].low is line.points[0].high is None
+        assert line.points[0].shown is None
+        bounds = line.points[1:]
+        shown = [p.shown for p in bounds]
+        assert all(p.open and p.low is None and p.high is not None for p in bounds)
+        assert shown == [p.high for p in bounds]  # drawn at its bound, "≤ 1320"
+        # never rising while its opponents stay the same: fits 2-4 (a, b) and 5-8 (a,
+        # a's version 2, b). At fit 5 the anchor takes in a's version 2, rated from one
+        # board, and c's bound loosens with it: a bound, drawn as one, not a figure
+        for part in (shown[:3], shown[3:]):
+            assert all(x is not None and y is not None and y < x
+                       for x, y in itertools.pairwise(part)), shown
+        assert all(x is not None and x < 1800 for x in shown)
+        assert shown[-1] is not None and shown[-1] < 1500 and shown[-1] < min(shown[:3])
+        # 6 to 48 games a fit from board 1 to 8 (6 a board): a's version 1 plays boards 0-3
+        a = s.scalar(select(Bot).where(Bot.name == "a"))
+        assert a is not None
+        first, second = rating_lines(s, a.versions)
+        assert [p.games for p in first.points] == [6, 12, 18, 24, 48]  # then now
+        assert [p.games for p in second.points] == [6 * k for k in range(5, 9)]
+        # at most 3 fits: the evenly spaced 6, 30 (7 / 2 = 3.5, to even: index 4) and 48
+        # games, and every version's first and last (a2's first: 30 games)
+        thin = rating_lines(s, a.versions, most=3)
+        assert [[p.games for p in ln.points] for ln in thin] == [[6, 48], [30, 48]]
+    # the page draws the same: a line a version, its marker, c's hollow bounds
+    client = TestClient(create_app(host))
+    page = client.get("/bots/a").text
+    assert page.count('class="version-line"') == 2 and ">#2</text>" in page
+    assert 'data-version="2" data-points="4"' in page
+    page = client.get("/bots/c").text
+    assert page.count('class="bound"') == 7 and "μ−3σ" not in page
+    board = {r["bot"]: r for r in client.get("/api/leaderboard").json()}
+    assert board["c"]["rating_high"] == pytest.approx(shown[-1], abs=0.05)  # 1 decimal
+
+
+@pytest.fixture
+def any_host(tmp_path: Path, database: str | None):
+    """A competition in process on SQLite, then on PostgreSQL (migration 0010 on both)."""
+    from arena.host import init_competition
+    from arena.host.run import open_host
+
+    init_competition(tmp_path / "comp", trust_local=True, seed=1)
+    h, _ = open_host(tmp_path / "comp", database, recover=False)
+    try:
+        yield h
+    finally:
+        h.close()
+
+
+def test_a_version_keeps_a_point_each_two_percent_of_its_games(any_host: Host) -> None:
+    # a fit a minute would keep 130,000 points a version in a season: a version gets a
+    # point when it has none, then once it has played 2% more games (1 more while under
+    # 50); the chart still ends on its rating of the last fit
+    host = any_host
+    ids = versions(host)
+    games = c_last_games(ids, 4)
+    fit = batch_fit(games, bootstrap=20)
+
+    def points() -> list[tuple[int, int]]:
+        with host.Session() as s:
+            return [(p.games, p.played) for p in s.scalars(
+                select(RatingPoint).where(RatingPoint.version_id == ids["c"])
+                .order_by(RatingPoint.id))]
+
+    def count_c(n: int) -> None:
+        with host.Session.begin() as s:
+            v = s.get(Version, ids["c"])
+            assert v is not None
+            v.games = n
+
+    seen = [(24, 24)]  # c sat in all 24 games
+    played(host, games)
+    host.ratings.store_batch(24, *fit)
+    assert points() == seen
+    host.ratings.store_batch(24, *fit)  # a refit of the same games (a restart)
+    assert points() == seen
+    for n, kept in ((25, True), (1000, True), (1019, False), (1020, True), (1040, False)):
+        count_c(n)
+        host.ratings.store_batch(n, *fit)
+        if kept:
+            seen.append((n, n))
+        assert points() == seen, n
+    with host.Session() as s:
+        c = s.scalar(select(Bot).where(Bot.name == "c"))
+        assert c is not None
+        [line] = rating_lines(s, c.versions)
+    assert [p.games for p in line.points] == [24, 25, 1000, 1020, 1040]  # and now

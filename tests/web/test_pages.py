@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 
 import httpx
 import pytest
@@ -135,10 +134,16 @@ def test_bot_page_and_games_filter(browser, competition: Competition):
     assert page.inner_text("h1 .owner") == "alice"
     assert page.eval_on_selector_all("tr.version-row", "r => r.map(x => x.dataset.status)") \
         == ["active"]
-    # the chart has one point per rated game of the bot (as counted when the page was made)
-    points = int(page.get_attribute("svg.rating-chart", "data-points"))
-    played = len(finished_games(c, bot="heuristic"))
-    assert 1 <= points <= played
+    # the chart: its one version's line, a point a batch fit with an interval (on the
+    # leaderboard's scale: tests/host/test_ratings_part.py), once a fit has one
+    wait_for(lambda: any(r["bot"] == "heuristic" and (r["rating_low"], r["rating_high"])
+                         != (None, None) for r in c.host.ok("GET", "/api/leaderboard")),
+             240, "a batch fit with an interval for heuristic")
+    page.goto(c.url + "/bots/heuristic")
+    lines = page.eval_on_selector_all("svg.rating-chart g.version-line",
+                                      "gs => gs.map(g => [g.dataset.version, "
+                                      "Number(g.dataset.points)])")
+    assert len(lines) == 1 and lines[0][0] == "1" and lines[0][1] >= 1
     assert "Reason / log" not in page.inner_text("table.versions")  # not the owner
     # games filtered by bot and result: the page is read first, the API after it, so what
     # the page lists is in the API's answer: "won" where the bot's seat placed first,
@@ -181,96 +186,6 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, competition: Competition):
                               "document.documentElement.clientWidth]")
         assert width[0] <= width[1] == 390, (path, width)
     page.close()
-
-
-def test_rating_history_is_the_live_ratings(competition: Competition, tmp_path):
-    """The bot page's rating history (seats and places streamed, not whole games) is what
-    the host's live updates gave: one point per rated game of the version, the last one its
-    live rating as the host stored it game by game, and every point the same as a second
-    model's (every finished game read whole and replayed through the ladder's
-    LiveRatings)."""
-    from sqlalchemy import select
-    from sqlalchemy.orm import Session
-
-    from arena.host.db import make_engine
-    from arena.host.models import Version
-    from arena.host.pages.bots import rating_history
-    from arena.host.ratings import finished_games as whole_games
-    from arena.ladder.ratings import LiveRatings
-
-    c = competition
-    enough_games(c, 6)
-    copy = tmp_path / "copy.sqlite"  # one consistent moment of a database still written to
-    with sqlite3.connect(c.host.folder / "host.sqlite") as src, sqlite3.connect(copy) as dst:
-        src.backup(dst)
-    engine = make_engine(f"sqlite:///{copy}")
-    try:
-        with Session(engine) as s:
-            games = whole_games(s)
-            versions = [v for v in s.scalars(select(Version)) if v.games]
-            assert len(versions) >= 3
-            for v in versions:
-                live = LiveRatings(sorted({b for g in games for b in g.seats}))
-                expected = []
-                for g in games:
-                    live.update(g)
-                    if str(v.id) in g.seats:
-                        r = live.ratings[str(v.id)]
-                        expected.append((len(expected) + 1, r.mu - 3 * r.sigma))
-                history = rating_history(s, {v.id})
-                assert len(history) == v.games == len(expected)
-                assert [n for n, _ in history] == [n for n, _ in expected]
-                assert [x for _, x in history] == pytest.approx([x for _, x in expected])
-                assert history[-1][1] == pytest.approx(v.mu - 3 * v.sigma)
-    finally:
-        engine.dispose()
-
-
-def test_a_bot_page_replays_only_the_games_finished_since_the_last(competition: Competition,
-                                                                    tmp_path):
-    """The host keeps its replay of the live ratings (a bot page used to replay every rated
-    game at each view: some 20 s of CPU at 100,000 games, for anyone to ask again and
-    again): a later view reads only the games finished since, and gives the same history
-    as a replay from scratch."""
-    from sqlalchemy import func, select
-    from sqlalchemy.orm import Session
-
-    from arena.host.db import make_engine
-    from arena.host.models import Game, GameSeat, Version
-    from arena.host.pages.bots import RatingReplay, rating_history
-
-    c = competition
-    enough_games(c, 6)
-
-    def snapshot(name: str):
-        copy = tmp_path / name
-        with sqlite3.connect(c.host.folder / "host.sqlite") as src, \
-                sqlite3.connect(copy) as dst:
-            src.backup(dst)
-        return make_engine(f"sqlite:///{copy}")
-
-    first = snapshot("first.sqlite")
-    seen = len(finished_games(c))
-    wait_for(lambda: len(finished_games(c)) >= seen + 3, 120, "three more games")
-    second = snapshot("second.sqlite")
-    replay = RatingReplay()
-    try:
-        with Session(first) as s:
-            vids = [v.id for v in s.scalars(select(Version)) if v.games]
-            early = {v: rating_history(s, {v}, replay) for v in vids}
-        read, last = replay.rows_read, replay.seq
-        with Session(second) as s:
-            new_rows = s.scalar(select(func.count()).select_from(GameSeat).join(Game).where(
-                Game.status == "finished", Game.kind == "rated", Game.seq > last))
-            assert new_rows >= 3 * 3  # three games of three seats at least
-            for v in vids:
-                assert rating_history(s, {v}, replay) == rating_history(s, {v})
-                assert rating_history(s, {v})[:len(early[v])] == early[v]
-            assert rating_history(s, set(vids), replay) == rating_history(s, set(vids))
-        assert replay.rows_read - read == new_rows
-    finally:
-        first.dispose()
-        second.dispose()
 
 
 def held(page, seat: int) -> set[str]:
