@@ -7,6 +7,7 @@ uploads and challenges are refused in one line, and enabling them undoes it."""
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 from pathlib import Path
@@ -379,5 +380,40 @@ def test_the_challenges_page_asks_through_the_api(tmp_path: Path, database: str 
         # over the quota (1 an hour): the form says when to ask again
         r = c.post("/challenges", data={"opponent": "b", "csrf": csrf})
         assert r.status_code == 429 and "ask again in 60 minutes" in r.text
+    finally:
+        host.close()
+
+
+def signed_in_client(host: Host, token: str) -> TestClient:
+    """A client of the pages signed in with ``token``."""
+    c = TestClient(create_app(host))
+    csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/signin").text).group(1)
+    assert c.post("/signin", data={"token": token, "csrf": csrf},
+                  follow_redirects=False).status_code == 303
+    return c
+
+
+def test_a_running_challenge_is_watched_by_its_asker_alone(tmp_path: Path) -> None:
+    host, _ = competition(tmp_path / "comp", None)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b", "cat": "c"})
+        ann, bob, cat = (signed_in_client(host, ids[n][0]) for n in ("ann", "bob", "cat"))
+        assert ann.post("/api/challenges", json={"opponent": "b"},
+                        headers=bearer(ids["ann"][0])).status_code == 201
+        with host.Session.begin() as s:
+            s.get(Game, "c1").status = "running"
+        assert 'id="live"' in ann.get("/games/c1").text
+        # bob's bot plays in it: he sees who plays, not the plays (they are its record's)
+        page = bob.get("/games/c1")
+        assert page.status_code == 200 and 'id="live"' not in page.text
+        assert ("Its live view, replay and its bots' stderr are shown only to the "
+                "participant who asked for it (a challenge game).") in html.unescape(page.text)
+        r = bob.get("/games/c1/events")
+        assert (r.status_code, r.json()["detail"]) == (
+            403, "the plays of game c1 are shown only to the participant who asked for it "
+            "(a challenge game)")
+        # cat has no part in it: no such game
+        assert cat.get("/games/c1").status_code == 404
+        assert cat.get("/games/c1/events").status_code == 404
     finally:
         host.close()
