@@ -417,3 +417,33 @@ def test_a_running_challenge_is_watched_by_its_asker_alone(tmp_path: Path) -> No
         assert cat.get("/games/c1/events").status_code == 404
     finally:
         host.close()
+
+
+def test_a_disabled_participants_bot_and_a_reference_bot_are_refused_by_name(
+        tmp_path: Path) -> None:
+    host, admin = competition(tmp_path / "comp", None, per_hour=10)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b"})
+        ann = bearer(ids["ann"][0])
+        c = TestClient(create_app(host))
+        assert c.post("/api/participants/bob/disable", json={"reason": "shares his bot"},
+                      headers=bearer(admin)).status_code == 200
+        with host.Session.begin() as s:  # a build of his that turned active since
+            s.get(Version, ids["bob"][1]).status = "active"
+        for body in ({"opponent": "b"}, {"opponent": "B", "version": 1}):
+            r = c.post("/api/challenges", json=body, headers=ann)
+            assert (r.status_code, r.json()["detail"]) == (
+                409, "bot b is disabled by the organiser with its participant: challenge "
+                "another bot"), body
+        # a reference bot's name, whatever its case, as bots' names are
+        r = c.post("/api/challenges", json={"opponent": "Reference-Random"}, headers=ann)
+        assert (r.status_code, r.json()["opponent"]) == (201, "reference-random")
+        r = c.post("/api/challenges", json={"opponent": "reference-random", "version": 1},
+                   headers=ann)
+        assert (r.status_code, r.json()["detail"]) == (
+            422, "reference-random is a reference bot, which has no versions: leave out "
+            "--version / \"version\"")
+        with host.Session() as s:  # only the reference bot's challenge was queued
+            assert [g.id for g in s.scalars(select(Game))] == ["c1"]
+    finally:
+        host.close()
