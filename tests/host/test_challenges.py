@@ -447,3 +447,27 @@ def test_a_disabled_participants_bot_and_a_reference_bot_are_refused_by_name(
             assert [g.id for g in s.scalars(select(Game))] == ["c1"]
     finally:
         host.close()
+
+
+def test_the_challenges_form_refuses_a_bad_version_in_one_line(tmp_path: Path) -> None:
+    host, _ = competition(tmp_path / "comp", None)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b"})
+        c = signed_in_client(host, ids["ann"][0])
+        csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/challenges").text).group(1)
+        # no version a database holds: "0", a digit int() refuses, one past 2**63 - 1
+        for v in ("0", "²", "9223372036854775808", "-1"):
+            r = c.post("/challenges", data={"opponent": "b", "version": v, "csrf": csrf})
+            assert r.status_code == 422, v
+            assert (f"version {v!r}: write the opponent bot's version number (1, 2, "
+                    "...), or leave it empty for its active one") in html.unescape(r.text), v
+        r = c.post("/challenges", data={"opponent": "b" * 65, "csrf": csrf})
+        assert r.status_code == 422
+        assert html.unescape(re.search(r'<p class="message">(.*?)</p>', r.text, re.S)
+                             .group(1)) == (
+            "This form's opponent is not as its page asks (string should have at most 64 "
+            "characters): open the page again and fill it in there.")
+        with host.Session() as s:
+            assert s.scalars(select(Game)).all() == []
+    finally:
+        host.close()
