@@ -68,6 +68,12 @@ minutes, so a minute is the soonest a new try makes sense."""
 NOT_PLAYED = ("the game could not be played, through the host's failure (never yours): "
               "it is not counted; open a new table to play again")
 """What the page says of a table's game the host could not play (the log says why)."""
+GONE_S = 180.0
+"""A person whose page has not asked for the table's state for this long on their move
+has left (and forfeits, as a disconnect): a tab never opened or closed frees its table
+and its slot in minutes, not after the whole clock (``decision_ms`` + ``bank_ms``, 17
+minutes by default). The page asks every few seconds; a background tab's timers may be
+slowed to once a minute, hence three."""
 PERSON_SEAT = 0
 """The person's seat; the chosen version's is seat 1, the opponents' the others."""
 
@@ -266,7 +272,7 @@ class Tables:
             # on the host's one writer, in turn with the games' results and claims
             table_id, seed, bots = self.writer.write_now(self._add_game, version_id,
                                                          opponents)
-            person, seat = WebPerson(), HumanSeat()
+            person, seat = WebPerson(gone_s=GONE_S), HumanSeat()
             t = Table(table_id, secrets.token_urlsafe(16), person, seat,
                       [HUMAN, *(b.name for b in bots)], client)
             self.tables[table_id] = t
@@ -375,4 +381,4 @@ def table_url(t: Table) -> str:
     return f"/tables/{t.id}?k={t.key}"
 
 
-__all__ = ["KIND", "LINGER_S", "Table", "TableRefused", "Tables", "table_url"]
+__all__ = ["GONE_S", "KIND", "LINGER_S", "Table", "TableRefused", "Tables", "table_url"]
