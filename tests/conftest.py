@@ -39,7 +39,7 @@ FAST = (
     # the live game page as served, in process
     "web/test_live_served.py",
     # a person at the table: their answers, in process
-    "table/test_choice.py", "table/test_play_usage.py",
+    "table/test_choice.py", "table/test_play_usage.py", "table/test_web_person.py",
 )
 """The fast tier (`make check`): test files (or folders, ending in /) under tests/ whose
 tests run in process, in a few minutes in all on 2 cores. Their tests are marked ``fast``

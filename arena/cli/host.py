@@ -177,7 +177,8 @@ def rerate(folder: Path, database: str | None) -> None:
               help="The database URL the host runs with (default: FOLDER/host.sqlite).")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="The archive to write (default: FOLDER/export.tar.gz).")
-def export(folder: Path, database: str | None, output: Path | None) -> None:
+@click.option("--force", is_flag=True, help="Replace the archive if it is there already.")
+def export(folder: Path, database: str | None, output: Path | None, force: bool) -> None:
     """Write one archive to check the competition by: every record, the results, the
     settings, the seeds, the season's ratings and the final's standings (a re-fit of
     its games reproduces them). The host may keep running.
@@ -188,7 +189,7 @@ def export(folder: Path, database: str | None, output: Path | None) -> None:
     from ..host.export import export as write_export
 
     out = output or folder / "export.tar.gz"
-    done = write_export(folder, out, database)
+    done = write_export(folder, out, database, replace=force)
     click.echo(f"wrote {done.path}: {done.games} games ({done.final_games} of the final), "
                f"{done.records} records")
 

@@ -138,15 +138,24 @@ def _opponent(s: Session, name: str, number: int | None, references: Sequence[st
     reference bot ``name`` (its name).
 
     Raises:
-        ChallengeError: 404 no such bot or version; 409 one that cannot play.
+        ChallengeError: 404 no such bot or version; 409 one that cannot play, or whose
+            participant is disabled; 422 a reference bot's version.
     """
     b = s.scalar(select(Bot).where(func.lower(Bot.name) == name.lower()))
     if b is None:
-        if name in references and number is None:
-            return name
+        # as bots' names, a reference bot's is matched whatever its case
+        ref = next((r for r in references if r.lower() == name.lower()), None)
+        if ref is not None:
+            if number is not None:
+                raise ChallengeError(422, f"{ref} is a reference bot, which has no "
+                                     "versions: leave out --version / \"version\"")
+            return ref
         refs = f"; or a reference bot: {', '.join(references)}" if references else ""
         raise ChallengeError(404, f"there is no bot named {name!r}: name a bot of the "
                              f"leaderboard{refs}")
+    if b.owner.disabled:  # its versions play no more, even one turned active since
+        raise ChallengeError(409, f"bot {b.name} is disabled by the organiser with its "
+                             "participant: challenge another bot")
     if number is None:
         v = s.get(Version, b.active_version_id) if b.active_version_id else None
         if v is None:

@@ -35,7 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload
 
 from ..bots.versions import version_label
@@ -79,20 +81,40 @@ class ExportSummary:
     final_games: int
 
 
-def export(folder: Path, out: Path, database: str | None = None) -> ExportSummary:
+def export(folder: Path, out: Path, database: str | None = None, replace: bool = False
+           ) -> ExportSummary:
     """Write the archive of the competition in ``folder`` (its database: ``database``, by
-    default ``folder/host.sqlite``) to ``out``.
+    default ``folder/host.sqlite``) to ``out``, replacing a file there only if ``replace``.
 
     Raises:
-        ConfigError: not a competition, an unreachable database, or a final still being
-            played (the message says to wait for its end).
+        ConfigError: not a competition, a database that is not there, cannot be read or
+            holds no competition, a final still being played (the message says to wait
+            for its end), ``out`` there already (and not ``replace``) or not writable.
     """
     settings = load_settings(folder)
-    engine = make_engine(database_url(database, folder))
+    if out.exists() and not replace:
+        # a mistyped --output must not overwrite competition.toml or a record
+        raise ConfigError(f"{out} is there already: choose another --output, or --force "
+                          "to replace it")
+    url = database_url(database, folder)
+    shown = make_url(url).render_as_string(hide_password=True)
+    file = make_url(url).database if url.startswith("sqlite") else None
+    # connecting would make an empty SQLite file: a competition never run has none
+    if file is not None and not Path(file).is_file():
+        raise ConfigError(f"no database at {file}: this competition has not been run "
+                          "(`moon host run` makes it), or name it with --database URL")
+    engine = make_engine(url)
     try:
         with Session(engine) as s:
+            if not inspect(s.connection()).has_table("games"):
+                raise ConfigError(f"database {shown} holds no competition (no games "
+                                  "table): name the host's own with --database URL")
             return _write(s, folder, out, settings.competition.name,
                           settings.matchmaking.seed, settings.matchmaking.bootstrap)
+    except SQLAlchemyError as e:  # the driver's own errors: which database, and why
+        first = str(e.orig if isinstance(e, DBAPIError) else e).strip().splitlines()
+        raise ConfigError(f"database {shown}: cannot read it: "
+                          f"{first[0] if first else type(e).__name__}") from None
     finally:
         engine.dispose()
 
@@ -177,15 +199,21 @@ def _write(s: Session, folder: Path, out: Path, name: str, season_seed: int,
                                                   else None), "ratings": season}),
     })
     top = f"{_slug(name)}-export"
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.part")
-    with tarfile.open(tmp, "w:gz") as tf:
-        for path in sorted(files):
-            data = files[path]
-            info = tarfile.TarInfo(f"{top}/{path}")
-            info.size, info.mode, info.mtime = len(data), 0o644, 0
-            tf.addfile(info, io.BytesIO(data))
-    tmp.replace(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(tmp, "w:gz") as tf:
+            for path in sorted(files):
+                data = files[path]
+                info = tarfile.TarInfo(f"{top}/{path}")
+                info.size, info.mode, info.mtime = len(data), 0o644, 0
+                tf.addfile(info, io.BytesIO(data))
+        tmp.replace(out)
+    except OSError as e:
+        if tmp.parent.is_dir():
+            tmp.unlink(missing_ok=True)
+        raise ConfigError(f"cannot write {out}: {e.strerror or type(e).__name__}: "
+                          "choose another --output") from None
     return ExportSummary(out, len(results), sum(1 for r in results if r["record"]),
                          sum(1 for r in results if r["kind"] == KIND))
 

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exception_handlers import (
     http_exception_handler,
     request_validation_exception_handler,
@@ -18,7 +19,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .pages.errors import no_page
+from .pages.errors import bad_form, no_page
 from .service import Host
 
 log = logging.getLogger("arena.host")
@@ -48,9 +49,17 @@ def install(app: FastAPI, host: Host) -> None:
     @app.exception_handler(RequestValidationError)
     async def bad_page_address(request: Request, exc: RequestValidationError) -> Response:
         """A page's address with a part that cannot be (``/versions/abc``) has no page:
-        the pages' own "Not found"; the API keeps FastAPI's JSON 422."""
+        the pages' own "Not found"; a form's field that cannot be (too long) is the
+        form's 422 page saying which; the API keeps FastAPI's JSON 422."""
         if for_the_api(request.url.path):
             return await request_validation_exception_handler(request, exc)
+        errors = exc.errors()
+        if request.method == "POST" and errors and errors[0].get("loc", ("",))[0] == "body":
+            # a form's field (too long, not a number): the form's fault, not the address's
+            first = errors[0]
+            field = str(first["loc"][-1]) if len(first["loc"]) > 1 else ""
+            return await run_in_threadpool(bad_form, request, host, field,
+                                           str(first.get("msg", "")).lower())
         return await not_found_page(request, StarletteHTTPException(404))
 
     said = [-1e9]

@@ -68,6 +68,12 @@ minutes, so a minute is the soonest a new try makes sense."""
 NOT_PLAYED = ("the game could not be played, through the host's failure (never yours): "
               "it is not counted; open a new table to play again")
 """What the page says of a table's game the host could not play (the log says why)."""
+GONE_S = 180.0
+"""A person whose page has not asked for the table's state for this long on their move
+has left (and forfeits, as a disconnect): a tab never opened or closed frees its table
+and its slot in minutes, not after the whole clock (``decision_ms`` + ``bank_ms``, 17
+minutes by default). The page asks every few seconds; a background tab's timers may be
+slowed to once a minute, hence three."""
 PERSON_SEAT = 0
 """The person's seat; the chosen version's is seat 1, the opponents' the others."""
 
@@ -164,7 +170,9 @@ class Tables:
         """The opponents a visitor may choose: ``(value, label)``, every active version's
         bot (``bot:NAME``) then every reference bot (``ref:NAME``)."""
         bots = s.scalars(select(Bot).join(Version, Version.id == Bot.active_version_id)
-                         .where(Version.status == "active").order_by(Bot.name)).all()
+                         .join(Participant, Participant.id == Bot.owner_id)
+                         .where(Version.status == "active", Participant.disabled.is_(False))
+                         .order_by(Bot.name)).all()
         return ([(f"bot:{b.name}", b.name) for b in bots]
                 + [(f"ref:{n}", f"{n} (reference bot)") for n in sorted(self.references)])
 
@@ -197,6 +205,21 @@ class Tables:
                 429, f"every table is taken ({st.max_open} at once, [tables] max_open, so "
                 "that rated games keep their pace): try again in a minute", FULL_RETRY_S)
 
+    @staticmethod
+    def version(s: Session, version_id: int) -> Version:
+        """The version a table is opened against (its bot loaded).
+
+        Raises:
+            TableRefused: 404 it is not active, or its participant is disabled (whose
+                versions play no more, even one that turned active since).
+        """
+        v = s.scalar(select(Version).where(Version.id == version_id)
+                     .options(selectinload(Version.bot).selectinload(Bot.owner)))
+        if v is None or v.status != "active" or v.bot.owner.disabled:
+            raise TableRefused(404, f"version {version_id} is not an active version: "
+                               "choose a bot on the leaderboard")
+        return v
+
     def seat_bots(self, s: Session, version_id: int, opponents: list[str]
                   ) -> tuple[list[BotSpec], list[GameSeat]]:
         """The bots of seats 1.. (the version, then ``opponents``) and every seat's row.
@@ -206,11 +229,7 @@ class Tables:
                 opponents, or one that is neither an active bot nor a reference bot.
         """
         players = self.ruleset.players
-        v = s.scalar(select(Version).where(Version.id == version_id)
-                     .options(selectinload(Version.bot)))
-        if v is None or v.status != "active":
-            raise TableRefused(404, f"version {version_id} is not an active version: "
-                               "choose a bot on the leaderboard")
+        v = self.version(s, version_id)
         if len(opponents) != players - 2:
             raise TableRefused(422, f"choose {players - 2} opponent(s) for {players} "
                                f"players (you, {v.bot.name}, and the others), not "
@@ -228,7 +247,7 @@ class Tables:
                 continue
             b = s.scalar(select(Bot).where(Bot.name == name)) if what == "bot" else None
             av = s.get(Version, b.active_version_id) if b and b.active_version_id else None
-            if b is None or av is None or av.status != "active":
+            if b is None or av is None or av.status != "active" or b.owner.disabled:
                 raise TableRefused(422, f"opponent {choice[:80]!r} is neither an active "
                                    "bot (bot:NAME) nor a reference bot (ref:NAME)")
             specs.append(self.specs(av, b.name))
@@ -253,7 +272,7 @@ class Tables:
             # on the host's one writer, in turn with the games' results and claims
             table_id, seed, bots = self.writer.write_now(self._add_game, version_id,
                                                          opponents)
-            person, seat = WebPerson(), HumanSeat()
+            person, seat = WebPerson(gone_s=GONE_S), HumanSeat()
             t = Table(table_id, secrets.token_urlsafe(16), person, seat,
                       [HUMAN, *(b.name for b in bots)], client)
             self.tables[table_id] = t
@@ -362,4 +381,4 @@ def table_url(t: Table) -> str:
     return f"/tables/{t.id}?k={t.key}"
 
 
-__all__ = ["KIND", "LINGER_S", "Table", "TableRefused", "Tables", "table_url"]
+__all__ = ["GONE_S", "KIND", "LINGER_S", "Table", "TableRefused", "Tables", "table_url"]

@@ -84,7 +84,7 @@ def choose(text: str, obs: Observation) -> Action:
     """
     legal = obs.legal_actions
     t = text.strip()
-    if t.isdigit():
+    if t.isdecimal():  # isdigit() holds for "²" too, which int() refuses
         k = int(t)
         if 1 <= k <= len(legal):
             return legal[k - 1]

@@ -106,12 +106,18 @@ class _Table:
 
 
 class WebPerson:
-    """A person at a page: :meth:`choose` waits for the page's answer."""
+    """A person at a page: :meth:`choose` waits for the page's answer. ``gone_s``: the
+    person has left once their page has not asked for the table's :meth:`state` for this
+    many seconds on their move (a closed tab, or one never opened); None: they are there
+    until their clock runs out."""
 
-    def __init__(self) -> None:
+    def __init__(self, gone_s: float | None = None) -> None:
         self._t = _Table()
         self._cv = threading.Condition()
         self._answer: dict[str, Any] | None = None
+        self.gone_s = gone_s
+        self._seen = time.monotonic()
+        """When the page last asked for the state (or the person was seated)."""
         self.closed = threading.Event()
         """Set when the person is done with the page (the ``done`` button after the game)."""
 
@@ -200,10 +206,18 @@ class WebPerson:
             try:
                 while True:
                     while self._answer is None:
-                        left = deadline - time.monotonic()
+                        now = time.monotonic()
+                        left = deadline - now
                         if left <= 0:
                             self._t.refusal = "your time for this move ran out"
                             raise TimedOut()
+                        if self.gone_s is not None:
+                            # no page asks: the game does not wait out a whole bank for it
+                            away = now - self._seen
+                            if away >= self.gone_s:
+                                raise LeftTable(f"the page was gone for over "
+                                                f"{self.gone_s:.0f} s")
+                            left = min(left, self.gone_s - away)
                         self._cv.wait(left)
                     answer, self._answer = self._answer, None
                     if answer.get("leave"):
@@ -252,7 +266,9 @@ class WebPerson:
         """The table as JSON-ready data once its version is past ``since`` (or after
         ``wait_s`` seconds, as it is)."""
         with self._cv:
+            self._seen = time.monotonic()
             self._cv.wait_for(lambda: self._t.version > since, timeout=wait_s)
+            self._seen = time.monotonic()
             return self._render()
 
     def _changed(self) -> None:

@@ -7,6 +7,7 @@ uploads and challenges are refused in one line, and enabling them undoes it."""
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 from pathlib import Path
@@ -379,5 +380,94 @@ def test_the_challenges_page_asks_through_the_api(tmp_path: Path, database: str 
         # over the quota (1 an hour): the form says when to ask again
         r = c.post("/challenges", data={"opponent": "b", "csrf": csrf})
         assert r.status_code == 429 and "ask again in 60 minutes" in r.text
+    finally:
+        host.close()
+
+
+def signed_in_client(host: Host, token: str) -> TestClient:
+    """A client of the pages signed in with ``token``."""
+    c = TestClient(create_app(host))
+    csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/signin").text).group(1)
+    assert c.post("/signin", data={"token": token, "csrf": csrf},
+                  follow_redirects=False).status_code == 303
+    return c
+
+
+def test_a_running_challenge_is_watched_by_its_asker_alone(tmp_path: Path) -> None:
+    host, _ = competition(tmp_path / "comp", None)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b", "cat": "c"})
+        ann, bob, cat = (signed_in_client(host, ids[n][0]) for n in ("ann", "bob", "cat"))
+        assert ann.post("/api/challenges", json={"opponent": "b"},
+                        headers=bearer(ids["ann"][0])).status_code == 201
+        with host.Session.begin() as s:
+            s.get(Game, "c1").status = "running"
+        assert 'id="live"' in ann.get("/games/c1").text
+        # bob's bot plays in it: he sees who plays, not the plays (they are its record's)
+        page = bob.get("/games/c1")
+        assert page.status_code == 200 and 'id="live"' not in page.text
+        assert ("Its live view, replay and its bots' stderr are shown only to the "
+                "participant who asked for it (a challenge game).") in html.unescape(page.text)
+        r = bob.get("/games/c1/events")
+        assert (r.status_code, r.json()["detail"]) == (
+            403, "the plays of game c1 are shown only to the participant who asked for it "
+            "(a challenge game)")
+        # cat has no part in it: no such game
+        assert cat.get("/games/c1").status_code == 404
+        assert cat.get("/games/c1/events").status_code == 404
+    finally:
+        host.close()
+
+
+def test_a_disabled_participants_bot_and_a_reference_bot_are_refused_by_name(
+        tmp_path: Path) -> None:
+    host, admin = competition(tmp_path / "comp", None, per_hour=10)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b"})
+        ann = bearer(ids["ann"][0])
+        c = TestClient(create_app(host))
+        assert c.post("/api/participants/bob/disable", json={"reason": "shares his bot"},
+                      headers=bearer(admin)).status_code == 200
+        with host.Session.begin() as s:  # a build of his that turned active since
+            s.get(Version, ids["bob"][1]).status = "active"
+        for body in ({"opponent": "b"}, {"opponent": "B", "version": 1}):
+            r = c.post("/api/challenges", json=body, headers=ann)
+            assert (r.status_code, r.json()["detail"]) == (
+                409, "bot b is disabled by the organiser with its participant: challenge "
+                "another bot"), body
+        # a reference bot's name, whatever its case, as bots' names are
+        r = c.post("/api/challenges", json={"opponent": "Reference-Random"}, headers=ann)
+        assert (r.status_code, r.json()["opponent"]) == (201, "reference-random")
+        r = c.post("/api/challenges", json={"opponent": "reference-random", "version": 1},
+                   headers=ann)
+        assert (r.status_code, r.json()["detail"]) == (
+            422, "reference-random is a reference bot, which has no versions: leave out "
+            "--version / \"version\"")
+        with host.Session() as s:  # only the reference bot's challenge was queued
+            assert [g.id for g in s.scalars(select(Game))] == ["c1"]
+    finally:
+        host.close()
+
+
+def test_the_challenges_form_refuses_a_bad_version_in_one_line(tmp_path: Path) -> None:
+    host, _ = competition(tmp_path / "comp", None)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b"})
+        c = signed_in_client(host, ids["ann"][0])
+        csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/challenges").text).group(1)
+        # no version a database holds: "0", a digit int() refuses, one past 2**63 - 1
+        for v in ("0", "²", "9223372036854775808", "-1"):
+            r = c.post("/challenges", data={"opponent": "b", "version": v, "csrf": csrf})
+            assert r.status_code == 422, v
+            assert (f"version {v!r}: write the opponent bot's version number (1, 2, "
+                    "...), or leave it empty for its active one") in html.unescape(r.text), v
+        r = c.post("/challenges", data={"opponent": "b" * 65, "csrf": csrf})
+        assert r.status_code == 422
+        assert html.unescape(re.search(r'<p class="message">(.*?)</p>', r.text, re.S)
+                             .group(1)) == (
+            "This form's opponent is not as its page asks (string should have at most 64 "
+            "characters): open the page again and fill it in there.")
+        with host.Session() as s:
+            assert s.scalars(select(Game)).all() == []
     finally:
         host.close()

@@ -367,3 +367,42 @@ def test_an_export_in_the_season_leaves_out_the_records_of_sets_in_play(tmp_path
         assert json.loads(files["seeds.json"])["final_master_seed"] is None
     finally:
         host.close()
+
+
+def test_an_export_refuses_what_it_cannot_do_in_one_line(tmp_path: Path) -> None:
+    def export(*args: str) -> tuple[int, str]:
+        out = CliRunner().invoke(moon, ["host", "export", *args])
+        return out.exit_code, out.output.strip()
+
+    never = tmp_path / "never"
+    init_competition(never, trust_local=True, seed=(1 << 62) + 11)
+    # a competition never run has no database, and the export makes none
+    assert export(str(never)) == (1, f"Error: no database at {never / 'host.sqlite'}: "
+                                  "this competition has not been run (`moon host run` "
+                                  "makes it), or name it with --database URL")
+    assert not (never / "host.sqlite").exists()
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")  # an SQLite file of no tables
+    assert export(str(never), "--database", f"sqlite:///{empty}") == (
+        1, f"Error: database sqlite:///{empty} holds no competition (no games table): "
+        "name the host's own with --database URL")
+    assert export(str(never), "--database", "postgresql://u@127.0.0.1:1/db")[1].startswith(
+        "Error: database postgresql+psycopg://u@127.0.0.1:1/db: cannot read it: ")
+    folder = tmp_path / "comp"
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    competition(folder, "", now + dt.timedelta(days=1)).close()
+    settings = (folder / "competition.toml").read_bytes()
+    # a mistyped --output leaves the file there as it was
+    assert export(str(folder), "--output", str(folder / "competition.toml")) == (
+        1, f"Error: {folder / 'competition.toml'} is there already: choose another "
+        "--output, or --force to replace it")
+    assert (folder / "competition.toml").read_bytes() == settings
+    (tmp_path / "a-file").write_text("")
+    assert export(str(folder), "--output", str(tmp_path / "a-file" / "x.tar.gz")) == (
+        1, f"Error: cannot write {tmp_path / 'a-file' / 'x.tar.gz'}: File exists: choose "
+        "another --output")
+    assert export(str(folder))[0] == 0
+    assert export(str(folder))[0] == 1  # the default archive is there now
+    code, line = export(str(folder), "--force")
+    assert (code, line) == (0, f"wrote {folder / 'export.tar.gz'}: 0 games (0 of the "
+                            "final), 0 records")

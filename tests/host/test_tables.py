@@ -11,6 +11,7 @@ table is opened is under test."""
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from host_support import add_active_versions, make_competition
 
 from arena.errors import ConfigError
 from arena.host.app import create_app
-from arena.host.models import Game, Participant, Version
+from arena.host.models import Bot, Game, Participant, Version
 from arena.host.run import open_host
 from arena.host.security import digest
 from arena.host.settings import load_settings
@@ -175,6 +176,41 @@ def test_bad_choices_and_keys_are_refused_in_one_line(made) -> None:
     assert f'data-base="/tables/{table_id}"' in page.text
     assert page.headers["Referrer-Policy"] == "no-referrer"
     assert client.get(f"/tables/{table_id}/replay?k={key}").status_code == 409
+
+
+@pytest.mark.parametrize("made", [(3, {"who": "anyone", "max_open": 2})], indirect=True)
+def test_a_disabled_participants_bots_sit_at_no_table(made) -> None:
+    client, host, ids, _, started = made
+    with host.Session.begin() as s:
+        q = Participant(name="q", token_hash=digest("moon_q"))
+        s.add(q)
+        s.flush()
+        z = Bot(owner_id=q.id, name="z")
+        s.add(z)
+        s.flush()
+        zv = Version(bot_id=z.id, number=1, hash="z" * 64, archive_sha256="0" * 64,
+                     status="active")
+        s.add(zv)
+        s.flush()
+        z.active_version_id = zv.id
+        shutil.copytree(host.folder / "reference" / "random", host.store / "versions" / zv.hash)
+        # p is disabled; their versions stay active (as a build that turned active since)
+        s.query(Participant).filter_by(name="p").one().disabled = True
+    r = client.get(f"/tables/new?version={ids['a']}")
+    assert (r.status_code, message(r)) == (
+        404, f"version {ids['a']} is not an active version: choose a bot on the leaderboard")
+    r = open_table(client, ids["a"], ["ref:reference-random"])
+    assert (r.status_code, message(r)) == (
+        404, f"version {ids['a']} is not an active version: choose a bot on the leaderboard")
+    r = open_table(client, zv.id, ["bot:a"])
+    assert (r.status_code, message(r)) == (
+        422, "opponent 'bot:a' is neither an active bot (bot:NAME) nor a reference bot "
+        "(ref:NAME)")
+    with host.Session() as s:
+        assert host.tables.choices(s) == [("bot:z", "z"), ("ref:reference-random",
+                                                           "reference-random (reference bot)")]
+        assert s.query(Game).count() == 0
+    assert started == []
 
 
 def test_tables_must_leave_rated_games_a_slot(tmp_path: Path) -> None:

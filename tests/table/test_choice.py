@@ -52,6 +52,11 @@ def test_the_auction_by_number_and_by_name():
         choose("6-4", o)
     with pytest.raises(Refused, match="^'hello' is no action: type a number"):
         choose("hello", o)
+    # a digit that is no decimal one ("²" is a digit to str.isdigit, not to int) is
+    # refused as a name, never an error that ends the person's seat
+    with pytest.raises(Refused, match="^'²' is no action: type a number"):
+        choose("²", o)
+    assert choose("٣", o) == bid(5)  # ARABIC-INDIC DIGIT THREE is a decimal 3
 
 
 def test_a_bid_below_the_high_bid_is_refused_with_what_would_do():

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from ...web import auth
 from .. import challenges
-from ..deps import HostDep, SessionDep
+from ..deps import DB_INT_MAX, HostDep, SessionDep
 from ..models import Bot, Game, Participant
 from ..routes.challenges import LOAD, ChallengeIn, ChallengeOut
 from ..routes.challenges import ask as api_ask
@@ -61,7 +61,9 @@ def ask_page(request: Request, host: HostDep, s: SessionDep,
                     message="This form was not sent from this site's own page (or it has "
                     "expired): open the page again and send it from there.")
     number = version.strip()
-    if number and not number.isdigit():
+    # ASCII digits of a version number a database holds ("²".isdigit() is true too)
+    if number and not (number.isascii() and number.isdigit()
+                       and 1 <= int(number) <= DB_INT_MAX):
         return _page(request, s, host, user, 422, f"version {number!r}: write the opponent "
                      "bot's version number (1, 2, ...), or leave it empty for its active "
                      "one", opponent)

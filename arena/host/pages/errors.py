@@ -24,4 +24,13 @@ def no_page(request: Request, host: Host) -> HTMLResponse:
                     "links to every bot and game.")
 
 
-__all__ = ["no_page", "not_found"]
+def bad_form(request: Request, host: Host, field: str, why: str) -> HTMLResponse:
+    """The error page (422) for a form sent with a field no page of the site sends
+    (``field``: its name; ``why``: the check it failed, e.g. too long)."""
+    with host.WebSession() as s:
+        return page(request, s, host, "error", status=422, title="Not sent as asked",
+                    message=f"This form's {field or 'fields'} is not as its page asks "
+                    f"({why}): open the page again and fill it in there.")
+
+
+__all__ = ["bad_form", "no_page", "not_found"]

@@ -105,7 +105,7 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
     out = GameOut.of(g, wait)
     own_seats = [x.seat for x in g.seats
                  if x.version is not None and can_see(user, x.version.bot.owner_id)]
-    if g.status in ("queued", "running"):
+    if g.status in ("queued", "running") and wait is None:
         live = page(request, s, host, "live", game=out, players=host.ruleset.players,
                     widow=host.ruleset.has_widow, sides=side_labels(out.seats))
         # never from a cache: at the game's end the live view reloads into the replay
@@ -118,6 +118,8 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
         own_seats = []
         missing = (f"Its replay and its bots' stderr are {wait}: they are dealt the "
                    "same hands, which its replay would give away." if g.kind == "rated"
+                   else f"Its live view, replay and its bots' stderr are {wait}."
+                   if g.status in ("queued", "running")
                    else f"Its replay and its bots' stderr are {wait}.")
     elif g.status == "finished" and g.record_path and path.is_file():
         data = json.loads(path.read_text())

@@ -18,6 +18,7 @@ from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import select
 
 from ...protocol.convert import event_to_dict
+from ..challenges import hidden
 from ..deps import HostDep
 from ..models import Game
 from ..registrations import client_key
@@ -124,10 +125,14 @@ def _game_status(host: Host, game_id: str) -> str | None:
         return s.scalar(select(Game.status).where(Game.id == game_id))
 
 
-def _visible_status(host: Host, request: Request, game_id: str) -> str | None:
+def _visible_status(host: Host, request: Request, game_id: str
+                    ) -> tuple[str | None, str | None]:
+    """The game's status if the caller may see it (else None), and why its plays are not
+    theirs to watch (a challenge game another asked for), or None."""
     with host.WebSession() as s:
-        g = visible_game(s, game_id, signed_in(request, s))
-        return g.status if g is not None else None
+        user = signed_in(request, s)
+        g = visible_game(s, game_id, user)
+        return (g.status, hidden(g, user)) if g is not None else (None, None)
 
 
 @router.get("/games/{game_id}/events")
@@ -137,7 +142,8 @@ async def game_events(game_id: str, request: Request, host: HostDep) -> Response
     start, then live, then ``event: end``. Only the referee's public events go out: no
     tile is sent before it is played, and the widow and the discard never are; a game
     that is over sends only ``event: end`` (its replay is its record's, withheld while
-    other games of its set are played: :mod:`arena.host.embargo`).
+    other games of its set are played: :mod:`arena.host.embargo`). A challenge game's
+    plays are its asker's alone (403 to its opponent's owner, who sees only its result).
 
     A client address holds at most :data:`STREAMS_PER_CLIENT` streams at once (more: 429),
     the host :data:`STREAMS_MAX` (more: 503); the database is read in a thread, never on
@@ -156,13 +162,16 @@ async def game_events(game_id: str, request: Request, host: HostDep) -> Response
             slots.give_back(client)
 
     try:
-        status = await run_in_threadpool(_visible_status, host, request, game_id)
+        status, why = await run_in_threadpool(_visible_status, host, request, game_id)
     except BaseException:
         release()
         raise
     if status is None:
         release()
         raise HTTPException(404, f"no game {game_id!r}")
+    if why is not None:  # its plays are its record's, as they are made
+        release()
+        raise HTTPException(403, f"the plays of game {game_id} are {why}")
 
     async def stream() -> AsyncIterator[bytes]:
         yield b"retry: 3000\n\n"

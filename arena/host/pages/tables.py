@@ -23,13 +23,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from sqlalchemy import select
-from sqlalchemy.orm import selectinload
 
 from ...table.web import MAX_BODY, render_page
 from ...web import auth
 from ..deps import DB_INT_MAX, HostDep, SessionDep
-from ..models import Version
 from ..registrations import client_key
 from ..service import Host
 from ..tables import Table, TableRefused, table_url
@@ -70,12 +67,10 @@ def new_table(request: Request, host: HostDep, s: SessionDep,
         host.tables.check(user, _client(request))
     except TableRefused as e:
         return _refused(request, host, e)
-    v = s.scalar(select(Version).where(Version.id == version)
-                 .options(selectinload(Version.bot)))
-    if v is None or v.status != "active":
-        return _refused(request, host, TableRefused(
-            404, f"version {version} is not an active version: choose a bot on the "
-            "leaderboard"))
+    try:
+        v = host.tables.version(s, version)
+    except TableRefused as e:
+        return _refused(request, host, e)
     players = host.ruleset.players
     st = host.settings.tables
     return page(request, s, host, "table_new", version=v, seats=list(range(2, players)),
