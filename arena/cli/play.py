@@ -256,7 +256,8 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
     the referee, like a bot) on this one, where the keyboard's Ctrl-C lands. A person who
     leaves forfeits (a disconnect: :class:`~arena.table.seat.HumanSeat`). Returns the
     game's record, after printing its hand-by-hand table and path; a page stays up with
-    the game's end and its replay until the person closes it (or :data:`WEB_LINGER_S`).
+    the game's end and its replay until the person closes it (or :data:`WEB_LINGER_S`),
+    unless they left by a signal (Ctrl-C, SIGTERM), which ends the page too.
 
     Raises:
         BotError: a bot's build failed (before the game).
@@ -315,10 +316,12 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
         console.print("(Ctrl-C here leaves the game, a forfeit)", highlight=False)
         if web.open_browser:
             webbrowser.open(server.url)
+    signalled = False  # Ctrl-C or SIGTERM: the person is gone, and so is their page
     try:
         sit(person, address, token)
     except (LeftTable, KeyboardInterrupt) as e:
         how = str(e) if isinstance(e, LeftTable) else "Ctrl-C"
+        signalled = isinstance(e, KeyboardInterrupt)
         person_seat.left(how)
         console.print(f"you left the game ({escape(how)}): a forfeit")
     except (ConnectionError, OSError) as e:
@@ -330,7 +333,9 @@ def play_with_person(console: Console, seat: int, specs: list[BotSpec], ruleset:
     match = finished[0]
     record = GameRecord.from_dict(game_record(match), match.record_path)
     print_game(console, record, forfeit=False)
-    if server is not None and isinstance(person, WebPerson):
+    if server is not None and signalled:
+        server.stop()
+    elif server is not None and isinstance(person, WebPerson):
         from ..web.replay import render_html
 
         server.replay_html = render_html(record)
