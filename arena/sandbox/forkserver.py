@@ -177,6 +177,8 @@ class ForkServer:
         """Top-level names of the modules the server has imported."""
         self.env: dict[str, str] = {}
         """The server's start-up variables (:func:`startup_env`)."""
+        self.closed = False
+        """:meth:`close` was called: the arena is stopping, a spawn refused is no failure."""
 
     def start(self, timeout_s: float = 60.0) -> None:
         """Start the server and wait until it has imported everything (raises OSError if
@@ -242,6 +244,7 @@ class ForkServer:
 
     def close(self) -> None:
         """Stop the server (its children are the executor's to kill). Safe to call twice."""
+        self.closed = True
         proc, self.proc = self.proc, None
         if proc is not None:
             with contextlib.suppress(OSError):
@@ -371,7 +374,10 @@ class ForkedProcess(LocalProcess):
             os.close(read_fd)
             os.close(write_fd)
             self.containment.release()
-            logger.warning("bot %s: %s; starting it as a process", self.spec.name, e)
+            # a bot starting as the arena stops finds the server closed on purpose: no
+            # warning (the game is being stopped; its bot still starts, as a process)
+            log_as = logger.info if self.server.closed else logger.warning
+            log_as("bot %s: %s; starting it as a process", self.spec.name, e)
             super().start()
             return
         os.close(write_fd)
