@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -139,9 +140,13 @@ def test_a_generated_client_talks_to_the_host(app, schema, tmp_path: Path) -> No
     assert tool, "openapi-python-client is in the dev extra"
     spec = tmp_path / "openapi.json"
     spec.write_text(json.dumps(schema))
+    # its post-hooks run ruff (the dev extra's) by name: the virtualenv's bin on PATH, as
+    # in an activated one (make runs .venv/bin/python without it)
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
     done = subprocess.run([tool, "generate", "--path", str(spec), "--output-path",
                            str(tmp_path / "client"), "--meta", "none"],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Warning" not in done.stdout + done.stderr, done.stdout + done.stderr
     sys.path.insert(0, str(tmp_path))
