@@ -6,8 +6,9 @@ the host"); :class:`arena.cli.ArenaGroup` turns the ``KeyboardInterrupt`` a sign
 into that line (:func:`stopped`), never click's "Aborted!" nor a traceback. A command's
 event loop is run by :func:`run`: the first signal cancels its main task while the loop
 waits (its ``finally`` blocks and context managers stop the referee, the bots, the fork
-server), or raises ``KeyboardInterrupt`` at once while the loop's thread runs blocking
-code (a build), which only that can stop; a second signal always raises.
+server); while the loop is busy it asks on the loop's next turn, and raises
+``KeyboardInterrupt`` only if the loop has not turned within :data:`GRACE_S` (blocking
+code, a build, which only that can stop); a second signal always raises.
 """
 
 from __future__ import annotations
@@ -52,14 +53,42 @@ def _idle(frame: FrameType | None) -> bool:
     return frame is not None and frame.f_code.co_filename == selectors.__file__
 
 
+GRACE_S = 1.0
+"""How long a busy event loop has to take its main task's cancel before blocking code
+that keeps it from turning is interrupted (:func:`_on_alarm`)."""
+_turned = False
+
+
+def _cancel_on_loop(task: asyncio.Task[Any]) -> None:
+    global _turned
+    _turned = True
+    task.cancel()
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    """A signal found the loop busy :data:`GRACE_S` ago: if it has not turned since (a
+    build's wait), nothing but an exception there stops it."""
+    if not _turned:
+        raise KeyboardInterrupt
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     """SIGINT's and SIGTERM's handler (see the module's docstring)."""
-    global _signals
+    global _signals, _turned
     _signals += 1
     task = _main
-    if _signals == 1 and task is not None and not task.done() and _idle(frame):
-        task.cancel()
-        task.get_loop().call_soon_threadsafe(lambda: None)  # wake the selector
+    if _signals == 1 and task is not None and not task.done():
+        if _idle(frame):
+            task.cancel()
+            task.get_loop().call_soon_threadsafe(lambda: None)  # wake the selector
+            return
+        # busy: an exception raised here would land in whatever the loop runs (a game's
+        # clean-up, say); ask on the loop's next turn, and interrupt only a loop that does
+        # not turn within GRACE_S (blocking code)
+        _turned = False
+        task.get_loop().call_soon_threadsafe(_cancel_on_loop, task)
+        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, GRACE_S)
         return
     raise KeyboardInterrupt
 
@@ -74,12 +103,13 @@ def handling() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # signals are the main thread's: nothing to handle here
         return
-    before = {s: signal.getsignal(s) for s in SIGNALS}
+    before = {s: signal.getsignal(s) for s in (*SIGNALS, signal.SIGALRM)}
     for s in SIGNALS:
         signal.signal(s, _on_signal)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         for s, h in before.items():
             signal.signal(s, h)
 
