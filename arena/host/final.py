@@ -379,6 +379,8 @@ class Final:
         try:
             while True:
                 await asyncio.sleep(every_s)
+                if self.matchmaker.outage.on:  # said once by the outage, mended by it
+                    continue
                 try:
                     if await self.writer.write(self.tick_now):
                         self.matchmaker.wake()
@@ -397,7 +399,9 @@ class Final:
                 except asyncio.CancelledError:
                     raise
                 except Exception as e:
-                    if cannot_write(e) or isinstance(e, SQLAlchemyError | OSError):
+                    if cannot_write(e):  # the database is gone: one line of the outage
+                        self.matchmaker.outage.hit("the final's step", e)
+                    elif isinstance(e, SQLAlchemyError | OSError):
                         log.warning("the final's step failed: %s (tried again in a moment)",
                                     e.__class__.__name__)
                     else:
