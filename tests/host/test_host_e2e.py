@@ -119,10 +119,17 @@ def test_a_competition(host: HostProcess) -> None:
     assert [r["bot"] for r in board] == ["heuristic", "weak", "random"], board
     assert [r["rank"] for r in board] == [1, 2, 3]
 
-    # each finished game's seats: places from scores (the side with more points ahead)
+    # each finished game's seats: places from scores (the side with more points ahead),
+    # except that a seat which forfeited (a bot too slow on a loaded machine) places last
+    # whatever its score (docs/ladder.md)
     for g in games:
+        out = {f["seat"] for f in g["faults"] if f["forfeit"]}
+        assert bool(out) == (g["termination"] == "forfeit"), g
+        others = [s["score"] for s in g["seats"] if s["seat"] not in out]
         for s in g["seats"]:
-            assert s["place"] == 1 + sum(1 for o in g["scores"] if o > s["score"])
+            want = (len(others) + 1 if s["seat"] in out
+                    else 1 + sum(1 for o in others if o > s["score"]))
+            assert s["place"] == want, g
 
     # a bot's stderr is its owner's (once every game of its set has ended)
     g = next(g for g in games if g["withheld"] is None)
