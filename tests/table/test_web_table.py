@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,18 @@ from table_support import decisions
 from web_driver import play, shown_tiles, start
 
 from arena.records.record import verify_record
+
+
+def end(proc) -> None:
+    """Stop a `moon play` still running as a user would (SIGTERM: it stops its bots),
+    killed only if it has not ended 10 s later; always waited for."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -42,8 +55,7 @@ def test_a_person_plays_a_whole_game_in_the_browser(tmp_path, browser, preset, b
         out, _ = game.proc.communicate(timeout=60)
     finally:
         page.close()
-        if game.proc.poll() is None:
-            game.proc.kill()
+        end(game.proc)
     assert game.proc.returncode == 0, out
     assert f"record: {path}" in out
     record = json.loads(Path(path).read_text())
@@ -74,8 +86,7 @@ def test_a_person_who_leaves_the_page_forfeits(tmp_path, browser):
         out, _ = game.proc.communicate(timeout=60)
     finally:
         page.close()
-        if game.proc.poll() is None:
-            game.proc.kill()
+        end(game.proc)
     assert game.proc.returncode == 3, out
     assert ("seat 1 (human) forfeited: disconnect: the person at seat 1 left the table "
             "during the game (left from the page)") in out
@@ -93,5 +104,4 @@ def test_the_page_needs_the_tables_key(tmp_path, browser):
         assert r.status == 403
     finally:
         page.close()
-        game.proc.terminate()
-        game.proc.communicate(timeout=60)
+        end(game.proc)
