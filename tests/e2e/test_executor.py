@@ -73,7 +73,12 @@ def test_max_hands_1_plays_exactly_one_hand(tmp_path):
     assert isinstance(done, FinishedGame), done
     record = load_record(done.record_path)
     assert verify_record(record) == []
-    assert done.result.termination is Termination.HAND_LIMIT
+    # random bots may shoot the moon and make it in that hand: a made 21 ends the game
+    # before the limit does (docs/protocol.md, TERMINATION_MOON)
+    if done.result.termination is Termination.MOON:
+        assert max(done.result.scores) >= 21, done.result
+    else:
+        assert done.result.termination is Termination.HAND_LIMIT
     assert done.result.hands_played == 1 and len(record["hands"]) == 1
     # placed by the one hand's scores, as the record's hand says
     scores = record["hands"][0]["scores"]
