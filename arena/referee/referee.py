@@ -90,6 +90,11 @@ back)."""
 MAX_REJOINS = 20
 """How many times one seat may join again after a drop, in one game; further joins are
 refused (a fault says so, once), so a reconnect storm cannot slow the other tables."""
+HELD_GRACE_S = 0.5
+"""How long a join that finds its seat held waits for the holder's stream to end before
+it is refused (s): a bot that drops its stream and joins again at once on the same
+connection can be heard before the referee has seen the old stream close (the two reach
+its event loop together, in either order)."""
 UNDELIVERED_GRACE_S = 5.0
 """How much longer than its time a turn may wait to be delivered to a connected seat's
 stream (a busy referee's queue); a turn still not taken then is that seat's timeout."""
@@ -183,6 +188,8 @@ class SeatLink:
         """The bot asked for no public events (``Join.quiet``) but the game's end."""
         self.dropped = ""
         """Why the referee broke the stream (:meth:`drop`), or ""."""
+        self.detached = asyncio.Event()
+        """Set once the stream no longer holds its seat (:meth:`Match.detach`)."""
 
     def send(self, msg: bpb.PlayResponse | bytes) -> None:
         """Queue a message for the bot, or its encoded bytes (dropped if the link is
@@ -641,6 +648,7 @@ class Match:
             s.link = None
             self._listening = any(x.link is not None and not x.link.quiet for x in self.seats)
             link.close()
+            link.detached.set()
             s.away_since = time.monotonic()
             self.inbox.put_nowait(StreamGone(seat))
 
@@ -1222,8 +1230,10 @@ class Referee:
             if self.matches.get(old.match_id) is old:
                 del self.matches[old.match_id]
 
-    def join(self, join: bpb.Join) -> tuple[Match, int, SeatLink]:
-        """Seat a new stream.
+    async def join(self, join: bpb.Join, held_grace_s: float = HELD_GRACE_S
+                   ) -> tuple[Match, int, SeatLink]:
+        """Seat a new stream. A seat held by another stream is waited for up to
+        ``held_grace_s`` (:data:`HELD_GRACE_S`) before the join is refused.
 
         Raises:
             Refusal: unknown token (UNAUTHENTICATED), protocol version mismatch, seat held
@@ -1241,6 +1251,12 @@ class Referee:
                           "unknown join token: check MOON_TOKEN (a token is good for one "
                           "match, until it ends)")
         match, seat = found
+        held = match.seats[seat].link
+        if held is not None and match.status != Status.FINISHED:
+            try:  # a rejoin heard before its old stream's end: let that end come first
+                await asyncio.wait_for(held.detached.wait(), held_grace_s)
+            except TimeoutError:
+                pass  # a second live stream: attach refuses it
         return match, seat, match.attach(seat, join)
 
     def get(self, match_id: str) -> Match:

@@ -286,7 +286,7 @@ class BotServicer:
                               "the first message is not a moon.v1.PlayRequest") from None
             if req.WhichOneof("kind") != "join":
                 raise Refusal("INVALID_ARGUMENT", "the first message on a stream must be a join")
-            match, seat, link = self.referee.join(req.join)
+            match, seat, link = await self.referee.join(req.join)
         except Refusal as e:
             code, why = _status(e)
             await context.abort(code, why)

@@ -127,7 +127,9 @@ def main() -> int:
                     s.send(bpb.PlayRequest(action=bpb.ActionReply(
                         request_id=1, action=pb.Action(bid=pb.Bid(value=0)))).SerializeToString())
                 if MODE == "double_stream" and not resp.welcome.resumed:
-                    threading.Thread(target=second_stream, args=(channel,), daemon=True).start()
+                    second = threading.Thread(target=second_stream, args=(channel,),
+                                              daemon=True)
+                    second.start()
                 continue
             if kind == "rejected" and MODE == "deaf":
                 time.sleep(3600)
@@ -135,6 +137,10 @@ def main() -> int:
                 continue
             turn = resp.turn
             turns += 1
+            if MODE == "double_stream" and turns == 1:
+                # hold the first turn until the second stream is refused (it waits out
+                # the referee's grace first), so the game cannot end before the fault
+                second.join(timeout=4)
             if MODE == "hang":
                 time.sleep(3600)
             if MODE == "crash" and turn.observation.phase == pb.PHASE_PLAY:

@@ -119,7 +119,9 @@ def test_never_joining_is_a_startup_stall(tmp_path):
 
 
 def test_second_stream_on_a_seat_is_refused_and_recorded(tmp_path):
-    match, record = play_beside_clean_game(tmp_path, "double_stream")
+    # a bank of 5 s: the bot holds its first turn until its second stream is refused
+    tc = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=5000, reconnect_ms=1500)
+    match, record = play_beside_clean_game(tmp_path, "double_stream", tc)
     # the game goes on with the first stream and ends by the rules
     assert match.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON)
     faults = record["faults"]

@@ -102,3 +102,70 @@ def test_a_reconnect_storm_beside_a_healthy_table_gives_it_no_timeouts(tmp_path)
     limit = [f for f in storm_faults if "joined again" in f.detail]
     assert sorted(f.seat for f in limit) == [0, 1, 2]  # one fault per seat, not per attempt
     assert all(f.reason is FaultReason.PROTOCOL_ERROR and not f.forfeit for f in limit)
+
+
+def test_a_rejoin_heard_before_its_old_stream_ended_is_welcomed(tmp_path):
+    """A bot drops its stream and joins again at once: the referee can hear the new join
+    before it has seen the old stream close. The join waits for that close instead of
+    being refused as a second stream (which a storm would otherwise meet by chance)."""
+    async def body(referee, ep):
+        m = referee.create_match(Ruleset.preset("moon3"), [("b", "1")] * 3, seed=5,
+                                 tc=TimeControl(decision_ms=60_000, reconnect_ms=60_000))
+        heard = asyncio.Event()
+        join = referee.join
+
+        async def noting(j, *args):  # the servicer calls this once it has read a join
+            heard.set()
+            return await join(j, *args)
+        referee.join = noting
+        async with grpc.aio.insecure_channel(ep.address) as ch:
+            def joining():
+                call = play_call(ch)
+                return call, call.write(bpb.PlayRequest(join=bpb.Join(
+                    token=m.tokens[0], protocol_version=PROTOCOL_VERSION, bot_name="b")))
+            old, sent = joining()
+            await sent
+            assert (await old.read()).WhichOneof("kind") == "welcome"
+            heard.clear()
+            new, sent = joining()
+            await sent
+            await asyncio.wait_for(heard.wait(), 10)  # the new join is heard, old still open
+            await asyncio.sleep(0.05)
+            old.cancel()
+            first = await asyncio.wait_for(new.read(), 10)
+            new.cancel()
+        return first.WhichOneof("kind"), list(m.faults)
+
+    kind, faults = with_referee(tmp_path, body)
+    assert kind == "welcome"
+    assert not [f for f in faults if "second stream" in f.detail]
+
+
+def test_a_second_live_stream_is_still_refused_after_the_grace(tmp_path):
+    """Two live streams for one seat: the second waits out the grace, then is refused."""
+    async def body(referee, ep):
+        m = referee.create_match(Ruleset.preset("moon3"), [("b", "1")] * 3, seed=6,
+                                 tc=TimeControl(decision_ms=60_000, reconnect_ms=60_000))
+        join = referee.join
+        referee.join = lambda j: join(j, 0.2)
+        async with grpc.aio.insecure_channel(ep.address) as ch:
+            calls = []
+            for _ in range(2):
+                call = play_call(ch)
+                calls.append(call)
+                await call.write(bpb.PlayRequest(join=bpb.Join(
+                    token=m.tokens[0], protocol_version=PROTOCOL_VERSION, bot_name="b")))
+            assert (await calls[0].read()).WhichOneof("kind") == "welcome"
+            try:
+                await asyncio.wait_for(calls[1].read(), 10)
+                code = None
+            except grpc.aio.AioRpcError as e:
+                code, details = e.code(), e.details()
+            for c in calls:
+                c.cancel()
+        return code, details, list(m.faults)
+
+    code, details, faults = with_referee(tmp_path, body)
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "already held by a live stream" in details
+    assert [f.seat for f in faults if "second stream" in f.detail] == [0]
