@@ -16,7 +16,10 @@ from arena.core.timecontrol import TimeControl
 from arena.executor.game import play_game
 from arena.records.record import load_record, verify_record
 
-TC = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=500, reconnect_ms=1500,
+# 30 s to join: a fault that comes with the join (a wrong token, a refused version) must
+# not turn into a start-up stall because a loaded machine started the bot slowly (it did
+# at 8 s in a CI run); no bot here waits that long, so no test takes longer for it
+TC = TimeControl(startup_ms=30_000, decision_ms=500, bank_ms=500, reconnect_ms=1500,
                  illegal_retries=2)
 BAD_SEAT = 1
 
@@ -120,7 +123,7 @@ def test_never_joining_is_a_startup_stall(tmp_path):
 
 def test_second_stream_on_a_seat_is_refused_and_recorded(tmp_path):
     # a bank of 5 s: the bot holds its first turn until its second stream is refused
-    tc = TimeControl(startup_ms=8000, decision_ms=500, bank_ms=5000, reconnect_ms=1500)
+    tc = TimeControl(startup_ms=30_000, decision_ms=500, bank_ms=5000, reconnect_ms=1500)
     match, record = play_beside_clean_game(tmp_path, "double_stream", tc)
     # the game goes on with the first stream and ends by the rules
     assert match.result.termination in (pb.TERMINATION_TARGET, pb.TERMINATION_MOON)
