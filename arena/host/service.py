@@ -255,16 +255,20 @@ class Host:
         way out the games still running are aborted by the executor (their bots and
         containers are stopped and removed) and stay ``running`` in the database: the
         next start voids and replays them, as after a crash."""
-        # what a killed host left: bot processes and cgroups, containers
-        await asyncio.to_thread(cleanup_stale_once)
-        if self.settings.runner.kind == "docker":
-            await asyncio.to_thread(sandbox.cleanup_stale)
+        # the phase first: the pages and the API show it from the first request, and a
+        # phase that plays no games cancels the queued ones, while the clean-up and the
+        # executor's start below take seconds on a loaded machine
+        phases = asyncio.create_task(self.season.run(), name="host-phases")
         try:
+            # what a killed host left: bot processes and cgroups, containers
+            await asyncio.to_thread(cleanup_stale_once)
+            if self.settings.runner.kind == "docker":
+                await asyncio.to_thread(sandbox.cleanup_stale)
             async with self._executor_factory(self.record_dir, self.capacity) as ex:
                 self.slots.executor = ex
                 tasks = [*(asyncio.create_task(self.builds.builder(), name=f"host-builder-{i}")
                            for i in range(self.settings.runner.builders)),
-                         asyncio.create_task(self.season.run(), name="host-phases"),
+                         phases,
                          asyncio.create_task(self.matchmaker.run(), name="host-matchmaker"),
                          asyncio.create_task(self.final.run(), name="host-final"),
                          # a quiet moment after each fit: retention, and the heap's free
@@ -282,6 +286,8 @@ class Host:
             # the executor has aborted what was still playing: let those games end
             await self.slots.settle()
         finally:
+            phases.cancel()
+            await asyncio.gather(phases, return_exceptions=True)
             self.writer.shutdown()
 
     def stop(self) -> None:

@@ -5,6 +5,7 @@ real bots, driven by the `moon host` commands."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 import time
@@ -16,6 +17,7 @@ from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wa
 
 from arena.cli import main as moon
 from arena.host.app import create_app
+from arena.host.audit import entries
 from arena.host.run import open_host
 
 
@@ -92,6 +94,48 @@ def test_a_freeze_by_hand_refuses_uploads_until_it_ends_and_outlives_a_restart(
         host.close()
 
 
+def test_the_phase_is_written_at_the_start_before_the_games_can_start(
+        tmp_path: Path, database: str | None) -> None:
+    # the executor's start held for good: the host still writes the phase the calendar
+    # makes current (the freeze, here), with its audit entry
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    folder = make_competition(tmp_path / "comp", extra=calendar(
+        registration_opens=now - dt.timedelta(hours=2),
+        submissions_open=now - dt.timedelta(hours=1),
+        submissions_close=now - dt.timedelta(minutes=10), ends=now + dt.timedelta(hours=1)))
+    host, _ = open_host(folder, database)
+
+    class HeldStart:
+        async def __aenter__(self) -> None:
+            await asyncio.Event().wait()
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+    host._executor_factory = lambda record_dir, capacity: HeldStart()  # noqa: SLF001
+
+    async def written() -> str | None:
+        run = asyncio.create_task(host.run())
+        try:
+            for _ in range(400):
+                with host.Session() as s:
+                    st = host.season.state(s)
+                if st is not None:
+                    return st.phase
+                await asyncio.sleep(0.05)
+            return None
+        finally:
+            run.cancel()
+            await asyncio.gather(run, return_exceptions=True)
+
+    try:
+        assert asyncio.run(written()) == "freeze"
+        with host.Session() as s:
+            assert [e.detail for e in entries(s)] == ["freeze (the host's first phase)"]
+    finally:
+        host.close()
+
+
 def test_a_competition_goes_through_its_phases_by_itself(tmp_path: Path,
                                                          database: str | None) -> None:
     # Each change of phase is due a few seconds after a start of the host, whose calendar
@@ -117,6 +161,12 @@ def test_a_competition_goes_through_its_phases_by_itself(tmp_path: Path,
     def soon() -> dt.datetime:
         return dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=5)
 
+    def moved(host: HostProcess, phase: str) -> bool:
+        """The host has written ``phase`` (the API shows the calendar's phase up to a
+        second before the host's tick writes it and does what it brings)."""
+        p = host.ok("GET", "/api/phase")
+        return p["phase"] == phase and p["since"] is not None
+
     # registration: uploads refused with when they open
     host = start(submissions_open=far)
     try:
@@ -135,7 +185,7 @@ def test_a_competition_goes_through_its_phases_by_itself(tmp_path: Path,
     host = start(submissions_open=opens, submissions_close=far)
     try:
         assert host.ok("GET", "/api/phase")["phase"] in ("registration", "season")
-        wait_for(lambda: host.ok("GET", "/api/phase")["phase"] == "season", 60, "the season")
+        wait_for(lambda: moved(host, "season"), 60, "the season")
         for token, bot in ((alice, "heuristic"), (bob, "random")):
             r = host.submit(token, tar_folder(EXAMPLES / bot))
             assert r.status_code == 201, r.text
@@ -146,7 +196,7 @@ def test_a_competition_goes_through_its_phases_by_itself(tmp_path: Path,
     # the freeze by itself: no uploads, never again; the games go on
     host = start(submissions_open=opens, submissions_close=soon(), ends=far)
     try:
-        wait_for(lambda: host.ok("GET", "/api/phase")["phase"] == "freeze", 60, "the freeze")
+        wait_for(lambda: moved(host, "freeze"), 60, "the freeze")
         late = host.submit(bob, tar_folder(EXAMPLES / "random", edit="v2"))
         assert (late.status_code, late.json()["detail"]) == (403, (
             "submissions are closed in the freeze phase: they do not open again in this "
@@ -160,7 +210,7 @@ def test_a_competition_goes_through_its_phases_by_itself(tmp_path: Path,
     # the end: nothing more is played, uploads and registrations are refused
     host = start(submissions_open=opens, submissions_close=freeze, ends=soon())
     try:
-        wait_for(lambda: host.ok("GET", "/api/phase")["phase"] == "ended", 60, "the end")
+        wait_for(lambda: moved(host, "ended"), 60, "the end")
         wait_for(lambda: host.ok("GET", "/api/status")["running"] == 0, 60,
                  "the last games to end")
         done = host.ok("GET", "/api/status")
