@@ -3,7 +3,8 @@ open (``[tables] enabled``, anyone may sit), heuristic and random submitted; a v
 follows the leaderboard's "play" link, and the form ("Play against heuristic") and then
 the table as the host serves it, played by clicking until a trick is on the table at the
 person's turn, are photographed by the system's Chromium through Playwright into
-docs/screenshots/table-host.png and table-host-game.png. Nothing leaves the machine.
+docs/screenshots/table-host.png, table-host-game.png and table-host-phone.png (a phone's
+width). Nothing leaves the machine.
 
     python scripts/table_host_screenshots.py [--out docs/screenshots]
 """
@@ -92,12 +93,15 @@ def main() -> int:
                                            ".innerHTML !== b", arg=before, timeout=60_000)
                 page.hover("#board button.tile.illegal >> nth=0", force=True)
                 page.screenshot(path=str(args.out / "table-host-game.png"), full_page=True)
+                page.set_viewport_size({"width": 390, "height": 844})  # a phone
+                page.hover("#board button.tile.illegal >> nth=0", force=True)
+                page.screenshot(path=str(args.out / "table-host-phone.png"), full_page=True)
                 b.close()
         finally:
             if host.poll() is None:
                 host.send_signal(signal.SIGTERM)
                 host.wait(30)
-    print(f"wrote {args.out}/table-host.png and table-host-game.png")
+    print(f"wrote {args.out}/table-host.png, table-host-game.png and table-host-phone.png")
     return 0
 
 
