@@ -404,7 +404,7 @@ async def in_process(preset: str, seed: int, games: int = 5, reps: int = 3) -> f
         ruleset = PRESETS[preset]
         m = referee.create_match(ruleset, [("trivial", "1")] * ruleset.players, seed=seed,
                                  tc=TimeControl(decision_ms=5000))
-        links = [referee.join(bpb.Join(token=t, protocol_version=1, quiet=True))[2]
+        links = [(await referee.join(bpb.Join(token=t, protocol_version=1, quiet=True)))[2]
                  for t in m.tokens]
         await asyncio.gather(*(writer(m, s, link) for s, link in enumerate(links)))
         await m.done.wait()

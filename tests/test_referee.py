@@ -29,7 +29,7 @@ def test_a_turn_is_sent_once_when_every_seat_joined_before_the_game_began():
         ref = Referee(record_dir=None)
         m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=1,
                              tc=TimeControl(decision_ms=5000))
-        links = [ref.join(bpb.Join(token=t, protocol_version=1))[2] for t in m.tokens]
+        links = [(await ref.join(bpb.Join(token=t, protocol_version=1)))[2] for t in m.tokens]
         await asyncio.sleep(0.2)
         first = m.state.current
         turns = [x.turn for x in drain(links[first].outbox) if x.WhichOneof("kind") == "turn"]
@@ -61,13 +61,13 @@ def test_a_reconnected_seat_gets_the_pending_turn_again():
         ref = Referee(record_dir=None)
         m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=2,
                              tc=TimeControl(decision_ms=5000, reconnect_ms=5000))
-        links = [ref.join(bpb.Join(token=t, protocol_version=1))[2] for t in m.tokens]
+        links = [(await ref.join(bpb.Join(token=t, protocol_version=1)))[2] for t in m.tokens]
         await asyncio.sleep(0.2)
         first = m.state.current
         [turn] = [x.turn for x in drain(links[first].outbox) if x.WhichOneof("kind") == "turn"]
         m.detach(first, links[first])
         await asyncio.sleep(0.05)
-        new, = [ref.join(bpb.Join(token=m.tokens[first], protocol_version=1))[2]]
+        new, = [(await ref.join(bpb.Join(token=m.tokens[first], protocol_version=1)))[2]]
         await asyncio.sleep(0.2)
         msgs = drain(new.outbox)
         welcome = msgs[0].welcome
@@ -89,13 +89,13 @@ def test_reconnecting_does_not_restart_the_decision_clock():
         ref = Referee(record_dir=None)
         tc = TimeControl(decision_ms=400, bank_ms=0, reconnect_ms=5000)
         m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=3, tc=tc)
-        links = [ref.join(bpb.Join(token=t, protocol_version=1))[2] for t in m.tokens]
+        links = [(await ref.join(bpb.Join(token=t, protocol_version=1)))[2] for t in m.tokens]
         await asyncio.sleep(0.05)
         first = m.state.current
         drain(links[first].outbox)
         await asyncio.sleep(0.2)
         m.detach(first, links[first])
-        new = ref.join(bpb.Join(token=m.tokens[first], protocol_version=1))[2]
+        new = (await ref.join(bpb.Join(token=m.tokens[first], protocol_version=1)))[2]
         await asyncio.sleep(0.02)
         again = [x.turn for x in drain(new.outbox) if x.WhichOneof("kind") == "turn"]
         await asyncio.wait_for(m.done.wait(), 5)
@@ -114,7 +114,7 @@ def test_an_illegal_actions_reason_goes_to_its_seat_only():
         ref = Referee(record_dir=None)
         m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=4,
                              tc=TimeControl(decision_ms=5000))
-        links = [ref.join(bpb.Join(token=t, protocol_version=1))[2] for t in m.tokens]
+        links = [(await ref.join(bpb.Join(token=t, protocol_version=1)))[2] for t in m.tokens]
         await asyncio.sleep(0.05)
         first = m.state.current
         [turn] = [x.turn for x in drain(links[first].outbox) if x.WhichOneof("kind") == "turn"]
@@ -142,7 +142,7 @@ def test_a_quiet_seat_gets_no_events_even_when_it_reconnects():
         ref = Referee(record_dir=None)
         m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=2,
                              tc=TimeControl(decision_ms=5000, reconnect_ms=5000))
-        links = [ref.join(bpb.Join(token=t, protocol_version=1, quiet=(i == 0)))[2]
+        links = [(await ref.join(bpb.Join(token=t, protocol_version=1, quiet=(i == 0))))[2]
                  for i, t in enumerate(m.tokens)]
         await asyncio.sleep(0.1)
         seen: list[list[str]] = [[], [], []]
@@ -159,7 +159,7 @@ def test_a_quiet_seat_gets_no_events_even_when_it_reconnects():
             seen[s] += [x.WhichOneof("kind") for x in drain(links[s].outbox)]
         events = len(m.events)
         m.detach(0, links[0])
-        again = ref.join(bpb.Join(token=m.tokens[0], protocol_version=1, quiet=True))[2]
+        again = (await ref.join(bpb.Join(token=m.tokens[0], protocol_version=1, quiet=True)))[2]
         await asyncio.sleep(0.1)
         resumed = [x.WhichOneof("kind") for x in drain(again.outbox)]
         m.stop(pb.TERMINATION_CANCELLED, "test over")
@@ -181,7 +181,7 @@ def test_stop_lands_even_when_the_awaited_reply_arrives_at_the_same_moment():
         ref = Referee(record_dir=None)
         m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=5,
                              tc=TimeControl(decision_ms=5000))
-        links = [ref.join(bpb.Join(token=t, protocol_version=1, quiet=True))[2]
+        links = [(await ref.join(bpb.Join(token=t, protocol_version=1, quiet=True)))[2]
                  for t in m.tokens]
         await asyncio.sleep(0.1)
         seat = m.state.current
@@ -208,7 +208,7 @@ def _play_through(quiet: bool, seed: int) -> tuple[list[bytes], list[bytes]]:
         ref = Referee(record_dir=None)
         m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=seed,
                              tc=TimeControl(decision_ms=5000))
-        links = [ref.join(bpb.Join(token=t, protocol_version=1, quiet=quiet))[2]
+        links = [(await ref.join(bpb.Join(token=t, protocol_version=1, quiet=quiet)))[2]
                  for t in m.tokens]
         received: list[bytes] = []
         while not m.done.is_set():

@@ -36,8 +36,8 @@ def turns_of(msgs: list[bpb.PlayResponse]) -> list[bpb.Turn]:
     return [x.turn for x in msgs if x.WhichOneof("kind") == "turn"]
 
 
-def join(ref: Referee, token: str) -> SeatLink:
-    return ref.join(bpb.Join(token=token, protocol_version=1))[2]
+async def join(ref: Referee, token: str) -> SeatLink:
+    return (await ref.join(bpb.Join(token=token, protocol_version=1)))[2]
 
 
 async def next_turn(m, links: list[SeatLink], seconds: float = 5.0,
@@ -81,7 +81,7 @@ def test_a_rejoin_gets_the_open_turn_not_the_past_events_and_at_most_max_rejoins
     async def go():
         ref = Referee(record_dir=None)
         m = new_match(ref, 3, reconnect_ms=60_000)
-        links = [join(ref, t) for t in m.tokens]
+        links = [await join(ref, t) for t in m.tokens]
         # a few actions, so that there are past events to (not) replay
         for _ in range(4):
             s, turn = await next_turn(m, links)
@@ -92,7 +92,7 @@ def test_a_rejoin_gets_the_open_turn_not_the_past_events_and_at_most_max_rejoins
         first_back: list[bpb.PlayResponse] = []
         for i in range(MAX_REJOINS):
             m.detach(s, links[s])
-            links[s] = join(ref, m.tokens[s])
+            links[s] = await join(ref, m.tokens[s])
             await asyncio.sleep(0)
             await asyncio.sleep(0.01)
             if i == 0:
@@ -101,11 +101,11 @@ def test_a_rejoin_gets_the_open_turn_not_the_past_events_and_at_most_max_rejoins
         refusals = []
         for _ in range(3):  # over the limit: refused each time, one fault in all
             with pytest.raises(Refusal) as e:
-                join(ref, m.tokens[s])
+                await join(ref, m.tokens[s])
             refusals.append(e.value)
         # another seat's own count is its own
         m.detach(other, links[other])
-        links[other] = join(ref, m.tokens[other])
+        links[other] = await join(ref, m.tokens[other])
         faults = list(m.faults)
         await finish(m)
         return s, turn, events_so_far, first_back, refusals, faults
@@ -136,7 +136,7 @@ def test_a_turns_time_runs_from_its_delivery_not_from_its_queueing():
     async def go():
         ref = Referee(record_dir=None)
         m = new_match(ref, 4, decision_ms=200, bank_ms=0)
-        links = [join(ref, t) for t in m.tokens]
+        links = [await join(ref, t) for t in m.tokens]
         s, turn = await next_turn(m, links, deliver=False)
         await asyncio.sleep(0.4)
         m.delivered(s, links[s], turn.request_id)
@@ -158,7 +158,7 @@ def test_a_turn_its_stream_never_takes_is_a_timeout_that_says_so(monkeypatch):
     async def go():
         ref = Referee(record_dir=None)
         m = new_match(ref, 5, decision_ms=100, bank_ms=50)
-        links = [join(ref, t) for t in m.tokens]
+        links = [await join(ref, t) for t in m.tokens]
         await next_turn(m, links, deliver=False)
         await asyncio.wait_for(m.done.wait(), 10)
         return list(m.faults)
@@ -177,7 +177,7 @@ def test_a_timeout_says_how_much_bank_was_actually_left():
     async def go():
         ref = Referee(record_dir=None)
         m = new_match(ref, 6, decision_ms=50, bank_ms=400)
-        links = [join(ref, t) for t in m.tokens]
+        links = [await join(ref, t) for t in m.tokens]
         slow, turn = await next_turn(m, links)
         await asyncio.sleep(0.2)
         answer(m, slow, links[slow], turn)
@@ -207,7 +207,7 @@ def test_a_timeout_with_the_bank_untouched_says_the_whole_bank():
     async def go():
         ref = Referee(record_dir=None)
         m = new_match(ref, 7, decision_ms=50, bank_ms=100)
-        links = [join(ref, t) for t in m.tokens]
+        links = [await join(ref, t) for t in m.tokens]
         await next_turn(m, links)
         await asyncio.wait_for(m.done.wait(), 10)
         return list(m.faults)
@@ -222,7 +222,7 @@ def _protocol_fault(send) -> tuple[int, int, object]:
     async def go():
         ref = Referee(record_dir=None)
         m = new_match(ref, 8)
-        links = [join(ref, t) for t in m.tokens]
+        links = [await join(ref, t) for t in m.tokens]
         s, turn = await next_turn(m, links)
         send(m, links, s, turn)
         await asyncio.wait_for(m.done.wait(), 10)

@@ -63,7 +63,7 @@ def _play(preset: str, seed: int, quiet: bool, reply: Reply, tc: TimeControl,
         ruleset = Ruleset.preset(preset)
         m = ref.create_match(ruleset, [("a", "1")] * ruleset.players, seed=seed, tc=tc,
                              match_id="paths")
-        links = [ref.join(bpb.Join(token=t, protocol_version=1, quiet=quiet))[2]
+        links = [(await ref.join(bpb.Join(token=t, protocol_version=1, quiet=quiet)))[2]
                  for t in m.tokens]
         sent: list[list[bytes]] = [[] for _ in links]
         turns_seen = [0] * len(links)
@@ -160,7 +160,7 @@ def test_an_answer_out_of_turn_handled_on_arrival_forfeits_as_from_the_inbox():
             ref = Referee(record_dir=None)
             m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=9,
                                  tc=TimeControl(decision_ms=5000), match_id="paths")
-            links = [ref.join(bpb.Join(token=t, protocol_version=1, quiet=True))[2]
+            links = [(await ref.join(bpb.Join(token=t, protocol_version=1, quiet=True)))[2]
                      for t in m.tokens]
             turns_seen = [0, 0, 0]
             answered = 0
