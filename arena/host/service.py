@@ -127,9 +127,9 @@ class Host:
         """Held by a submission from its quota check to its new version's commit
         (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
         first's version (its quota, its number, its sources)."""
-        self.refusals = UploadRefusals()
-        """Refused uploads per participant over the last day: each counts against
-        ``max_versions_per_day`` (:mod:`arena.host.refusals`)."""
+        self.refusals = UploadRefusals(self.Session)
+        """Refused uploads per participant over the last day, in the database: each counts
+        against ``max_versions_per_day`` (:mod:`arena.host.refusals`)."""
         self.rng = random.Random()
         self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
