@@ -521,6 +521,8 @@ class Match:
         self.stop_reason = ""
         """Why a stopped (CANCELLED or ABORTED) match was stopped."""
         self.record_path = ""
+        self.record_error: OSError | None = None
+        """Why the record's last write failed (a full disk, say); None once written."""
         self.logs: dict[int, str] = {}
         self.inbox = Inbox()
         self.done = asyncio.Event()
@@ -1126,8 +1128,12 @@ class Match:
             path = os.path.join(self.record_dir, f"{self.match_id}.json")
             write_json_atomic(path, game_record(self))
             self.record_path = path
-        except OSError:
-            log.exception("match %s: cannot write the record", self.match_id)
+            self.record_error = None
+        except OSError as e:  # a full disk, say: one line a match, and the caller is told
+            if self.record_error is None:
+                log.warning("match %s: cannot write the record: %s", self.match_id,
+                            e.strerror or e)
+            self.record_error = e
 
     # -- views ---------------------------------------------------------------------------
     async def watch(self) -> Any:
