@@ -18,8 +18,8 @@ from arena.referee import referee as referee_module
 from arena.referee.referee import Referee, Status
 
 
-def join(ref: Referee, token: str) -> None:
-    ref.join(bpb.Join(token=token, protocol_version=1))
+async def join(ref: Referee, token: str) -> None:
+    await ref.join(bpb.Join(token=token, protocol_version=1))
 
 
 def test_the_time_the_host_takes_to_start_a_bot_is_not_its_start_up_time() -> None:
@@ -32,12 +32,12 @@ def test_the_time_the_host_takes_to_start_a_bot_is_not_its_start_up_time() -> No
             m.seat_starting(seat)
         m.seat_started(1)
         m.seat_started(2)
-        join(ref, m.tokens[1])
-        join(ref, m.tokens[2])
+        await join(ref, m.tokens[1])
+        await join(ref, m.tokens[2])
         await asyncio.sleep(1.5)
         m.seat_started(0)
         await asyncio.sleep(0.2)
-        join(ref, m.tokens[0])
+        await join(ref, m.tokens[0])
         await asyncio.sleep(0.2)
         status, faults = m.status, list(m.faults)
         m.stop(pb.TERMINATION_CANCELLED, "test over")
@@ -58,7 +58,7 @@ def test_a_bot_that_does_not_join_after_its_start_stalls_and_is_told_so() -> Non
             m.seat_starting(seat)
         for seat in (1, 2):
             m.seat_started(seat)
-            join(ref, m.tokens[seat])
+            await join(ref, m.tokens[seat])
         await asyncio.sleep(0.3)
         m.seat_started(0)  # and it never joins
         await asyncio.wait_for(m.done.wait(), 10)
@@ -84,7 +84,7 @@ def test_a_bot_the_host_never_starts_aborts_the_match_without_a_fault(monkeypatc
             m.seat_starting(seat)
         for seat in (1, 2):
             m.seat_started(seat)
-            join(ref, m.tokens[seat])
+            await join(ref, m.tokens[seat])
         m.seat_started(1)
         await asyncio.wait_for(m.done.wait(), 10)  # seat 0's start never returns
         return m.result, list(m.faults), m.stop_reason
@@ -93,3 +93,4 @@ def test_a_bot_the_host_never_starts_aborts_the_match_without_a_fault(monkeypatc
     assert result.termination is Termination.ABORTED
     assert faults == []
     assert "did not start a bot's process or container within 0.5 s" in why
+
