@@ -5,8 +5,10 @@ the viewers show, never an exception."""
 from __future__ import annotations
 
 import copy
+import errno
 import json
 
+import pytest
 from moon_sdk.rules import DEAL_VERSION, GameState, Ruleset
 from rich.console import Console
 
@@ -21,6 +23,7 @@ from arena.records.record import (
     read_record,
     result_dict,
     verify_record,
+    write_json_atomic,
 )
 from arena.web.replay import render_html
 
@@ -92,3 +95,20 @@ def test_a_seed_that_is_not_a_number_stops_the_replay_with_one_sentence():
     assert verify_record(data) == ["seed: 'seven' is not an int"]
     data["seed"] = "3"  # its digits are fine
     assert verify_record(data) == []
+
+
+def test_a_record_that_cannot_be_written_leaves_no_temp_file(tmp_path, monkeypatch):
+    """A full disk mid-write: the error is raised, and no half-written file stays."""
+    real_dump = json.dump
+
+    def dump(data, f, **kw):
+        f.write('{"schema": ')
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(json, "dump", dump)
+    with pytest.raises(OSError) as e:
+        write_json_atomic(tmp_path / "g.json", {"a": 1})
+    assert e.value.errno == errno.ENOSPC and list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(json, "dump", real_dump)
+    write_json_atomic(tmp_path / "g.json", {"a": 1})
+    assert [p.name for p in tmp_path.iterdir()] == ["g.json"]

@@ -94,3 +94,46 @@ def test_a_bot_the_host_never_starts_aborts_the_match_without_a_fault(monkeypatc
     assert faults == []
     assert "did not start a bot's process or container within 0.5 s" in why
 
+
+def test_the_time_a_bot_waited_for_a_cpu_is_not_its_start_up_time() -> None:
+    # start-up limit 500 ms; seat 0's process says it waited 600 ms for a CPU (a loaded
+    # machine), and joins 900 ms after its start: 300 ms of its own, in time
+    waits = [0.6]
+
+    async def go():
+        ref = Referee(record_dir=None)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=1,
+                             tc=TimeControl(decision_ms=5000, startup_ms=500))
+        for seat in (1, 2):
+            m.seat_started(seat)
+            await join(ref, m.tokens[seat])
+        m.seat_started(0, waited=lambda: waits[0])
+        await asyncio.sleep(0.9)
+        await join(ref, m.tokens[0])
+        await asyncio.sleep(0.2)
+        status, faults = m.status, list(m.faults)
+        m.stop(pb.TERMINATION_CANCELLED, "test over")
+        await m.done.wait()
+        return status, faults
+
+    status, faults = asyncio.run(go())
+    assert faults == []
+    assert status == Status.RUNNING
+
+
+def test_a_bot_that_waited_a_little_and_never_joins_stalls_and_is_told_both() -> None:
+    async def go():
+        ref = Referee(record_dir=None)
+        m = ref.create_match(Ruleset.preset("moon3"), [("a", "1")] * 3, seed=1,
+                             tc=TimeControl(decision_ms=5000, startup_ms=300))
+        for seat in (1, 2):
+            m.seat_started(seat)
+            await join(ref, m.tokens[seat])
+        m.seat_started(0, waited=lambda: 0.2)  # and it never joins
+        await asyncio.wait_for(m.done.wait(), 10)
+        return m.result, list(m.faults)
+
+    result, faults = asyncio.run(go())
+    assert result.termination is Termination.FORFEIT
+    assert [(f.seat, f.reason) for f in faults] == [(0, FaultReason.STARTUP_STALL)]
+    assert faults[0].detail.endswith("; it waited 200 ms for a CPU, not counted either)")

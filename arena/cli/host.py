@@ -513,15 +513,23 @@ def announce(url: str, text: str, token: str | None, folder: Path | None) -> Non
 @click.option("--as", "as_", default=None, metavar="NAME",
               help="Use NAME's token from the moon config file (default: the last "
               "registered participant's).")
-def revalidate(url: str, version_id: int, token: str | None, as_: str | None) -> None:
+@click.option("--folder", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=None, help="The competition folder: the organiser's admin.token is "
+              "used (for anyone's version, a disabled one's too).")
+def revalidate(url: str, version_id: int, token: str | None, as_: str | None,
+               folder: Path | None) -> None:
     """Have your rejected version VERSION_ID at the host URL built and validated again,
     unchanged (e.g. it was rejected because the host was too slow to start it); the
-    organiser may ask for anyone's. Follow it with `moon host status` or its page.
+    organiser may ask for anyone's, and for a disabled version's (active again only if it
+    passes; `moon host enable` makes it active at once). Follow it with `moon host status`
+    or its page.
 
     \b
     Example:  moon host revalidate http://127.0.0.1:8000 12 --as alice
+              moon host revalidate http://127.0.0.1:8000 12 --folder mycomp
     """
-    tok = find_token(url, token, as_)
+    tok = find_token(url, token, as_) if folder is None or token else \
+        organiser_token(None, folder)
     if not tok:
         raise click.ClickException(f"no token for {url}: pass --token, set MOON_TOKEN, or "
                                    "register first (moon host register)")

@@ -119,7 +119,8 @@ class GameExecutor(Protocol):
 
         Raises:
             InfrastructureError: the game could not be played through no bot's fault (a
-                runner or sandbox failure, a shutdown), or ended ABORTED or CANCELLED:
+                runner or sandbox failure, a shutdown, its record not written: its
+                ``__cause__`` is then the ``OSError``), or ended ABORTED or CANCELLED:
                 void it and play it again; never rate it.
             ConfigError: the request itself is wrong (seats for another number of
                 players, a bad or duplicate game id).
@@ -268,6 +269,10 @@ class LocalExecutor:
                         _tell_start, request.on_start, endpoint.address))
             except ConfigError:
                 raise
+            except OSError as e:  # the machine's (a full disk...): one line, no traceback
+                log.warning("game %s: infrastructure failure: %s", request.game_id, e)
+                raise InfrastructureError(f"game {request.game_id}: runner failure: {e}"
+                                          ) from e
             except Exception as e:  # the runner's own failure: never a bot's
                 log.exception("game %s: infrastructure failure", request.game_id)
                 raise InfrastructureError(f"game {request.game_id}: runner failure: {e}"
@@ -284,6 +289,12 @@ class LocalExecutor:
                             "processes from now on", request.game_id)
                 raise InfrastructureError(f"game {request.game_id}: the fork server died "
                                           "during the game (its bots were killed with it)")
+        if match.record_error is not None and self.record_dir is not None:
+            # played, but not kept: the caller voids it (the host, once it can write)
+            unwritten = match.record_error
+            raise InfrastructureError(f"game {request.game_id}: its record could not be "
+                                      f"written: {unwritten.strerror or unwritten}"
+                                      ) from unwritten
         result = match.result
         if result is None or not result.termination.scored:
             what = result.termination.key if result is not None else "unfinished"

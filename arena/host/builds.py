@@ -423,6 +423,8 @@ class Builds:
             try:
                 fg = await self.slots.play(req)
             except InfrastructureError as e:
+                if cannot_write(e):  # its record (a full disk): the builder's outage
+                    raise
                 if recorded:
                     await self.recorder.void_game(req.game_id, str(e))
                 await self.writer.write(self.set_status, version_id, "pending")

@@ -279,6 +279,10 @@ class Matchmaker:
             try:
                 fg = await self.slots.play(req)
             except InfrastructureError as e:
+                if cannot_write(e):  # its record (a full disk): left running, voided and
+                    # played again once the host can write (arena.host.outage)
+                    self.outage.hit(f"the record of game {game_id}", e)
+                    return
                 log.warning("game %s voided: %s", game_id, e)
                 if not self.stopping.is_set():
                     await self.recorder.void_game(game_id, str(e))

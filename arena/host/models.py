@@ -260,3 +260,18 @@ class RatingPoint(Base):
     """The 95% interval's ends; None on a side the data cannot bound."""
     open: Mapped[bool] = mapped_column(Boolean, default=False)
     """The fit left the rating open: quote its bound, not ``rating``."""
+
+
+class UploadRefusal(Base):
+    """One refused upload (:mod:`arena.host.refusals`): it counts against its participant's
+    ``max_versions_per_day`` for a day, across restarts (migration 0011). Rows older than
+    a day are deleted as new ones come."""
+
+    __tablename__ = "upload_refusals"
+    __table_args__ = (Index("ix_upload_refusals_participant_at", "participant_id", "at"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    participant_id: Mapped[int] = mapped_column(ForeignKey("participants.id"))
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow,
+                                            index=True)
+    status: Mapped[int] = mapped_column(Integer)
+    """The answer's HTTP status (400, 409, 413...)."""

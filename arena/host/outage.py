@@ -5,8 +5,10 @@ The games in flight play on (they need no database), but a result that cannot be
 is not: its game stays ``running`` in the database, and so would a version caught in its
 build or validation. :class:`Outage` is what the host's parts tell when a write fails for
 such a reason (:func:`cannot_write`): it says so in one line (then once a minute, with the
-count), and while it lasts no new game is claimed and no build taken. :class:`Mender`
-asks every few seconds whether the host can write again; once it can, it voids every game
+count), and while it lasts no new game is claimed and no build taken. A game whose record
+cannot be written (a full disk) is such a failure too: it is not rated without its record.
+:class:`Mender` asks every few seconds whether the host can write again (a file of
+:data:`PROBE_BYTES` in its records folder, then its database); once it can, it voids every game
 the database has ``running`` that this host is not playing (a rated one is queued again,
 as after a restart: never rated twice, never lost) and sends every version that is
 ``building`` or ``validating`` but not being built back to the queue, in one
@@ -16,10 +18,13 @@ transaction, then says so in one line. No restart is needed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import SQLAlchemyError
@@ -33,22 +38,47 @@ log = logging.getLogger("arena.host")
 
 CANNOT_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO})
 """An ``OSError`` of these is the machine's (a full disk, a read-only or failing one)."""
+PROBE_BYTES = 1 << 20
+"""What the host writes (and deletes) in its records folder to learn it can write there
+again: room for a few games' records, bytes."""
 MEND_EVERY_S = 2.0
 """How often the host asks whether it can write again, seconds."""
 SAY_EVERY_S = 60.0
 """While it cannot write, the log says so again at most this often, seconds."""
 
 
+def _causes(e: BaseException) -> Iterator[BaseException]:
+    """``e``, then what caused it (``__cause__``), and so on (ten at most)."""
+    cause: BaseException | None = e
+    for _ in range(10):
+        if cause is None:
+            return
+        yield cause
+        cause = cause.__cause__
+
+
+def _is_write_failure(e: BaseException) -> bool:
+    return isinstance(e, SQLAlchemyError) or (isinstance(e, OSError)
+                                              and e.errno in CANNOT_WRITE_ERRNOS)
+
+
 def cannot_write(e: BaseException) -> bool:
     """Whether ``e`` is the host's failure to reach or write its database or disk (not a
-    bug): any database error, or an ``OSError`` of :data:`CANNOT_WRITE_ERRNOS`."""
-    if isinstance(e, SQLAlchemyError):
-        return True
-    return isinstance(e, OSError) and e.errno in CANNOT_WRITE_ERRNOS
+    bug): any database error, or an ``OSError`` of :data:`CANNOT_WRITE_ERRNOS`, or an
+    error caused by one (an :class:`~arena.errors.InfrastructureError` for a game whose
+    record could not be written)."""
+    return any(_is_write_failure(c) for c in _causes(e))
+
+
+def cause_of(e: BaseException) -> BaseException:
+    """The error that makes :func:`cannot_write` true of ``e``: ``e`` or one of its
+    causes (``e`` if none)."""
+    return next((c for c in _causes(e) if _is_write_failure(c)), e)
 
 
 def reason(e: BaseException) -> str:
     """``e`` in one line: the driver's own message's first line (no SQL, no traceback)."""
+    e = cause_of(e)
     orig = getattr(e, "orig", None) or e
     text = str(orig).strip()
     first = text.splitlines()[0] if text else ""
@@ -98,14 +128,35 @@ class Outage:
         self.since, self.failures = None, 0
 
 
+def probe_disk(folder: Path, size: int = PROBE_BYTES) -> None:
+    """Write ``size`` bytes to a file in ``folder`` (synced), then delete it.
+
+    Raises:
+        OSError: it could not (e.g. ``ENOSPC``: the disk is still full).
+    """
+    path = folder / ".write-probe"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "wb") as f:
+            f.write(b"\0" * size)
+            f.flush()
+            os.fsync(f.fileno())
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
 class Mender:
     """Once the host can write again, void what its outage left (module docstring).
     ``playing()``: the ids of the games this host is playing now; ``building()``: the
-    versions being built or validated now."""
+    versions being built or validated now; ``probe()``, if given, raises unless the disk
+    can be written (:func:`probe_disk`), tried before the database."""
 
     def __init__(self, session: sessionmaker[Session], writer: Writer, recorder: Recorder,
                  outage: Outage, playing: Callable[[], set[str]],
-                 building: Callable[[], set[int]], wake: Callable[[], None]) -> None:
+                 building: Callable[[], set[int]], wake: Callable[[], None],
+                 probe: Callable[[], None] | None = None) -> None:
+        self.probe = probe
         self.Session = session
         self.writer = writer
         self.recorder = recorder
@@ -145,6 +196,8 @@ class Mender:
             if not self.outage.on:
                 continue
             try:
+                if self.probe is not None:
+                    await asyncio.to_thread(self.probe)
                 voided, back = await self.writer.write(self.mend, self.playing(),
                                                        self.building())
             except Exception as e:
@@ -156,4 +209,5 @@ class Mender:
             self.wake()
 
 
-__all__ = ["CANNOT_WRITE_ERRNOS", "Mender", "Outage", "cannot_write", "reason"]
+__all__ = ["CANNOT_WRITE_ERRNOS", "PROBE_BYTES", "Mender", "Outage", "cannot_write",
+           "cause_of", "probe_disk", "reason"]

@@ -155,10 +155,15 @@ def next_point(played: int) -> int:
 class Ratings:
     """The batch fits of the database at ``url`` (a SQLAlchemy URL with its password):
     ``bootstrap`` resamples, ``seed`` their draws, one every ``every_s`` seconds when games
-    have finished since the last; the fits' figures are written on ``writer``."""
+    have finished since the last; the fits' figures are written on ``writer``. A fit or
+    chore that fails for a database or disk error is told to ``unwritten(what, error)``
+    when given, which returns whether it took it (the host's outage, which says it once a
+    minute); else it is said in a line."""
 
     def __init__(self, session: sessionmaker[Session], writer: Writer, url: str,
-                 bootstrap: int, seed: int, every_s: float) -> None:
+                 bootstrap: int, seed: int, every_s: float,
+                 unwritten: Callable[[str, BaseException], bool] | None = None) -> None:
+        self.unwritten = unwritten
         self.Session = session
         self.writer = writer
         self.url = url
@@ -260,14 +265,17 @@ class Ratings:
                                     "starts a new one")
                     except Exception as e:
                         if isinstance(e, SQLAlchemyError | OSError):  # no traceback for
-                            log.warning("batch fit failed: %s", e.__class__.__name__)  # it
+                            self._failed("the batch ratings", e)  # it
                         else:
                             log.exception("batch fit failed")
                 for chore in chores:
                     try:
                         await asyncio.to_thread(chore)
                     except (SQLAlchemyError, OSError) as e:  # the next round tries again
-                        log.warning("%s failed: %s", getattr(chore, "__name__", "a chore"),
-                                    e.__class__.__name__)
+                        self._failed(getattr(chore, "__name__", "a chore"), e)
         finally:
             worker.stop()
+
+    def _failed(self, what: str, e: SQLAlchemyError | OSError) -> None:
+        if self.unwritten is None or not self.unwritten(what, e):
+            log.warning("%s failed: %s", what, e.__class__.__name__)

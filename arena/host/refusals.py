@@ -4,49 +4,65 @@ archive after archive the host must unpack and refuse costs the sender as much a
 submitting; and each is one line in the host's log, at most :data:`LINES_PER_MIN` a minute
 (then one line saying how many went unsaid).
 
-The count is kept in the host's memory over a sliding day (a restart forgets it), one
-time per refusal, no more."""
+The count is kept in the database (:class:`arena.host.models.UploadRefusal`, a row per
+refusal over a sliding day), so a restart does not forget it; the log's rate limit is in
+memory."""
 
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import logging
 import threading
-import time
 from collections.abc import Callable
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from .models import UploadRefusal, utcnow
 
 log = logging.getLogger("arena.host")
 
-WINDOW_S = 86400.0
-"""The window of ``max_versions_per_day``, seconds."""
+WINDOW = dt.timedelta(days=1)
+"""The window of ``max_versions_per_day``."""
 LINES_PER_MIN = 10
 """Refusals said in the log in any minute; the rest are counted in one line."""
 
 
 class UploadRefusals:
-    """Refused uploads per participant over the last :data:`WINDOW_S` (thread-safe: the
-    API's handlers run in a thread pool)."""
+    """Refused uploads per participant over the last :data:`WINDOW`, in the database of
+    ``session`` (thread-safe: the API's handlers run in a thread pool). ``clock`` gives
+    now, timezone-aware."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, session: sessionmaker[Session],
+                 clock: Callable[[], dt.datetime] = utcnow) -> None:
+        self.Session = session
         self._clock = clock
-        self._times: dict[int, collections.deque[float]] = {}
         self._said: collections.deque[float] = collections.deque()
         self._unsaid = 0
         self._lock = threading.Lock()
 
     def add(self, participant_id: int, name: str, status: int, detail: str) -> None:
         """Count a refusal of participant ``participant_id`` (``name``) and say it: the
-        answer's ``status`` and ``detail`` (its first line)."""
+        answer's ``status`` and ``detail`` (its first line). A database that cannot take
+        the row costs a line in the log, never the caller's answer."""
         now = self._clock()
+        try:
+            with self.Session.begin() as s:
+                s.add(UploadRefusal(participant_id=participant_id, at=now, status=status))
+                s.execute(delete(UploadRefusal).where(UploadRefusal.at < now - WINDOW))
+        except SQLAlchemyError as e:
+            log.warning("upload refusal of %s not counted: the database did not take it "
+                        "(%s)", name, (str(e).splitlines() or [""])[0][:200])
+        t = now.timestamp()
         with self._lock:
-            self._times.setdefault(participant_id, collections.deque()).append(now)
-            self._forget(now)
-            while self._said and now - self._said[0] >= 60.0:
+            while self._said and t - self._said[0] >= 60.0:
                 self._said.popleft()
             if len(self._said) >= LINES_PER_MIN:
                 self._unsaid += 1
                 return
-            self._said.append(now)
+            self._said.append(t)
             unsaid, self._unsaid = self._unsaid, 0
         first = (detail.splitlines() or [""])[0][:300]
         log.warning("upload of %s refused (%d): %s%s", name, status, first,
@@ -54,18 +70,12 @@ class UploadRefusals:
                     else "")
 
     def count(self, participant_id: int) -> int:
-        """``participant_id``'s refused uploads in the last :data:`WINDOW_S`."""
-        with self._lock:
-            self._forget(self._clock())
-            return len(self._times.get(participant_id, ()))
-
-    def _forget(self, now: float) -> None:
-        for pid in list(self._times):
-            times = self._times[pid]
-            while times and now - times[0] > WINDOW_S:
-                times.popleft()
-            if not times:
-                del self._times[pid]
+        """``participant_id``'s refused uploads in the last :data:`WINDOW`."""
+        since = self._clock() - WINDOW
+        with self.Session() as s:
+            return s.scalar(select(func.count(UploadRefusal.id)).where(
+                UploadRefusal.participant_id == participant_id,
+                UploadRefusal.at >= since)) or 0
 
 
-__all__ = ["LINES_PER_MIN", "WINDOW_S", "UploadRefusals"]
+__all__ = ["LINES_PER_MIN", "WINDOW", "UploadRefusals"]

@@ -56,7 +56,7 @@ from .lock import HostLock
 from .matchmaker import Matchmaker
 from .memory import trim_heap
 from .models import Game, Participant, Version
-from .outage import Mender, Outage
+from .outage import Mender, Outage, cannot_write, probe_disk
 from .ratings import Ratings
 from .recorder import MAX_ATTEMPTS, RATE_WINDOW_S, Counters, Recorder
 from .refusals import UploadRefusals
@@ -117,7 +117,8 @@ class Host:
         self.ratings = Ratings(self.Session, self.writer,
                                engine.url.render_as_string(hide_password=False),
                                settings.matchmaking.bootstrap, settings.matchmaking.seed,
-                               settings.matchmaking.batch_every_s)
+                               settings.matchmaking.batch_every_s,
+                               unwritten=self._unwritten)
         self.registrations = RegistrationWindow(settings.competition.registrations_per_hour)
         """Open registrations per client address in the last hour (docs/host.md); its
         ``lock`` is held by every registration from its checks (the name, and for an open
@@ -127,9 +128,9 @@ class Host:
         """Held by a submission from its quota check to its new version's commit
         (:func:`arena.host.routes.submissions.submit`): of two at once, the second sees the
         first's version (its quota, its number, its sources)."""
-        self.refusals = UploadRefusals()
-        """Refused uploads per participant over the last day: each counts against
-        ``max_versions_per_day`` (:mod:`arena.host.refusals`)."""
+        self.refusals = UploadRefusals(self.Session)
+        """Refused uploads per participant over the last day, in the database: each counts
+        against ``max_versions_per_day`` (:mod:`arena.host.refusals`)."""
         self.rng = random.Random()
         self._executor_factory: ExecutorFactory = executor_factory or functools.partial(
             LocalExecutor, fork_server=settings.runner.fork_server)
@@ -175,7 +176,8 @@ class Host:
         self.mender = Mender(self.Session, self.writer, self.recorder, self.outage,
                              playing=lambda: set(self.matchmaker.running)
                              | self.tables.playing(),
-                             building=lambda: set(self.builds.busy), wake=self._mended)
+                             building=lambda: set(self.builds.busy), wake=self._mended,
+                             probe=functools.partial(probe_disk, self.record_dir))
         self.changes = 0
         """Counts the changes a visitor's cached page must not hide (a version judged):
         :class:`arena.host.visitors.Visitors` reads anew what it cached before one."""
@@ -245,6 +247,14 @@ class Host:
     def _executor(self) -> GameExecutor | None:
         """The executor while :meth:`run` runs (the game pages follow its games)."""
         return self.slots.executor
+
+    def _unwritten(self, what: str, e: BaseException) -> bool:
+        """Tell the outage of ``e`` if it is a failure to write (``what`` failed); whether
+        it was."""
+        if not cannot_write(e):
+            return False
+        self.outage.hit(what, e)
+        return True
 
     def wake(self) -> None:
         """A new version was stored: start its build (thread-safe)."""

@@ -23,6 +23,7 @@ that, never the raw document.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import tempfile
@@ -59,12 +60,17 @@ def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
     folder, name = os.path.split(os.fspath(path))
     os.makedirs(folder or ".", exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk, say: no half-written temp file left on it
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def load_record(path: str | Path) -> dict[str, Any]:

@@ -381,7 +381,7 @@ class Seat:
 
     __slots__ = ("index", "name", "version", "tc", "link", "joined", "joined_as",
                  "away_since", "exit", "clock", "retries_left", "double_join_noted",
-                 "rejoins", "refusal", "starting", "started")
+                 "rejoins", "refusal", "starting", "started", "waited", "excused")
 
     def __init__(self, index: int, name: str, version: str, tc: TimeControl) -> None:
         self.index = index
@@ -414,6 +414,11 @@ class Seat:
         self.started: float | None = None
         """When (``time.monotonic()``) its process or container was running, if the runner
         said so: its start-up clock runs from then."""
+        self.waited: Callable[[], float | None] | None = None
+        """How long (seconds) its process has waited for a CPU since it started, as the
+        runner measures it (None: not measured): that time is not its start-up's."""
+        self.excused = 0.0
+        """The start-up time not counted (seconds): what :attr:`waited` said last."""
 
     @property
     def status(self) -> SeatStatus:
@@ -521,6 +526,8 @@ class Match:
         self.stop_reason = ""
         """Why a stopped (CANCELLED or ABORTED) match was stopped."""
         self.record_path = ""
+        self.record_error: OSError | None = None
+        """Why the record's last write failed (a full disk, say); None once written."""
         self.logs: dict[int, str] = {}
         self.inbox = Inbox()
         self.done = asyncio.Event()
@@ -815,12 +822,17 @@ class Match:
         host, not the bot, failed to start it, and the match is aborted)."""
         self.seats[index].starting = True
 
-    def seat_started(self, index: int) -> None:
+    def seat_started(self, index: int,
+                     waited: Callable[[], float | None] | None = None) -> None:
         """Seat ``index``'s process or container is running: its start-up limit counts
         from now, so the time the host took to start it (a loaded machine, a slow Docker
-        engine) is never the bot's."""
+        engine) is never the bot's. ``waited()``, if given, says how long (seconds) the
+        process has since waited for a CPU (a loaded machine): when the limit is reached,
+        that time is added to it (up to :data:`HOST_START_MAX_S`), so the join is measured
+        by the bot's own time."""
         seat = self.seats[index]
         seat.started = time.monotonic()
+        seat.waited = waited
         if self.status != Status.WAITING:
             return
         missing = [s for s in self.seats if not s.joined]
@@ -832,7 +844,8 @@ class Match:
         process's start (:meth:`seat_started`), or from the match's creation; while the
         runner is still starting it, :data:`HOST_START_MAX_S` after the creation."""
         if seat.started is not None:
-            return max(seat.started, self.created_mono) + self.tc.startup_ms / 1000
+            return (max(seat.started, self.created_mono) + self.tc.startup_ms / 1000
+                    + seat.excused)
         if seat.starting:
             return self.created_mono + HOST_START_MAX_S
         return self.created_mono + self.tc.startup_ms / 1000
@@ -846,6 +859,8 @@ class Match:
             now = time.monotonic()
             missing = [s for s in self.seats if not s.joined]
             late = [s for s in missing if self._join_deadline(s) <= now]
+            if self._excuse(late):  # it waited for a CPU meanwhile: not its time
+                late = [s for s in missing if self._join_deadline(s) <= now]
             if any(s.started is None and s.starting for s in late):
                 self._stop = (Termination.ABORTED, "the host did not start a bot's process "
                               f"or container within {HOST_START_MAX_S:g} s")
@@ -858,14 +873,30 @@ class Match:
             if ev is not None:
                 getattr(self, _HANDLERS[type(ev)])(ev)
 
+    @staticmethod
+    def _excuse(late: list[Seat]) -> bool:
+        """Set each late seat's :attr:`Seat.excused` to the time its process waited for a
+        CPU (:meth:`seat_started`'s ``waited``), up to :data:`HOST_START_MAX_S`; whether
+        any grew."""
+        grew = False
+        for s in late:
+            w = s.waited() if s.waited is not None else None
+            if w is not None and min(w, HOST_START_MAX_S) > s.excused + 0.001:
+                s.excused = min(w, HOST_START_MAX_S)
+                grew = True
+        return grew
+
     def _stall_detail(self, seat: Seat) -> str:
-        """A start-up stall's detail: the limit, and the host's own start when it was
-        measured (not counted)."""
+        """A start-up stall's detail: the limit, and the host's own start and the time the
+        process waited for a CPU when they were measured (not counted)."""
         if seat.started is None:
             return f"seat {seat.index} did not join within {self.tc.startup_ms} ms"
         host_ms = max(0, round((seat.started - self.created_mono) * 1000))
+        waited = (f"; it waited {round(seat.excused * 1000)} ms for a CPU, not counted "
+                  "either" if seat.excused >= 0.001 else "")
         return (f"seat {seat.index} did not join within {self.tc.startup_ms} ms of its "
-                f"process starting (the host took {host_ms} ms to start it, not counted)")
+                f"process starting (the host took {host_ms} ms to start it, not counted"
+                f"{waited})")
 
     async def _play(self) -> None:
         """Play until the game ends (or the hand limit): handle inbox events while a turn
@@ -1126,8 +1157,12 @@ class Match:
             path = os.path.join(self.record_dir, f"{self.match_id}.json")
             write_json_atomic(path, game_record(self))
             self.record_path = path
-        except OSError:
-            log.exception("match %s: cannot write the record", self.match_id)
+            self.record_error = None
+        except OSError as e:  # a full disk, say: one line a match, and the caller is told
+            if self.record_error is None:
+                log.warning("match %s: cannot write the record: %s", self.match_id,
+                            e.strerror or e)
+            self.record_error = e
 
     # -- views ---------------------------------------------------------------------------
     async def watch(self) -> Any:

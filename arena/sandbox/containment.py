@@ -154,6 +154,28 @@ def _children() -> dict[int, list[int]]:
     return kids
 
 
+def runqueue_wait_s(pid: int) -> float | None:
+    """How long ``pid`` and its live descendants have been runnable but waiting for a CPU
+    (a loaded machine), seconds: the second field of ``/proc/<pid>/schedstat`` (ns),
+    summed. None when it cannot be read (no such process, no schedstats)."""
+    kids = _children()
+    total, read = 0, False
+    seen: set[int] = set()
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            total += int(Path(f"/proc/{p}/schedstat").read_text().split()[1])
+            read = True
+        except (OSError, IndexError, ValueError):
+            pass
+        todo.extend(kids.get(p, ()))
+    return total / 1e9 if read else None
+
+
 def kill_tree(pid: int, rounds: int = 20) -> int:
     """SIGKILL ``pid`` and every descendant it still has: each is stopped first (SIGSTOP:
     a stopped process cannot fork), the tree read again until it has no new one (at most

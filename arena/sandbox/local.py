@@ -37,7 +37,7 @@ from typing import Any
 from ..bots.manifest import MAX_MEMORY_MB, BotSpec, Limits, missing_command
 from ..core.text import clean
 from ..errors import BotError
-from .containment import Containment, kill_marked
+from .containment import Containment, kill_marked, runqueue_wait_s
 
 LOG_TAIL_BYTES = 8 * 1024
 """How much of a bot's output a game record keeps (the end of it), bytes."""
@@ -380,6 +380,12 @@ class LocalProcess:
         self.containment.started(self.proc.pid)
         self._drain = _LogDrain(read_fd, log, self.spec.name)
         self._drain.start()
+
+    def cpu_wait_s(self) -> float | None:
+        """How long (seconds) the bot's processes have waited for a CPU since it started
+        (:func:`arena.sandbox.containment.runqueue_wait_s`); None before its start or when
+        unmeasured."""
+        return None if self.proc is None else runqueue_wait_s(self.proc.pid)
 
     def poll(self) -> int | None:
         """The exit code, or None while running."""

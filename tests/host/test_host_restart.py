@@ -177,3 +177,29 @@ def test_ctrl_c_stops_the_host_quietly_mid_games(tmp_path: Path) -> None:
     # its last line says what the stop left, as the database has it
     assert stopped_line(tmp_path / "comp") == log.splitlines()[-1]
 
+
+
+def test_refused_uploads_still_count_after_a_restart(tmp_path: Path) -> None:
+    """Three refused uploads of a day's quota of 3, a real host stopped and started again:
+    the next upload is still refused before it is read, the three counted."""
+    folder = make_competition(tmp_path / "comp")
+    toml = folder / "competition.toml"
+    toml.write_text(toml.read_text().replace("max_versions_per_day = 50",
+                                             "max_versions_per_day = 3"))
+    host = HostProcess(folder, None).start()
+    try:
+        ann = host.register("ann")
+        codes = [host.submit(ann, b"not an archive").status_code for _ in range(2)]
+        assert codes == [400, 400]
+    finally:
+        host.stop()
+    assert host.proc is not None and host.proc.returncode is not None  # stopped
+    host = HostProcess(folder, None).start()
+    try:
+        assert host.submit(ann, b"still not one").status_code == 400
+        r = host.submit(ann, tar_folder(EXAMPLES / "random"))
+        assert r.status_code == 429, r.text
+        assert "0 new versions and 3 uploads that were refused in the last 24 hours" in \
+            r.json()["detail"]
+    finally:
+        host.stop()

@@ -4,6 +4,7 @@ planted, and :class:`Outage` saying it in one line, then once a minute."""
 
 from __future__ import annotations
 
+import errno
 import logging
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from host_support import make_competition
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
+from arena.errors import InfrastructureError
 from arena.host.models import Bot, Game, GameSeat, Participant, Version, utcnow
-from arena.host.outage import Mender, Outage, cannot_write
+from arena.host.outage import Mender, Outage, cannot_write, cause_of, probe_disk, reason
 from arena.host.run import open_host
 
 
@@ -84,3 +86,30 @@ def test_an_outage_is_said_once_then_once_a_minute(caplog) -> None:
     assert "still so after 61 s (4 writes failed)" in lines[1]
     assert lines[2].startswith("the host can write again after 70 s: 1 game(s)")
     assert not o.on
+
+
+def test_a_record_not_written_for_a_full_disk_is_a_failure_to_write() -> None:
+    full = OSError(errno.ENOSPC, "No space left on device")
+    try:
+        try:
+            raise full
+        except OSError as e:
+            raise InfrastructureError("game s1-0: its record could not be written") from e
+    except InfrastructureError as e:
+        unwritten = e
+    assert cannot_write(unwritten) and cause_of(unwritten) is full
+    assert reason(unwritten) == "OSError: [Errno 28] No space left on device"
+    # another infrastructure failure is not the host's failure to write
+    assert not cannot_write(InfrastructureError("game s1-0: runner failure: no docker"))
+    try:
+        raise InfrastructureError("game s1-0: runner failure") from OSError(errno.ENOENT, "x")
+    except InfrastructureError as e:
+        assert not cannot_write(e)
+
+
+def test_the_disk_probe_writes_and_leaves_nothing(tmp_path: Path) -> None:
+    probe_disk(tmp_path / "records", size=4096)
+    assert list((tmp_path / "records").iterdir()) == []
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OSError):  # a folder that cannot be: raised, for the outage
+        probe_disk(tmp_path / "file")

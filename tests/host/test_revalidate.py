@@ -115,3 +115,63 @@ def test_the_version_page_has_a_button_for_its_owner(app):
     # anyone else sees no button
     c.cookies.clear()
     assert "/validate" not in c.get(f"/versions/{vid}").text
+
+
+def test_the_organiser_alone_may_have_a_disabled_version_validated_again(app):
+    c, host, admin = app
+    ann = register(c, admin, "ann")
+    vid = rejected(c, host, ann)
+    with host.Session.begin() as s:  # active, then disabled after 3 forfeits in a row
+        v = s.get(Version, vid)
+        v.status, v.forfeits_in_row = "active", 3
+        v.bot.active_version_id = vid
+    r = c.post(f"/api/versions/{vid}/disable", headers=bearer(admin),
+               json={"reason": "forfeits"})
+    assert r.status_code == 200 and r.json()["status"] == "disabled", r.text
+    # its owner may not: one line saying whom to ask
+    r = c.post(f"/api/versions/{vid}/validate", headers=bearer(ann))
+    assert r.status_code == 403 and "only the organiser" in r.json()["detail"]
+    with host.Session() as s:
+        assert s.get(Version, vid).status == "disabled"
+    r = c.post(f"/api/versions/{vid}/validate", headers=bearer(admin))
+    assert r.status_code == 202, r.text
+    assert (r.json()["status"], r.json()["reason"]) == ("pending", AGAIN)
+    with host.Session() as s:
+        v = s.get(Version, vid)
+        assert (v.forfeits_in_row, v.bot.active_version_id) == (0, None)
+    audit = c.get("/api/audit", headers=bearer(admin)).json()
+    entries = audit["entries"] if isinstance(audit, dict) else audit
+    assert entries[0]["action"] == "revalidate"
+    assert f"version {vid} " in entries[0]["detail"] and "disabled" in entries[0]["detail"]
+
+
+def test_not_a_disabled_participants_version(app):
+    c, host, admin = app
+    ann = register(c, admin, "ann")
+    vid = rejected(c, host, ann)
+    status(host, vid, "disabled", "disabled by the organiser with its participant: x")
+    assert c.post("/api/participants/ann/disable", headers=bearer(admin),
+                  json={"reason": "x"}).status_code == 200
+    r = c.post(f"/api/versions/{vid}/validate", headers=bearer(admin))
+    assert r.status_code == 409 and "enable the participant first" in r.json()["detail"]
+
+
+def test_the_organiser_sees_the_button_on_a_disabled_version_its_owner_does_not(app):
+    c, host, admin = app
+    ann = register(c, admin, "ann")
+    vid = rejected(c, host, ann)
+    status(host, vid, "disabled", "disabled by the organiser: x")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/signin").text).group(1)
+    c.post("/signin", data={"token": ann, "csrf": csrf}, follow_redirects=False)
+    assert "/validate" not in c.get(f"/versions/{vid}").text
+    c.cookies.clear()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', c.get("/signin").text).group(1)
+    assert c.post("/signin", data={"token": admin, "csrf": csrf},
+                  follow_redirects=False).status_code == 303
+    page = c.get(f"/versions/{vid}")
+    assert f'action="/versions/{vid}/validate"' in page.text and "active only if it passes" \
+        in page.text
+    r = c.post(f"/versions/{vid}/validate", data={"csrf": csrf}, follow_redirects=False)
+    assert (r.status_code, r.headers["location"]) == (303, f"/versions/{vid}")
+    with host.Session() as s:
+        assert s.get(Version, vid).status == "pending"

@@ -6,6 +6,7 @@ ten a minute."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 from collections.abc import Iterator
@@ -14,8 +15,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from host_support import EXAMPLES, make_competition, tar_files, tar_folder
+from sqlalchemy import func, select
 
 from arena.host.app import create_app
+from arena.host.models import Participant, UploadRefusal
 from arena.host.refusals import UploadRefusals
 from arena.host.run import open_host
 from arena.host.service import Host
@@ -75,9 +78,18 @@ def test_every_refused_upload_counts_against_the_days_quota(app, caplog) -> None
         == 201
 
 
-def test_refusals_are_said_ten_a_minute_then_counted() -> None:
+def test_refusals_are_said_ten_a_minute_then_counted(app) -> None:
+    c, host, admin = app
+    code = c.post("/api/invites", headers=bearer(admin)).json()["code"]
+    c.post("/api/register", json={"name": "ann", "invite": code})
+    c.post("/api/register", json={"name": "bob", "invite": c.post(
+        "/api/invites", headers=bearer(admin)).json()["code"]})
+    with host.Session() as s:
+        ann, bob = (s.scalar(select(Participant.id).where(Participant.name == n))
+                    for n in ("ann", "bob"))
+    start = dt.datetime(2027, 1, 1, tzinfo=dt.UTC)
     now = [0.0]
-    r = UploadRefusals(clock=lambda: now[0])
+    r = UploadRefusals(host.Session, clock=lambda: start + dt.timedelta(seconds=now[0]))
     said: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda rec: said.append(rec.getMessage())  # type: ignore[method-assign]
@@ -86,14 +98,21 @@ def test_refusals_are_said_ten_a_minute_then_counted() -> None:
     try:
         for i in range(12):
             now[0] = i * 1.0
-            r.add(7, "ann", 400, f"bad {i}\nsecond line")
+            r.add(ann, "ann", 400, f"bad {i}\nsecond line")
         now[0] = 61.0
-        r.add(7, "ann", 400, "bad 12")
+        r.add(ann, "ann", 400, "bad 12")
     finally:
         logger.removeHandler(handler)
     assert said[:10] == [f"upload of ann refused (400): bad {i}" for i in range(10)]
     assert said[10:] == ["upload of ann refused (400): bad 12 (2 more refused in the last "
                          "minute, not said)"]
-    assert r.count(7) == 13 and r.count(8) == 0
+    assert r.count(ann) == 13 and r.count(bob) == 0
     now[0] = 86400.0 + 5.5  # a day after the first six
-    assert r.count(7) == 7
+    assert r.count(ann) == 7
+    # and from the database, as a restarted host reads it
+    assert UploadRefusals(host.Session, clock=lambda: start + dt.timedelta(
+        seconds=now[0])).count(ann) == 7
+    # a new refusal deletes the rows over a day old: 7 left, and the new one
+    r.add(ann, "ann", 400, "bad 13")
+    with host.Session() as s:
+        assert s.scalar(select(func.count(UploadRefusal.id))) == 8

@@ -19,7 +19,8 @@ not exist.
   the competition has ended, the front page shows its standings first);
 - :mod:`~arena.host.pages.api`: ``/docs`` (the API, from its OpenAPI schema);
 - :mod:`~arena.host.pages.accounts`: ``/signin``, ``/signout``, ``/submit``;
-- :mod:`~arena.host.pages.revalidate`: a rejected version's "Validate again" button;
+- :mod:`~arena.host.pages.revalidate`: the "Validate again" button of a rejected version
+  (its owner's and the organiser's) or a disabled one (the organiser's);
 - :mod:`~arena.host.pages.challenges`: ``/challenges`` (ask for one; yours);
 - :mod:`~arena.host.pages.tables`: ``/tables/...``, a person playing the bots ("play
   against this bot", ``[tables]``);

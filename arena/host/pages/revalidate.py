@@ -1,5 +1,6 @@
-"""The button on a rejected version's page (its owner's and the organiser's) that has it
-validated again, unchanged (:func:`arena.host.routes.revalidate.validate_again`)."""
+"""The button on a rejected version's page (its owner's and the organiser's), or a disabled
+one's (the organiser's), that has it validated again, unchanged
+(:func:`arena.host.routes.revalidate.validate_again`)."""
 
 from __future__ import annotations
 

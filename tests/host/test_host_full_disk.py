@@ -1,0 +1,161 @@
+"""A real `moon host run` whose records (and, in one case, its SQLite database) are on a
+small disk that is filled mid-run and freed again (:mod:`arena.host.outage`): the games
+whose records or results could not be written are voided and played again without a
+restart, none is left ``running``, no result is lost, duplicated or rated twice, every
+finished game has its record, the log says what could not be written in a line (no
+traceback), and the pages answer meanwhile (never a 500). The twin of
+tests/host/test_host_outage.py (a database stopped)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sqlite3
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from host_support import HostProcess, make_competition, wait_for
+
+BOTS = ("heuristic", "random", "weak")
+MAX_ATTEMPTS = 3
+"""A voided rated game is played again until its third try (arena.host.recorder)."""
+DISK = "32m"
+"""The small disk's size (tmpfs)."""
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A tmpfs of :data:`DISK` mounted for this test; skipped where mount is not allowed."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs", str(disk)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip(f"cannot mount a small disk (tmpfs) here: "
+                    f"{(out.stderr.strip() or 'mount failed').splitlines()[0]}")
+    try:
+        yield disk
+    finally:
+        if subprocess.run(["umount", str(disk)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def fill(disk: Path) -> Path:
+    """Fill ``disk`` to its last byte with one file; the file."""
+    filler = disk / "filler"
+    chunk = b"\0" * (1 << 16)
+    with open(filler, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(chunk)
+        except OSError as e:
+            assert e.errno == errno.ENOSPC, e
+        with pytest.raises(OSError):  # not a byte more
+            while True:
+                f.write(b"\0")
+    return filler
+
+
+def rows(db: Path, sql: str) -> list[tuple]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return list(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
+def finished(host: HostProcess) -> int:
+    return int(host.ok("GET", "/api/status", host.admin)["finished"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("database_too", [False, True], ids=["records", "records+database"])
+def test_a_full_disk_mid_run_leaves_nothing_stuck_lost_or_rated_twice(
+        tmp_path: Path, small_disk: Path, database_too: bool) -> None:
+    folder = make_competition(tmp_path / "comp")
+    (small_disk / "records").mkdir()
+    if (folder / "records").exists():
+        os.rmdir(folder / "records")
+    (folder / "records").symlink_to(small_disk / "records")
+    db = small_disk / "host.sqlite" if database_too else folder / "host.sqlite"
+    host = HostProcess(folder, f"sqlite:///{db}" if database_too else None).start()
+    try:
+        host.enter(BOTS)
+        wait_for(lambda: finished(host) >= 6, 120, "6 rated games")
+
+        def in_flight() -> set[str]:
+            return {r[0] for r in rows(db, "SELECT id FROM games WHERE status = 'running' "
+                                           "AND kind = 'rated'")}
+
+        playing: set[str] = set()
+        wait_for(lambda: playing.update(in_flight()) or playing, 120, "a game in flight",
+                 every=0.1)
+        filler = fill(small_disk)
+        try:
+            wait_for(lambda: "cannot write" in host.log.read_text(), 120,
+                     "the host to say it cannot write")
+        except AssertionError as e:  # what the host said instead
+            raise AssertionError(f"{e} ({sorted(playing)}); the host's log ends:\n"
+                                 f"{host.log.read_text()[-3000:]}") from None
+        # the pages answer meanwhile: what they last read, or 503 (never a 500)
+        for path in ("/", "/api/leaderboard", "/games", "/api/status", "/api/games",
+                     "/api/bots"):
+            r = host.call("GET", path)
+            assert r.status_code in (200, 503), (path, r.status_code, r.text)
+        time.sleep(3)  # the other games in flight end too, unwritten
+        filler.unlink()
+
+        wait_for(lambda: "the host can write again" in host.log.read_text(), 120,
+                 "the host to find it can write again")
+        n = finished(host)
+        running_then = {r[0] for r in rows(db, "SELECT id FROM games WHERE status = "
+                                               "'running'")}
+        wait_for(lambda: finished(host) >= n + 6, 180, "6 more rated games")
+        running_now = {r[0] for r in rows(db, "SELECT id FROM games WHERE status = "
+                                              "'running'")}
+        assert running_then & running_now == set()
+        assert host.ok("GET", "/api/status", host.admin)["running"] <= 2
+    finally:
+        host.stop()
+
+    log = host.log.read_text()
+    assert "Traceback" not in log, log[-3000:]
+    said = [line for line in log.splitlines() if " arena.host " in line
+            and "cannot write" in line]
+    assert said and len(said) <= 3, said  # the first, and at most once a minute more
+    # and the referee a line a game whose record it could not write, no more
+    per_game = Counter(re.findall(r"match (\S+): cannot write the record", log))
+    assert set(per_game.values()) <= {1}, per_game
+    assert re.search(r"cannot write .+: (OSError|OperationalError): .*(No space left|"
+                     r"disk is full)", said[0]), said[0]
+
+    # the games voided for the full disk: replayed (none lost), never rated
+    unwritten = rows(db, "SELECT id, attempt, rated FROM games WHERE kind = 'rated' AND "
+                         "status = 'voided' AND void_reason LIKE '%could not be written%'")
+    assert unwritten, "no game was caught by the full disk"
+    ids = {r[0] for r in rows(db, "SELECT id FROM games")}
+    for gid, attempt, rated in unwritten:
+        assert not rated
+        if attempt + 1 < MAX_ATTEMPTS:
+            assert f"{gid.split('-r')[0]}-r{attempt + 1}" in ids, gid
+    # every finished rated game rated once, with its record; no seating finished twice
+    done = rows(db, "SELECT id, dset_id, seating, rated FROM games WHERE kind = 'rated' "
+                    "AND status = 'finished'")
+    assert all(r[3] for r in done)
+    missing = [r[0] for r in done if not (small_disk / "records" / f"{r[0]}.json").is_file()]
+    assert missing == []
+    assert rows(db, "SELECT count(*) FROM games WHERE rated AND status <> 'finished'") \
+        == [(0,)]
+    twice = [k for k, c in Counter((r[1], r[2]) for r in done).items() if c > 1]
+    assert twice == []
+    # each version's game count is the finished rated games it sat in, counted here
+    per_version = Counter(v for v, _ in rows(
+        db, "SELECT DISTINCT s.version_id, g.id FROM game_seats s JOIN games g ON "
+            "g.id = s.game_id WHERE g.kind = 'rated' AND g.status = 'finished'"))
+    games = {v: n for v, n in rows(db, "SELECT id, games FROM versions")}
+    assert {v: n for v, n in games.items() if n} == dict(per_version)
