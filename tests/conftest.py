@@ -35,7 +35,7 @@ FAST = (
     "host/test_ratings_part.py", "host/test_visitors.py",
     "host/test_outage.py", "host/test_revalidate.py", "host/test_openapi.py",
     "host/test_upload_refusals.py", "host/test_final.py", "host/test_challenges.py",
-    "host/test_tables.py",
+    "host/test_tables.py", "host/test_phase_move.py",
     # the live game page as served, in process
     "web/test_live_served.py",
     # a person at the table: their answers, in process

@@ -50,7 +50,8 @@ def challenge(opponent: str, number: int | None, mine: int | None, server: str,
     """Ask for an unrated test game of your bot against OPPONENT (a bot's name, or one of
     the host's reference bots), then wait for its result. It never counts in the
     ratings; the host plays it between rated games, and takes a few an hour from each
-    participant ([challenges] per_hour). Exits 1 if it could not be played.
+    participant ([challenges] per_hour). A game the host could not play is played again
+    (followed here). Exits 1 if it could not be played.
 
     \b
     Example:  moon challenge heuristic --server http://127.0.0.1:8000
@@ -71,7 +72,16 @@ def challenge(opponent: str, number: int | None, mine: int | None, server: str,
                  f"GET {server}/api/challenges/{c['id']} or on {server}/challenges")
     deadline = time.monotonic() + timeout
     status = c["status"]
-    while status not in OVER and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if status == "voided" and c.get("again"):  # the host's failure: played again
+            click.echo(clean_line(result_line(c)))
+            c = api("GET", server, f"/api/challenges/{c['again']}", tok)
+            status = c["status"]
+            if status not in OVER:
+                click.echo(clean_line(result_line(c)))
+            continue
+        if status in OVER:
+            break
         time.sleep(1.0)
         c = api("GET", server, f"/api/challenges/{c['id']}", tok)
         if c["status"] != status:

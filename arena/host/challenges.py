@@ -11,7 +11,11 @@ is the participant (migration 0008):
   games' slots (:func:`slots`), so rated games are never starved;
 - a participant asks for at most ``[challenges] per_hour`` in any hour (:func:`wait_s`);
 - its result and record are the asker's (and the organiser's); the opponent's owner sees
-  that the game exists, with its result, but not its record (:func:`hidden`).
+  that the game exists, with its result, but not its record (:func:`hidden`);
+- one the host could not play (a runner's failure, a restart) is voided and played again
+  as a new game of the same seats and deal, ``c3-r1`` for ``c3``
+  (:meth:`arena.host.recorder.Recorder.void`), whose reason says so; the asker follows it
+  (``again``), and it counts once in the quota.
 
 Each check is a :class:`ChallengeError` whose message is one line saying what to do.
 """
@@ -207,8 +211,8 @@ def ask(s: Session, asker: Participant, opponent: str, number: int | None,
                                  f"hour, the most this competition takes ([challenges] "
                                  f"per_hour = {per_hour}): ask again in {minutes(wait)}",
                                  retry_after=math.ceil(wait))
-    n = (s.scalar(select(func.count()).select_from(Game).where(
-        Game.kind == "challenge")) or 0) + 1
+    n = (s.scalar(select(func.count()).select_from(Game).where(  # replays aside (c3-r1)
+        Game.kind == "challenge", Game.attempt == 0)) or 0) + 1
     while s.get(Game, f"c{n}") is not None:  # ids are never reused, whatever was deleted
         n += 1
     # its own random deal: the master seed's boards stay the rated sets' alone

@@ -6,7 +6,8 @@ within their share of the slots, the challenge games participants asked for
 
 A version sits in at most half the running rated games (rounded up) while other games can
 be played (:meth:`Matchmaker.claim`), so one slow bot cannot fill every slot with its own
-long games and starve the others.
+long games and starve the others; two games of one duplicate set never run at once (they
+share a board, and a running game's live stream is public).
 """
 
 from __future__ import annotations
@@ -158,7 +159,13 @@ class Matchmaker:
         slot with its own long games and starve the others. When nothing else can be
         played (every version at its cap, say with no more versions than seats), the
         oldest held-back game is started, as without the cap. The versions of a
-        participant the organiser disabled are not matched."""
+        participant the organiser disabled are not matched.
+
+        Two games of one duplicate set never run at once, whatever else waits: they are
+        dealt the same board, and the public live view of one would show the tiles of a
+        hand the other has still to play. A set's next game waits for the one running;
+        the other slots play other sets (a new one is made when every queued game's set
+        is in play)."""
         active = {v.id: v for v in s.scalars(
             select(Version).join(Bot, Version.bot_id == Bot.id)
             .join(Participant, Bot.owner_id == Participant.id)
@@ -168,6 +175,8 @@ class Matchmaker:
         running = collections.Counter(s.scalars(
             select(GameSeat.version_id).join(Game, GameSeat.game_id == Game.id)
             .where(Game.status == "running", Game.kind == "rated")))
+        busy = set(s.scalars(select(Game.dset_id).where(Game.status == "running",
+                                                       Game.kind == "rated")))
         made_free, made_any = False, False
         while True:
             queued = s.scalars(select(Game).where(Game.status == "queued",
@@ -180,6 +189,8 @@ class Matchmaker:
                 if not all(i in active for i in ids):
                     g.status = "cancelled"
                     g.void_reason = "a version in it left the pool before it was played"
+                    continue
+                if g.dset_id in busy:  # its board is in play: never two games of it
                     continue
                 if any(running[i] >= cap for i in set(ids) if i is not None):
                     held = held or (g, ids)

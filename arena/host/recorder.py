@@ -3,7 +3,8 @@ game is written whole — game, seats, faults, its versions' game counts and for
 the live rating update and the ``rated`` mark — in one transaction, on the host's one
 writer thread (:class:`arena.host.writer.Writer`), so a host killed at any moment loses no
 finished game and rates none twice. A game that could not be played is voided, and a
-rated one queued again as a new game (at most :data:`MAX_ATTEMPTS` tries).
+rated, final or challenge game queued again as a new game (at most :data:`MAX_ATTEMPTS`
+tries).
 
 :class:`Counters` is what the host has done since it started, for its status.
 """
@@ -30,8 +31,20 @@ log = logging.getLogger("arena.host")
 
 MAX_ATTEMPTS = 3
 """How often a voided game is played again before its set gives it up (cancelled)."""
+REPLAYED = ("rated", "final", "challenge")
+"""The kinds of game played again when voided (:meth:`Recorder.void`)."""
 RATE_WINDOW_S = 300.0
 """The status's games/min is over the last this many seconds."""
+
+
+def again_id(game_id: str, attempt: int) -> str:
+    """The id of the game that plays voided game ``game_id`` (its try ``attempt``, 0 the
+    first) again.
+
+    >>> again_id("s4-2", 0), again_id("s4-2-r1", 1), again_id("c7", 0)
+    ('s4-2-r1', 's4-2-r2', 'c7-r1')
+    """
+    return f"{game_id.split('-r')[0]}-r{attempt + 1}"
 
 
 @dataclass
@@ -142,23 +155,30 @@ class Recorder:
             g.rated = True
 
     def void(self, s: Session, g: Game, reason: str) -> None:
-        """Void ``g`` in session ``s`` (never rated) and queue its replay, unless it was a
-        validation game (the version is validated again) or has had its tries."""
+        """Void ``g`` in session ``s`` (never rated) and queue its replay (:func:`again_id`),
+        unless it was a validation game (the version is validated again) or a table's, or
+        has had its tries. A challenge game is played again for its asker as a rated one
+        is (the same seats and deal, asked at the same time: counted once in the quota),
+        and its reason, which the asker reads, says what became of it."""
         g.status = "voided"
         g.void_reason = reason
         self.counters.voided += 1
-        if g.kind not in ("rated", "final"):  # the final's games are replayed alike
+        if g.kind not in REPLAYED:
             return
         if g.attempt + 1 >= MAX_ATTEMPTS:
             log.warning("game %s voided %d times: given up", g.id, g.attempt + 1)
+            if g.kind == "challenge":
+                g.void_reason = (f"{reason}; voided {g.attempt + 1} times, the most: not "
+                                 "played again (ask again)")
             return
-        base = g.id.split("-r")[0]
-        again = Game(id=f"{base}-r{g.attempt + 1}", kind=g.kind, dset_id=g.dset_id,
+        again = Game(id=again_id(g.id, g.attempt), kind=g.kind, dset_id=g.dset_id,
                      seating=g.seating, attempt=g.attempt + 1, seed=g.seed, status="queued",
-                     created_at=g.created_at)
-        again.seats = [GameSeat(seat=x.seat, version_id=x.version_id, side=x.side)
-                       for x in g.seats]
+                     created_at=g.created_at, asked_by=g.asked_by)
+        again.seats = [GameSeat(seat=x.seat, version_id=x.version_id,
+                                reference=x.reference, side=x.side) for x in g.seats]
         s.add(again)
+        if g.kind == "challenge":
+            g.void_reason = f"{reason}; played again as {again.id}"
 
     def _void_game(self, game_id: str, reason: str) -> None:
         with self.Session.begin() as s:
@@ -178,4 +198,5 @@ class Recorder:
             s.add(g)
 
 
-__all__ = ["MAX_ATTEMPTS", "RATE_WINDOW_S", "Counters", "Recorder"]
+__all__ = ["MAX_ATTEMPTS", "RATE_WINDOW_S", "REPLAYED", "Counters", "Recorder",
+           "again_id"]

@@ -1,8 +1,9 @@
 """The host's phase, kept in its database (:class:`Season`): read by the routes that a
 phase may refuse (registration, submissions) and by the matchmaker (rated games), moved by
-the calendar (:meth:`Season.tick`, every second while the host runs, and at its start) or
-by the organiser (:meth:`Season.move`), every change written to the audit log in the same
-transaction. The rules of the phases are :mod:`arena.host.phases`."""
+the calendar (:meth:`Season.tick_now`, every second while the host runs, and at its start)
+or by the organiser (:meth:`Season.move_now`), both on the host's one writer thread, every
+change written to the audit log in the same transaction. The rules of the phases are
+:mod:`arena.host.phases`."""
 
 from __future__ import annotations
 
@@ -137,6 +138,19 @@ class Season:
         audit.log(s, actor, "phase", f"{before} -> {phase} by hand ({hold})"
                   + (f": {reason}" if reason else "") + stopped, now)
         return st
+
+    def move_now(self, phase: str, actor: str, until: dt.datetime | None = None,
+                 reason: str = "", now: dt.datetime | None = None) -> PhaseState:
+        """:meth:`move` in a transaction of its own; run it on the writer thread, as
+        :meth:`tick_now` is, so a move by hand and the calendar's own move are written
+        one after the other, each reading the phase the other left (never both from the
+        same phase), each with its audit entry.
+
+        Raises:
+            ValueError: not a phase, or ``until`` not after now (nothing written).
+        """
+        with self.Session.begin() as s:
+            return self.move(s, phase, actor, until, reason, now)
 
     def _stop_games(self, s: Session, now: dt.datetime) -> str:
         """In a phase that plays no rated games, cancel those still queued (so their sets

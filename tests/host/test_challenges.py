@@ -474,3 +474,119 @@ def test_the_challenges_form_refuses_a_bad_version_in_one_line(tmp_path: Path) -
             assert s.scalars(select(Game)).all() == []
     finally:
         host.close()
+
+
+def test_a_challenge_the_host_could_not_play_is_played_again_for_its_asker(
+        tmp_path: Path, database: str | None) -> None:
+    # the host's failure (a runner's, a restart's) voids a challenge game: its asker
+    # expects the game they asked for, not a lost one, so it is played again as a rated
+    # game is (the same seats and deal), at most MAX_ATTEMPTS tries in all, each step
+    # said to them; and it counts once in their quota (2 an hour here)
+    host, admin = competition(tmp_path / "comp", database)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b"})
+        ann = ids["ann"][0]
+        c = TestClient(create_app(host))
+        r = c.post("/api/challenges", json={"opponent": "reference-random"},
+                   headers=bearer(ann))
+        assert r.status_code == 201 and r.json()["id"] == "c1", r.text
+        with host.Session() as s:
+            c1 = s.get(Game, "c1")
+            assert c1 is not None
+            seed = c1.seed
+        job = host.matchmaker.claim()
+        assert job is not None and job[0] == "c1"
+        with host.Session.begin() as s:
+            host.recorder.void(s, s.get(Game, "c1"), "the runner failed")
+
+        got = c.get("/api/challenges/c1", headers=bearer(ann)).json()
+        assert (got["status"], got["note"], got["again"]) == (
+            "voided", "the runner failed; played again as c1-r1", "c1-r1")
+        again = c.get("/api/challenges/c1-r1", headers=bearer(ann)).json()
+        assert (again["status"], again["again"], again["opponent"]) == (
+            "queued", None, "reference-random")
+        assert [x["version_id"] for x in again["game"]["seats"]] == [ids["ann"][1], None, None]
+        mine = c.get("/api/challenges", headers=bearer(ann)).json()["challenges"]
+        assert {x["id"]: x["again"] for x in mine} == {"c1": "c1-r1", "c1-r1": None}
+        # the quota counts c1 once (as c1-r1): one more fits in the hour, not two
+        r = c.post("/api/challenges", json={"opponent": "b"}, headers=bearer(ann))
+        assert r.status_code == 201 and r.json()["id"] == "c2", r.text
+        r = c.post("/api/challenges", json={"opponent": "b"}, headers=bearer(ann))
+        assert r.status_code == 429, r.text
+
+        # played again: the same deal, the same asker; then voided twice more, given up
+        for k, gid in ((1, "c1-r1"), (2, "c1-r2")):
+            job = host.matchmaker.claim()
+            assert job is not None and job[0] == gid and job[1] == seed
+            assert job[2] == ("a", host.references[0], host.references[0])
+            with host.Session.begin() as s:
+                g = s.get(Game, gid)
+                assert g is not None and g.asked_by == s.get(Game, "c1").asked_by
+                assert g.attempt == k
+                host.recorder.void(s, g, "the host stopped while the game was being played")
+        got = c.get("/api/challenges/c1-r2", headers=bearer(ann)).json()
+        assert (got["status"], got["again"]) == ("voided", None)
+        assert got["note"] == ("the host stopped while the game was being played; voided 3 "
+                               "times, the most: not played again (ask again)")
+        with host.Session() as s:
+            assert s.get(Game, "c1-r3") is None
+        # the organiser sees every try; bob, whose bot is not in it, sees none of them
+        listed = c.get("/api/games", params={"kind": "challenge", "limit": 50},
+                       headers=bearer(admin)).json()["games"]
+        assert sorted(g["id"] for g in listed) == ["c1", "c1-r1", "c1-r2", "c2"]
+        assert c.get("/api/challenges/c1-r1", headers=bearer(ids["bob"][0])).status_code \
+            == 404
+    finally:
+        host.close()
+
+
+def test_moon_challenge_follows_a_challenge_played_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `moon challenge` waits for the game it asked for: when the host voids it and plays
+    # it again, it says so and waits for the replay's result (exit 0), where it used to
+    # stop at "voided" (exit 1). Its calls go to the app in process; each of its waits
+    # moves the host one step on.
+    import importlib
+
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    from arena.cli.client import ClientError
+
+    cli_challenge = importlib.import_module("arena.cli.challenge")
+    host, _ = competition(tmp_path / "comp", None)
+    try:
+        ids = people(host, {"ann": "a"})
+        ann = ids["ann"][0]
+        c = TestClient(create_app(host))
+
+        def api(method: str, url: str, path: str, token: str | None = None,
+                **kw: object) -> object:
+            kw.pop("timeout", None)
+            r = c.request(method, path, headers=bearer(token or ""), **kw)  # type: ignore
+            if r.status_code >= 400:
+                raise ClientError(f"{url}: {r.json()['detail']} (HTTP {r.status_code})")
+            return r.json()
+
+        def void_c1() -> None:
+            with host.Session.begin() as s:
+                host.recorder.void(s, s.get(Game, "c1"), "the runner failed")
+
+        steps = [lambda: host.matchmaker.claim(), void_c1,
+                 lambda: host.matchmaker.claim(), lambda: finish(host, "c1-r1", (7, 3, 0))]
+        monkeypatch.setattr(cli_challenge, "api", api)
+        monkeypatch.setattr(cli_challenge.time, "sleep", lambda _s: steps.pop(0)())
+        r = CliRunner().invoke(main, ["challenge", "reference-random", "--server",
+                                      "http://testserver", "--token", ann, "--timeout", "60"])
+        assert r.exit_code == 0, r.output
+        assert steps == []
+        lines = [x.split(", ", 1)[1] for x in r.output.strip().splitlines()]
+        heads = [x.split(":")[0] for x in r.output.strip().splitlines()]
+        assert heads == ["challenge c1"] * 3 + ["challenge c1-r1"] * 3, r.output
+        assert lines[:5] == ["queued", "running",
+                             "voided: the runner failed; played again as c1-r1",
+                             "queued", "running"], r.output
+        assert lines[5].startswith("finished: you placed 1, they placed 2 (scores 7-3-0, ")
+        assert lines[5].endswith("; unrated; replay /games/c1-r1"), r.output
+    finally:
+        host.close()

@@ -55,12 +55,33 @@ def test_a_version_sits_in_one_game_of_two_while_others_can_play(host: Host) -> 
     # the other set is of the three versions not playing: all of them
     gid2, _, _ = mm.claim()
     assert gid2 == "s2-0" and seats(host, gid2) == set(names) - first
-    # every version at its cap: the oldest held-back game goes
+    # every version at its cap, and both sets' boards in play: a third set is made, and
+    # its first game goes (a held-back game, as nothing else can be played)
     gid3, _, _ = mm.claim()
-    assert gid3 == "s1-1" and seats(host, gid3) == first
+    assert gid3 == "s3-0" and len(seats(host, gid3)) == 3
     with host.Session() as s:
         running = sorted(g.id for g in s.query(Game).filter_by(status="running"))
-        assert running == ["s1-0", "s1-1", "s2-0"]
+        assert running == ["s1-0", "s2-0", "s3-0"]
+
+
+def test_two_games_of_one_set_never_run_at_once(host: Host) -> None:
+    # three versions, three seats: every set seats all three, each at its cap of one
+    # game once one runs; before, the cap gave way to the set's next game (s1-1 beside
+    # s1-0, one board on two tables, the live view of one showing the other's hands)
+    names = active(host, "abc")
+    mm = host.matchmaker
+    assert [mm.claim()[0], mm.claim()[0]] == ["s1-0", "s2-0"]
+    assert seats(host, "s1-0") == seats(host, "s2-0") == set(names)
+    with host.Session.begin() as s:
+        g = s.get(Game, "s1-0")
+        assert g is not None
+        g.status = "finished"
+    # s1's board is free again: its next game goes before a third set is made
+    assert mm.claim()[0] == "s1-1"
+    with host.Session() as s:
+        running = sorted(g.id for g in s.query(Game).filter_by(status="running"))
+        sets = {g.dset_id for g in s.query(Game)}
+    assert running == ["s1-1", "s2-0"] and sets == {1, 2}
 
 
 def test_a_queued_game_of_a_version_gone_is_cancelled(host: Host) -> None:

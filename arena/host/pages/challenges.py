@@ -16,7 +16,7 @@ from ...web import auth
 from .. import challenges
 from ..deps import DB_INT_MAX, HostDep, SessionDep
 from ..models import Bot, Game, Participant
-from ..routes.challenges import LOAD, ChallengeIn, ChallengeOut
+from ..routes.challenges import LOAD, ChallengeIn, ChallengeOut, replays
 from ..routes.challenges import ask as api_ask
 from ..service import Host
 from .base import page
@@ -29,13 +29,14 @@ def _page(request: Request, s: Session, host: Host, user: Participant, status: i
           error: str = "", opponent: str = "") -> HTMLResponse:
     ids = [g.id for g in challenges.mine(s, user.id, 50)]
     rows = {g.id: g for g in s.scalars(select(Game).where(Game.id.in_(ids)).options(*LOAD))}
+    again = replays(s, list(rows.values()))
     opponents = [*s.scalars(select(Bot.name).where(Bot.owner_id != user.id,
                                                    Bot.active_version_id.is_not(None))
                             .order_by(Bot.name)), *(r.name for r in host.references)]
     return page(request, s, host, "challenges", status=status, error=error,
                 opponent=opponent, opponents=opponents,
                 per_hour=host.settings.challenges.per_hour,
-                challenges=[ChallengeOut.of(rows[i]) for i in ids])
+                challenges=[ChallengeOut.of(rows[i], again.get(i)) for i in ids])
 
 
 @router.get("/challenges", response_class=HTMLResponse)

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, selectinload
 from .. import challenges
 from ..deps import DB_INT_MAX, HostDep, SessionDep, User
 from ..models import Game, GameSeat, Participant, Version
+from ..recorder import again_id
 from ..schemas import GameOut
 
 router = APIRouter(prefix="/api", tags=["challenges"])
@@ -44,13 +45,16 @@ class ChallengeOut(BaseModel):
     places: list[int | None] = Field(description="Your place, then the opponent's (1 "
                                      "first), once finished")
     note: str = Field(description="Why it was voided or cancelled, else empty")
+    again: str | None = Field(None, description="Voided through the host's failure: the "
+                              "id of the challenge that plays it again; else null")
     page: str = Field(description="Its page (the replay once it is over)")
     record: str | None = Field(description="Where its record is, once it is finished")
     game: GameOut
 
     @classmethod
-    def of(cls, g: Game) -> ChallengeOut:
-        """From a challenge game (its seats, versions and faults loaded)."""
+    def of(cls, g: Game, again: str | None = None) -> ChallengeOut:
+        """From a challenge game (its seats, versions and faults loaded); ``again``: the
+        game that plays it again (:func:`replays`)."""
         out = GameOut.of(g)
         mine, other = out.seats[0], out.seats[1]
         done = g.status == "finished"
@@ -58,6 +62,7 @@ class ChallengeOut(BaseModel):
                    opponent=other.version or other.bot,
                    places=[mine.place, other.place] if done else [None, None],
                    note=g.void_reason if g.status in ("voided", "cancelled") else "",
+                   again=again,
                    page=f"/games/{g.id}", record=f"/api/games/{g.id}/record"
                    if done and g.record_path else None, game=out)
 
@@ -66,6 +71,20 @@ class ChallengePage(BaseModel):
     """Your challenges, newest first."""
 
     challenges: list[ChallengeOut]
+
+
+def replays(s: Session, games: list[Game]) -> dict[str, str]:
+    """The game that plays each voided game of ``games`` again, by its id (one query)."""
+    ids = {again_id(g.id, g.attempt): g.id for g in games if g.status == "voided"}
+    if not ids:
+        return {}
+    found = s.scalars(select(Game.id).where(Game.id.in_(sorted(ids))))
+    return {ids[x]: x for x in found}
+
+
+def out(s: Session, g: Game) -> ChallengeOut:
+    """:meth:`ChallengeOut.of` with the game that plays ``g`` again, if any."""
+    return ChallengeOut.of(g, replays(s, [g]).get(g.id))
 
 
 def _one(s: Session, game_id: str) -> Game | None:
@@ -101,7 +120,7 @@ def ask(body: ChallengeIn, user: User, host: HostDep, s: SessionDep) -> Challeng
     host.matchmaker.wake()
     g = _one(s, game_id)
     assert g is not None
-    return ChallengeOut.of(g)
+    return out(s, g)
 
 
 @router.get("/challenges", response_model=ChallengePage)
@@ -111,7 +130,8 @@ def list_challenges(user: User, s: SessionDep,
     """The challenges you asked for, newest first, with their results and records."""
     ids = [g.id for g in challenges.mine(s, user.id, limit, offset)]
     rows = {g.id: g for g in s.scalars(select(Game).where(Game.id.in_(ids)).options(*LOAD))}
-    return ChallengePage(challenges=[ChallengeOut.of(rows[i]) for i in ids])
+    again = replays(s, list(rows.values()))
+    return ChallengePage(challenges=[ChallengeOut.of(rows[i], again.get(i)) for i in ids])
 
 
 @router.get("/challenges/{game_id}", response_model=ChallengeOut, responses={404: {}})
@@ -121,7 +141,7 @@ def get_challenge(game_id: str, user: User, s: SessionDep) -> ChallengeOut:
     if g is None or not (user.is_admin or g.asked_by == user.id):
         raise HTTPException(404, f"no challenge {game_id!r} of yours (GET /api/challenges "
                             "lists them)")
-    return ChallengeOut.of(g)
+    return out(s, g)
 
 
-__all__ = ["ChallengeIn", "ChallengeOut", "ChallengePage", "router"]
+__all__ = ["ChallengeIn", "ChallengeOut", "ChallengePage", "out", "replays", "router"]

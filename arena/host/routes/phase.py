@@ -64,17 +64,18 @@ def get_phase(host: HostDep, s: SessionDep) -> PhaseOut:
 @router.post("/phase", response_model=PhaseOut, responses={403: {}, 422: {}})
 def move_phase(body: PhaseIn, admin: Admin, host: HostDep, s: SessionDep) -> PhaseOut:
     """Move the competition to a phase by hand (the organiser's), written to the audit
-    log.
+    log on the host's writer thread, after the calendar's move and the claims before it.
 
     Raises:
         HTTPException: 422 for a phase that is not one, or a bad ``until``.
     """
     try:
         until = parse_time(body.until) if body.until else None
-        host.season.move(s, body.phase, admin.name, until, body.reason.strip())
+        host.writer.write_now(host.season.move_now, body.phase, admin.name, until,
+                              body.reason.strip())
     except ValueError as e:
         raise HTTPException(422, str(e)) from None
-    s.commit()
+    s.expire_all()  # the phase as written, not as this session may have read it
     return _out(host, s)
 
 
