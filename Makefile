@@ -134,7 +134,9 @@ proto-baseline: buf
 .PHONY: dist image
 REFEREE_IMAGE ?= moon-arena/referee
 
-dist: setup
+# The wheels are pure Python: they need the packages and `build` (the [dev] extra), not the
+# rules engine's compiled core that `make setup` builds too (minutes of Rust the first time).
+dist: $(STAMP)
 	$(PY) tools/dist.py --outdir dist
 
 image: setup

@@ -12,6 +12,7 @@ ours. A real competition keeps the Docker runner (`moon host init` writes it).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import signal
@@ -78,6 +79,12 @@ def main() -> int:
             print(f"{person} submitted {v['label']}")
         # the host itself said where its pages and API are (its first line, on stderr):
         # said once, here only what to try
+        # registration is open: how a visitor joins with a bot of their own
+        token_file = os.path.relpath(args.folder / "admin.token")
+        if token_file.startswith(".."):
+            token_file = str((args.folder / "admin.token").resolve())
+        print(f"join: moon host register {url} NAME, then moon submit ./mybot --server "
+              f"{url} --wait (the organiser's token: {token_file})")
         print(f"try: moon host status {url}    curl {url}/api/leaderboard")
         print("playing until Ctrl-C ...", flush=True)
         while host.poll() is None:

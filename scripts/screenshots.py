@@ -79,17 +79,24 @@ def main() -> int:
                 page.screenshot(path=str(args.out / "leaderboard.png"), full_page=True)
                 page.goto(url + "/bots/heuristic")
                 page.screenshot(path=str(args.out / "bot.png"), full_page=True)
+                # the player at trick 3 (the hash), then the game's details below it: the
+                # whole page from its top (the hash alone scrolls the table out of view)
                 page.goto(url + f"/games/{game}#hand-1-trick-3")
                 page.reload()
-                page.screenshot(path=str(args.out / "replay.png"))
+                page.evaluate("window.scrollTo(0, 0)")
+                page.screenshot(path=str(args.out / "replay.png"), full_page=True)
                 phone = browser.new_page(viewport={"width": 390, "height": 844})
+                phone.goto(url + f"/games/{game}#hand-1-trick-3")
+                phone.reload()
+                phone.evaluate("window.scrollTo(0, 0)")
+                phone.screenshot(path=str(args.out / "replay-phone.png"), full_page=True)
                 phone.goto(url + "/")
                 phone.screenshot(path=str(args.out / "leaderboard-phone.png"))
                 live_shot(page, url, args.out / "live.png")
                 live_shot(phone, url, args.out / "live-phone.png")
                 browser.close()
-            for name in ("leaderboard", "bot", "replay", "leaderboard-phone", "live",
-                         "live-phone"):
+            for name in ("leaderboard", "bot", "replay", "replay-phone", "leaderboard-phone",
+                         "live", "live-phone"):
                 print(f"wrote {args.out / (name + '.png')}")
             return 0
         finally:

@@ -1,5 +1,6 @@
 """`make host-demo` (scripts/host_demo.py) says where the pages and the API are once, on
-one line (the host's own: a narrow terminal wraps it, nothing breaks a URL)."""
+one line (the host's own: a narrow terminal wraps it, nothing breaks a URL), and how a
+visitor joins it with a bot of their own."""
 
 from __future__ import annotations
 
@@ -28,6 +29,16 @@ def test_the_demo_says_where_its_pages_are_once(tmp_path):
                 assert demo.poll() is None and time.monotonic() < deadline, \
                     out_path.read_text() + err_path.read_text()
                 time.sleep(0.5)
+            # a visitor joins as the demo says: its register command, NAME filled in
+            [join] = [x for x in out_path.read_text().splitlines() if x.startswith("join: ")]
+            register = join.removeprefix("join: moon ").split(",")[0].replace("NAME", "dora")
+            joined = subprocess.run(
+                [sys.executable, "-m", "arena.cli", *register.split()], capture_output=True,
+                text=True, timeout=60, env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path)})
+            assert joined.returncode == 0, joined.stdout + joined.stderr
+            assert re.match(r"moon_\S{20,}$", joined.stdout.splitlines()[0]), joined.stdout
+            token_file = re.search(r"the organiser's token: (\S+)\)$", join).group(1)
+            assert (tmp_path / token_file).samefile(tmp_path / "demo" / "admin.token")
             demo.send_signal(signal.SIGINT)  # as Ctrl-C: the demo stops its host
             assert demo.wait(60) == 130  # stopped, as every moon command
         finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -286,9 +287,14 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
         if set(game_entries(g)) <= current:  # the live view: this run's bots only
             live.update(g)
     reporter = _LiveReporter(console, live, results)
+    # where the output is not a terminal (a CI log, `| tee`) the plain lines are the whole
+    # view: a live display there prints only its last frame, once, as it stops (a bar and a
+    # table the leaderboard below replaces, and the stop's line glued to its last line)
+    view: AbstractContextManager[Live | None] = (
+        nullcontext() if reporter.plain
+        else Live(reporter.view(), console=console, transient=False, refresh_per_second=4))
     try:
-        with Live(reporter.view(), console=console, transient=False,
-                  refresh_per_second=4) as reporter.live:
+        with view as reporter.live:
             summary = stops.run(run_ladder(cfg, store, results, reporter, executor))
     except KeyboardInterrupt:
         kept = len(store.done_ids())
@@ -302,7 +308,8 @@ def run(file: Path | None, results: Path | None, bots: tuple[str, ...], boards: 
     if summary.skipped_games:
         console.print(f"{summary.skipped_games} game(s) with a dropped bot not played; run "
                       "again (after fixing it, or with a higher --max-forfeits) to play them")
-    print_report(console, build_report(store, bootstrap=bootstrap), live_note=True)
+    print_report(console, build_report(store, bootstrap=bootstrap),
+                 live_note=not reporter.plain)
     console.print(f"results: {escape(str(results))}")
     store.close()
     if summary.scheduled and not summary.played and not summary.already_done:

@@ -27,3 +27,10 @@ def test_a_ladder_prints_progress_lines_when_not_on_a_terminal(tmp_path, monkeyp
     assert done == [1, 2, 3, 4, 5, 6]
     assert re.search(r"^games 6/6 \(100%\), [\d.]+/min, 0:\d\d elapsed, about 0:00 left$",
                      out.stdout, re.MULTILINE)
+
+    # the plain lines are the whole view: no bar, no live table printed once as it stops
+    # (the leaderboard replaces it), and no note about a live view nobody saw
+    assert not re.search(r"^games ━", out.stdout, re.MULTILINE)  # the bar
+    assert "live ratings" not in out.stdout
+    assert "The live view during the run" not in out.stdout
+    assert "rating: strength on the Elo scale" in out.stdout  # the leaderboard is there
