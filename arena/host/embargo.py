@@ -1,7 +1,11 @@
 """No deal given away while it is in play: the games of a duplicate set share one board (the
 same hands, dealt from the same seed), so a finished game's record, replay and seats'
-stderr would give away the hands its siblings still have to play. They are withheld from
-everyone but the organiser until every game of the set has ended (:func:`withheld`); the
+stderr would give away the hands its siblings still have to play, and so would a running
+game's live view, whose plays are the board's tiles. They are withheld from everyone but
+the organiser until every other game of the set has ended (:func:`withheld`): the host
+plays one game of a set at a time (:meth:`arena.host.matchmaker.Matchmaker.claim_rated`),
+so the live view of a set's last game is public as it runs, the others' once the set
+has ended, as their replays; the
 game's result (places, scores) is public at once, as the ratings use it, and holds no
 tile. A validation game deals no board of a set (its seed is the checks'), so its owner
 sees it at once; so does the asker a challenge game (its deal is its own), which no one
@@ -47,27 +51,27 @@ def note(others: int) -> str:
 
 
 def withheld(g: Game, caller: Participant | None, playing: dict[int, int]) -> str | None:
-    """Why ``g``'s record, replay and stderr are not shown to ``caller`` yet (a
+    """Why ``g``'s live view, record, replay and stderr are not shown to ``caller`` yet (a
     :func:`note`), or None if they may be: ``playing`` is :func:`in_play` of its set. Only a
-    rated or final game that is over while others of its set are still to be played is withheld,
-    and never from the organiser (a running game shows its live view, which gives only
-    what has been played). A challenge game's is withheld from all but its asker and the
-    organiser (:func:`arena.host.challenges.hidden`)."""
+    rated or final game while other games of its set are still to be played is withheld,
+    and never from the organiser. A challenge game's is withheld from all but its asker
+    and the organiser (:func:`arena.host.challenges.hidden`)."""
     if g.kind == "challenge":
         return hidden(g, caller)
-    if g.kind not in SET_KINDS or g.dset_id is None or g.status in IN_PLAY:
+    if g.kind not in SET_KINDS or g.dset_id is None:
         return None
     if caller is not None and caller.is_admin:
         return None
-    others = playing.get(g.dset_id, 0)
-    return note(others) if others else None
+    # the count of a game still in play holds the game itself
+    others = playing.get(g.dset_id, 0) - (1 if g.status in IN_PLAY else 0)
+    return note(others) if others > 0 else None
 
 
 def withheld_game(s: Session, g: Game, caller: Participant | None) -> str | None:
     """:func:`withheld` for one game, reading its set's games still to be played."""
     if g.kind == "challenge":
         return hidden(g, caller)
-    if g.kind not in SET_KINDS or g.dset_id is None or g.status in IN_PLAY:
+    if g.kind not in SET_KINDS or g.dset_id is None:
         return None
     return withheld(g, caller, in_play(s, [g.dset_id]))
 
@@ -77,7 +81,7 @@ def games_out(s: Session, games: Iterable[Game], caller: Participant | None
     """The API's view of ``games`` (seats, versions and faults loaded) for ``caller``, each
     saying whether its record is withheld (one query for them all)."""
     rows = list(games)
-    playing = in_play(s, (g.dset_id for g in rows if g.status not in IN_PLAY))
+    playing = in_play(s, (g.dset_id for g in rows))
     return [GameOut.of(g, withheld(g, caller, playing)) for g in rows]
 
 

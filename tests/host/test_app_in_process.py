@@ -134,6 +134,50 @@ def test_a_dependency_override_stands_in_for_the_caller(app) -> None:
     assert client.get("/api/me").status_code == 401
 
 
+def test_a_running_games_plays_are_withheld_while_its_set_has_more_to_play(app) -> None:
+    # a set of two games on one board: s2-0 running, s2-1 queued; its live view would
+    # show the board's tiles as they are played, which s2-1 will deal again
+    from arena.host.models import Bot, DuplicateSet, Game, GameSeat, Version
+
+    client, host, admin = app
+    register(client, admin, "ann")
+    with host.Session.begin() as s:
+        owner = s.scalars(select(Participant).where(Participant.name == "ann")).one()
+        bot = Bot(owner_id=owner.id, name="annbot")
+        s.add(bot)
+        s.flush()
+        v = Version(bot_id=bot.id, number=1, hash="ab" * 32, archive_sha256="cd" * 32,
+                    status="active")
+        s.add(v)
+        s.add(DuplicateSet(id=2, seed=98))
+        s.flush()
+        for k, status in enumerate(("running", "queued")):
+            g = Game(id=f"s2-{k}", kind="rated", dset_id=2, seating=k, seed=98,
+                     status=status)
+            g.seats = [GameSeat(seat=i, version_id=v.id, side=i) for i in range(3)]
+            s.add(g)
+    note = "shown when the other game of its set ends"
+    anew = {"Cache-Control": "no-cache"}
+    assert client.get("/api/games/s2-0", headers=anew).json()["withheld"] == note
+    r = client.get("/games/s2-0/events")
+    assert r.status_code == 403 and r.json()["detail"] == (
+        f"the plays of game s2-0 are {note}"), r.text
+    page = client.get("/games/s2-0", headers=anew).text
+    assert f"Its live view, replay and its bots&#39; stderr are {note}" in page
+    assert "/games/s2-0/events" not in page  # not the live view
+    # the organiser watches it
+    assert client.get("/api/games/s2-0", headers=bearer(admin)).json()["withheld"] is None
+    # the set's last game: its live view is public as it runs (no other game of the
+    # set is left to deal its board), the finished sibling's replay still withheld
+    with host.Session.begin() as s:
+        g0, g1 = s.get(Game, "s2-0"), s.get(Game, "s2-1")
+        assert g0 is not None and g1 is not None
+        g0.status, g1.status = "finished", "running"
+    assert client.get("/api/games/s2-1", headers=anew).json()["withheld"] is None
+    assert "/games/s2-1/events" in client.get("/games/s2-1", headers=anew).text
+    assert client.get("/api/games/s2-0", headers=anew).json()["withheld"] == note
+
+
 def test_a_finished_game_is_withheld_while_its_set_is_in_play(app) -> None:
     # a set of two games on one board: s1-0 finished (its record and a seat's log on
     # disk), s1-1 still queued; then s1-1 finished too

@@ -6,9 +6,11 @@ public games list and the public event streams of the running games for a while:
 
 - no two games of one set (one board) are ever running together, though two games of
   different sets are (the slots are used);
-- every stream read while its game ran shows tiles as they are played, and each of them
-  is a tile its own game played (its record's plays, read once its set has ended): a
-  stream shows only what has been played, and no sibling was running to be ahead of."""
+- the stream of a game whose set has other games still to be played is refused (403,
+  saying when it is shown): its plays are the tiles of a board still to be dealt;
+- the stream of a set's last game is public as it runs, shows tiles as they are played,
+  and each of them is a tile its own game played (its record's plays, read once its set
+  has ended)."""
 
 from __future__ import annotations
 
@@ -30,11 +32,14 @@ def _running(client: httpx.Client) -> list[dict]:
     return [g for g in games["games"] if g["kind"] == "rated"]
 
 
-def _stream_tiles(client: httpx.Client, game_id: str, seconds: float) -> list[str]:
-    """The tiles game ``game_id``'s public stream shows as played within ``seconds``."""
+def _stream_tiles(client: httpx.Client, game_id: str, seconds: float) -> list[str] | str:
+    """The tiles game ``game_id``'s public stream shows as played within ``seconds``, or
+    the reason it was refused (403)."""
     tiles: list[str] = []
     deadline = time.monotonic() + seconds
     with client.stream("GET", f"/games/{game_id}/events", timeout=10) as r:
+        if r.status_code == 403:
+            return str(json.loads(r.read())["detail"])
         assert r.status_code == 200, r.read()
         for line in r.iter_lines():
             if line.startswith("data: "):
@@ -71,14 +76,19 @@ def test_no_two_games_of_one_set_run_at_once(tmp_path: Path, database: str | Non
             assert host.wait_version(token, v["id"])["status"] == "active"
         together: list[list[str]] = []  # the rated games seen running, each look
         streamed: dict[str, list[str]] = {}  # tiles each stream showed
+        refused: dict[str, str] = {}  # why a stream was refused
         with httpx.Client(base_url=host.url, timeout=30) as client:
             end = time.monotonic() + WATCH_S
             while time.monotonic() < end:
                 running = _running(client)
                 together.append(sorted(g["id"] for g in running))
                 for g in running:
-                    if len(streamed) < 6 and g["id"] not in streamed:
+                    if len(streamed) < 6 and g["id"] not in streamed \
+                            and g["id"] not in refused:
                         tiles = _stream_tiles(client, g["id"], 1.5)
+                        if isinstance(tiles, str):
+                            refused[g["id"]] = tiles
+                            continue
                         # the sets running while it was read
                         during = [x for x in _running(client) if x["set"] == g["set"]
                                   and x["id"] != g["id"]]
@@ -91,7 +101,11 @@ def test_no_two_games_of_one_set_run_at_once(tmp_path: Path, database: str | Non
                    if len(sets) != len(set(sets))]
         assert doubles == [], doubles[:5]
         assert any(len(look) == 2 for look in together), "two slots never both played"
-        assert len(streamed) >= 3 and sum(map(len, streamed.values())) > 0, streamed
+        assert streamed and sum(map(len, streamed.values())) > 0, streamed
+        assert refused, "no stream of a set with games still to play was refused"
+        assert all(re.fullmatch(r"the plays of game \S+ are shown when the (other game|\d+ "
+                                r"other games) of its set ends?", why)
+                   for why in refused.values()), refused
         # once each set is over its records are public: every tile a stream showed is
         # one its own game played
         sets = {gid.split("-")[0] for gid in streamed}

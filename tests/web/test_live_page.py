@@ -136,8 +136,11 @@ def check_snapshot(snap: dict, record: dict) -> None:
 
 
 def running_game(c: Competition) -> str:
-    games = wait_for(lambda: c.host.ok("GET", "/api/games", params={"status": "running"}
-                                       )["games"], 120, "a running game", every=0.1)
+    """A running game whose live view is public: the last of its set (the others' plays
+    are withheld until their set has ended)."""
+    games = wait_for(lambda: [g for g in c.host.ok("GET", "/api/games", params={
+        "status": "running"})["games"] if g["withheld"] is None], 120,
+        "a running game of a set with no other game to play", every=0.1)
     return games[0]["id"]
 
 

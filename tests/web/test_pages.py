@@ -246,11 +246,15 @@ def test_replay_steps_with_keyboard_and_slider(browser, competition: Competition
 def test_live_game_streams_public_events_and_never_a_hidden_tile(competition):
     c = competition
     # the SSE stream of a game in progress, read until some plays have come
+    def watchable() -> list[dict]:  # running, and the last of its set: its plays public
+        return [g for g in c.host.ok("GET", "/api/games", params={"status": "running"}
+                                     )["games"] if g["withheld"] is None]
+
     for _ in range(40):
-        running = c.host.ok("GET", "/api/games", params={"status": "running"})["games"]
+        running = watchable()
         if not running:
-            wait_for(lambda: c.host.ok("GET", "/api/games", params={"status": "running"}
-                                       )["games"], 60, "a running game", every=0.1)
+            wait_for(watchable, 60, "a running game with no other game of its set to play",
+                     every=0.1)
             continue
         gid = running[0]["id"]
         events: list[dict] = []
@@ -288,13 +292,13 @@ def test_live_game_streams_public_events_and_never_a_hidden_tile(competition):
 
     # the live page as served holds no tile at all (its script adds played ones)
     for _ in range(40):
-        running = c.host.ok("GET", "/api/games", params={"status": "running"})["games"]
-        if running:
-            r = httpx.get(c.url + f"/games/{running[0]['id']}")
-            if 'id="live"' in r.text:
-                assert not TILE.search(r.text)
-                assert "data-tile" not in r.text
-                break
+        running = wait_for(watchable, 60, "a running game with no other game of its set "
+                           "to play", every=0.1)
+        r = httpx.get(c.url + f"/games/{running[0]['id']}")
+        if 'id="live"' in r.text:
+            assert not TILE.search(r.text)
+            assert "data-tile" not in r.text
+            break
     else:
         pytest.fail("no live page was served")
     # the browser's live page: tests/web/test_live_page.py
@@ -597,7 +601,8 @@ def test_a_game_of_a_set_in_play_says_when_it_is_shown(browser, competition: Com
     page = browser.new_page()
     for _ in range(40):
         games = c.host.ok("GET", "/api/games", params={"limit": 500})["games"]
-        game = next((g for g in games if g["withheld"]), None)
+        game = next((g for g in games if g["withheld"] and g["status"] == "finished"),
+                    None)
         if game is None:
             page.wait_for_timeout(200)
             continue

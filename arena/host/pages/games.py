@@ -116,11 +116,10 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
     path = host.record_dir / f"{g.id}.json"
     if wait is not None:
         own_seats = []
-        missing = (f"Its replay and its bots' stderr are {wait}: they are dealt the "
-                   "same hands, which its replay would give away." if g.kind == "rated"
-                   else f"Its live view, replay and its bots' stderr are {wait}."
-                   if g.status in ("queued", "running")
-                   else f"Its replay and its bots' stderr are {wait}.")
+        shown = ("Its live view, replay and its bots' stderr are"
+                 if g.status in ("queued", "running") else "Its replay and its bots' stderr are")
+        missing = (f"{shown} {wait}: they are dealt the same hands, which its plays would "
+                   "give away." if g.kind in SET_KINDS else f"{shown} {wait}.")
     elif g.status == "finished" and g.record_path and path.is_file():
         data = json.loads(path.read_text())
         data["logs"] = {}  # stderr is on its own owner-only page

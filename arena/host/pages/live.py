@@ -18,8 +18,8 @@ from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import select
 
 from ...protocol.convert import event_to_dict
-from ..challenges import hidden
 from ..deps import HostDep
+from ..embargo import withheld_game
 from ..models import Game
 from ..registrations import client_key
 from ..service import Host
@@ -128,11 +128,12 @@ def _game_status(host: Host, game_id: str) -> str | None:
 def _visible_status(host: Host, request: Request, game_id: str
                     ) -> tuple[str | None, str | None]:
     """The game's status if the caller may see it (else None), and why its plays are not
-    theirs to watch (a challenge game another asked for), or None."""
+    theirs to watch yet (a challenge game another asked for, a game of a set whose other
+    games are still to be played: :mod:`arena.host.embargo`), or None."""
     with host.WebSession() as s:
         user = signed_in(request, s)
         g = visible_game(s, game_id, user)
-        return (g.status, hidden(g, user)) if g is not None else (None, None)
+        return (g.status, withheld_game(s, g, user)) if g is not None else (None, None)
 
 
 @router.get("/games/{game_id}/events")
@@ -142,8 +143,10 @@ async def game_events(game_id: str, request: Request, host: HostDep) -> Response
     start, then live, then ``event: end``. Only the referee's public events go out: no
     tile is sent before it is played, and the widow and the discard never are; a game
     that is over sends only ``event: end`` (its replay is its record's, withheld while
-    other games of its set are played: :mod:`arena.host.embargo`). A challenge game's
-    plays are its asker's alone (403 to its opponent's owner, who sees only its result).
+    other games of its set are played: :mod:`arena.host.embargo`). While other games of
+    its set are still to be played, its plays are withheld too (403, saying when they are
+    shown), and a challenge game's plays are its asker's alone (403 to its opponent's
+    owner, who sees only its result).
 
     A client address holds at most :data:`STREAMS_PER_CLIENT` streams at once (more: 429),
     the host :data:`STREAMS_MAX` (more: 503); the database is read in a thread, never on
