@@ -82,13 +82,16 @@ pytest: setup
 # parts, records, the CLI through CliRunner, ladders' policy, the host's parts, ratings,
 # the layering: tests/conftest.py's FAST list), a few minutes on 2 cores. Run it often.
 check: lint typecheck
-	$(PY) -m pytest -m fast $(PYTEST_ARGS)
+	$(PY) -m pytest -m fast $(if $(FAST_WORKERS),-n $(FAST_WORKERS)) $(PYTEST_ARGS)
 
 # Every check: the fast tier first, then the rest (real processes, gRPC, Docker,
 # PostgreSQL, a browser, a Dask cluster) in TEST_WORKERS pytest-xdist workers: those tests
 # mostly wait (on games' clocks, builds, servers), so more workers than cores pays; the
 # tests of one shared resource (Docker, a cluster) keep to one worker (tests/conftest.py).
+# The fast tier runs in FAST_WORKERS workers here (its tests are CPU-bound: 2, one a core;
+# `make check` alone runs it in one process unless FAST_WORKERS is given).
 TEST_WORKERS ?= 4
+test: FAST_WORKERS ?= 2
 test: buflint check bots go-plugins grpcurl
 	$(PY) -m pytest -m "not fast" -n $(TEST_WORKERS) $(PYTEST_ARGS)
 

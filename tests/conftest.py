@@ -55,11 +55,14 @@ SHARED = {
         "docker",
     # the Dask cluster of a session
     "cluster/": "cluster",
+    # a pooled check over the settings of the tests before it, in the same process
+    "stats/test_coverage.py": "coverage",
 }
-"""Tests that share one thing of the machine's between them, by the start of their id
-under tests/ (the first match wins): under pytest-xdist (`make test` runs the slow tier in
-several workers) each group's tests run in one worker, one after another, and the groups
-start first; every test marked ``docker`` must be in the Docker group."""
+"""Tests that share one thing of the machine's (or of one process's) between them, by the
+start of their id under tests/ (the first match wins): under pytest-xdist (`make test`
+runs both tiers in several workers) each group's tests run in one worker, one after
+another, and the groups start first; every test marked ``docker`` must be in the Docker
+group."""
 
 
 def shared_group(nodeid: str) -> str | None:

@@ -1,7 +1,27 @@
-"""Fixtures of the host tests: the database each end-to-end test runs on — SQLite, and a
-real PostgreSQL 15 server started here (Debian's ``postgresql``). Without PostgreSQL
-those runs are skipped with the reason, unless MOON_REQUIRE_POSTGRES=1 (set by .ci/run,
-which installs it first): CI never skips them."""
+"""Fixtures of the host tests: the database a test of the host's SQL runs on (the
+``database`` fixture) — SQLite, and a real PostgreSQL 15 server started here (Debian's
+``postgresql``). Without PostgreSQL those runs are skipped with the reason, unless
+MOON_REQUIRE_POSTGRES=1 (set by .ci/run, which installs it first): CI never skips them.
+
+Which tests run on PostgreSQL too, and why: those whose SQL could differ between the two.
+
+- The host's parts in process, each query of theirs a fraction of a second: the build
+  queue (test_builds_part.py), the matchmaker's claims (test_matchmaker.py), the recorder
+  (test_recorder.py), the ratings (test_ratings_part.py), the final (test_final.py),
+  challenges and their quota (test_challenges.py), moderation (test_host_moderation.py),
+  the phases (test_host_phases.py's first test), the API and pages through TestClient
+  (test_app_in_process.py). Between them they run every statement the long flows below
+  run on a database (a statement log of both, compared, found none missing).
+- Tests whose subject is the database: concurrency and locks (test_host_lock.py, names
+  and registrations sent at once, the submission race), the database's outage, the
+  migrations, the restart and its recovery, raw and page queries (test_page_queries.py,
+  the leaderboard's tally), NUL characters (which PostgreSQL refuses), quotas.
+
+A test marked ``one_database`` runs on SQLite alone: its subject is the host's policy
+(the build queue's order, a slow bot's share of the slots, forfeits), or it is a long flow
+through a real `moon host run` with real bots (the e2e competition, the phases going by
+themselves, the final, placement, the embargo's crawl, challenges end to end) whose
+queries the parts above run on PostgreSQL in process, in seconds, not minutes."""
 
 from __future__ import annotations
 
@@ -20,9 +40,9 @@ def postgres() -> Iterator[Postgres]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """PostgreSQL runs the tests whose subject touches SQL (locks, constraints, queries,
-    migrations, recovery); a test marked ``one_database`` (its subject is the host's
-    policy: the build queue's order, a slow bot's share of the slots, forfeits) runs on
-    SQLite alone."""
+    migrations, recovery, the parts in process); a test marked ``one_database`` (the
+    host's policy, or a long flow whose queries the parts run: the module's docstring)
+    runs on SQLite alone."""
     kept, dropped = [], []
     for item in items:
         spec = getattr(item, "callspec", None)

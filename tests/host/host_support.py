@@ -300,10 +300,11 @@ def stopped_line(folder: Path) -> str:
 
 
 # -- a host in process (no server, no loops) --------------------------------------------
-def open_in_process(folder: Path, edit: Callable[[str], str] | None = None) -> Any:
+def open_in_process(folder: Path, edit: Callable[[str], str] | None = None,
+                    database: str | None = None) -> Any:
     """A new competition in ``folder`` (`moon host init --trust-local --seed 1`) opened in
-    this process (:func:`arena.host.run.open_host`), its competition.toml first passed
-    through ``edit``; the caller closes it."""
+    this process (:func:`arena.host.run.open_host`) on ``database`` (None: its own SQLite
+    file), its competition.toml first passed through ``edit``; the caller closes it."""
     from arena.host import init_competition
     from arena.host.run import open_host
 
@@ -311,7 +312,7 @@ def open_in_process(folder: Path, edit: Callable[[str], str] | None = None) -> A
     if edit is not None:
         toml = folder / "competition.toml"
         toml.write_text(edit(toml.read_text()))
-    host, _ = open_host(folder)
+    host, _ = open_host(folder, database)
     return host
 
 

@@ -1,12 +1,15 @@
 """The host's API and pages in process: FastAPI's TestClient over the real app
-(:func:`arena.host.app.create_app`) on a real competition folder and its SQLite database,
-without a server process and without the host's loops (the client is not entered, so the
-app's lifespan, which plays the games, never starts). What needs a process (restarts,
-kills, the lock, the CLI end to end) is tested with one elsewhere in tests/host."""
+(:func:`arena.host.app.create_app`) on a real competition folder and its database (SQLite
+and PostgreSQL: the ``database`` fixture), without a server process and without the host's
+loops (the client is not entered, so the app's lifespan, which plays the games, never
+starts). What needs a process (restarts, kills, the lock, the CLI end to end) is tested
+with one elsewhere in tests/host."""
 
 from __future__ import annotations
 
 import io
+import json
+import re
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,17 +19,22 @@ from fastapi.testclient import TestClient
 from host_support import EXAMPLES, make_competition, tar_folder
 from sqlalchemy import select
 
+from arena.cli.host import stopped_line
+from arena.core.results import GameResult, Termination
 from arena.host import deps
 from arena.host.app import create_app
+from arena.host.executor import FinishedGame, GameRequest
 from arena.host.models import Participant
+from arena.host.pages import live
 from arena.host.run import open_host
 from arena.host.service import Host
+from arena.host.visitors import VisitorLimits
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Iterator[tuple[TestClient, Host, str]]:
+def app(tmp_path: Path, database: str | None) -> Iterator[tuple[TestClient, Host, str]]:
     folder = make_competition(tmp_path / "comp")
-    host, _ = open_host(folder, None)
+    host, _ = open_host(folder, database)
     try:
         yield TestClient(create_app(host)), host, (folder / "admin.token").read_text().strip()
     finally:
@@ -232,3 +240,112 @@ def test_a_finished_game_is_withheld_while_its_set_is_in_play(app) -> None:
     assert client.get("/api/games/s1-0/record", headers=anew).json()["hands"][0]["dealt"] \
         == [["6-4"]]
     assert client.get("/api/games/s1-0/logs/0", headers=bearer(ann)).text == "my hand: 6-4\n"
+
+
+def crawl(client: TestClient, headers: dict[str, str]) -> dict[str, int]:
+    """Every address a caller with ``headers`` reaches: the pages linked from ``/``
+    (breadth first, up to 300) and every GET of the API's OpenAPI schema for each game,
+    seat, bot and version the games list names (lists with and without filters), but the
+    event streams; ``{address: status code}``."""
+    seen: dict[str, int] = {}
+    todo = ["/"]
+    while todo and len(seen) < 300:
+        path = todo.pop(0)
+        if path in seen:
+            continue
+        r = client.get(path, headers=headers)
+        seen[path] = r.status_code
+        if "text/html" in r.headers.get("content-type", ""):
+            for href in re.findall(r'href="(/[^"#]*)"', r.text):
+                href = href.replace("&amp;", "&")
+                if not href.startswith(("/static", "/signout")) and "/events" not in href:
+                    todo.append(href)
+    r = client.get("/api/games", params={"limit": 500}, headers=headers)
+    assert r.status_code == 200, (r.status_code, r.text)
+    games = r.json()["games"]
+    fills_of = {"game_id": sorted({g["id"] for g in games}), "seat": [0, 1, 2],
+                "name": sorted({x["bot"] for g in games for x in g["seats"]}),
+                "version_id": sorted({x["version_id"] for g in games for x in g["seats"]
+                                      if x["version_id"]})}
+    for template, ops in client.get("/openapi.json").json()["paths"].items():
+        if "get" not in ops or template.endswith("/events"):
+            continue
+        fills: list[dict[str, object]] = [{}]
+        for key, values in fills_of.items():
+            if "{" + key + "}" in template:
+                fills = [{**f, key: v} for f in fills for v in values]
+        for f in fills:
+            path = template.format(**f)
+            for query in [""] if f else ["", "?limit=500", "?status=finished&limit=500"]:
+                if path + query not in seen:
+                    seen[path + query] = client.get(path + query, headers=headers).status_code
+    return seen
+
+
+def test_every_address_of_a_played_competition_answers(app) -> None:
+    """The reads the long flows through a real `moon host run` make (the e2e competition,
+    the embargo's crawl: tests/host/conftest.py), on this database: versions submitted
+    through the API and judged through the build queue, rated games claimed by the
+    matchmaker and finished through the recorder, their logs cut, the ratings fitted;
+    then every page and every GET of the API, as a visitor, a participant and the
+    organiser, answers without a server error."""
+    _, host, admin = app
+    # a crawl is hundreds of expensive requests a second: no visitor's budget here
+    client = TestClient(create_app(host, VisitorLimits(per_client=1e6, burst=10**6)))
+    ann, bob = register(client, admin, "ann"), register(client, admin, "bob")
+    ids = {}
+    for token, bot in ((ann, "heuristic"), (bob, "random"), (ann, "weak"), (bob, "search")):
+        r = client.post("/api/submissions", headers=bearer(token), files={
+            "archive": ("b.tar.gz", tar_folder(EXAMPLES / bot), "application/gzip")})
+        assert r.status_code == 201, r.text
+        ids[bot] = r.json()["id"]
+    # the build queue takes them in turn; the last one fails its validation
+    for _ in ids:
+        job = host.builds.next_pending()
+        assert job is not None
+        host.builds.set_status(job[0], "rejected" if job[1] == "search" else "active",
+                               "validation: a whole game against reference-random: seat 0 "
+                               "crash" if job[1] == "search" else "")
+    assert host.builds.next_pending() is None
+    mine = client.get(f"/api/versions/{ids['search']}", headers=bearer(bob)).json()
+    assert mine["status"] == "rejected" and mine["reason"].startswith("validation: ")
+    host.matchmaker.specs = lambda v, name: name  # type: ignore[assignment,method-assign]
+    played = []
+    for k in range(12):
+        job = host.matchmaker.claim()
+        assert job is not None
+        gid = job[0]
+        scores = ((7, 2, 0), (0, 3, 8), (2, 7, 1), (7, 7, 1))[k % 4]
+        places = tuple(1 + sum(o > x for o in scores) for x in scores)
+        winner = places.index(1) if places.count(1) == 1 else None  # (7, 7, 1): none
+        result = GameResult(Termination.TARGET, winner, scores, places, 3)
+        path = host.record_dir / f"{gid}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"game_id": gid, "logs": {}}))
+        for seat in range(3):
+            host.seat_log(gid, seat).parent.mkdir(parents=True, exist_ok=True)
+            host.seat_log(gid, seat).write_text(f"{gid} seat {seat}\n")
+        host.recorder.record_now(FinishedGame(
+            GameRequest(gid, (), host.ruleset, "moon3", 7, host.tc), result, (), (), path,
+            1000, 100))
+        host.cut_logs(gid)
+        played.append(gid)
+    assert host.batch_now() > 0
+    board = client.get("/api/leaderboard").json()
+    assert {r["bot"] for r in board} == {"heuristic", "random", "weak"}
+    listed = client.get("/api/games", params={"version": ids["weak"], "status": "finished",
+                                              "limit": 500}).json()["games"]
+    assert listed and all(any(x["version_id"] == ids["weak"] for x in g["seats"])
+                          for g in listed)
+    # one game of the next set running, the others queued: a queued game's live stream
+    # asks for its status while it waits; the stop line of `moon host run` counts the game
+    # a stop would leave in flight
+    assert host.matchmaker.claim() is not None
+    queued = client.get("/api/games", params={"status": "queued"}).json()["games"]
+    assert queued and live._game_status(host, queued[0]["id"]) == "queued"
+    assert stopped_line(host).startswith("stopped: 1 game(s) in flight aborted")
+    for who in ({}, bearer(ann), bearer(admin)):
+        seen = crawl(client, who)
+        assert len(seen) > 40, sorted(seen)
+        errors = {path: code for path, code in seen.items() if code >= 500}
+        assert errors == {}, errors

@@ -1,5 +1,5 @@
-"""The build queue (arena.host.builds.Builds), in process on a real competition's SQLite
-database: pending versions are taken in turns between participants, a bot's versions
+"""The build queue (arena.host.builds.Builds), in process on a real competition's database
+(SQLite and PostgreSQL): pending versions are taken in turns between participants, a bot's versions
 one at a time, and a version made active retires its bot's previous one."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from arena.host.service import Host
 
 
 @pytest.fixture
-def host(tmp_path: Path):
-    h = open_in_process(tmp_path / "comp")
+def host(tmp_path: Path, database: str | None):
+    h = open_in_process(tmp_path / "comp", database=database)
     try:
         yield h
     finally:
@@ -28,7 +28,7 @@ def pending(host: Host, owner: str, bot: str, number: int = 1) -> int:
     with host.Session.begin() as s:
         p = s.query(Participant).filter_by(name=owner).one_or_none()
         if p is None:
-            p = Participant(name=owner, token_hash=owner * 64)
+            p = Participant(name=owner, token_hash=(owner * 64)[:64])
             s.add(p)
             s.flush()
         b = s.query(Bot).filter_by(name=bot).one_or_none()

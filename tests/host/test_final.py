@@ -1,4 +1,5 @@
-"""The final in process (no server, no bots): `[final]`'s settings, the balanced schedule
+"""The final in process (no server, no bots; on SQLite and PostgreSQL where the final's
+queries run): `[final]`'s settings, the balanced schedule
 among the season's best, one game of a board at a time, the board's records withheld
 while it is in play, a board more until the top places are told apart, the standings
 against a fit recomputed here from the results the test wrote, the API, CSV and pages,
@@ -41,13 +42,13 @@ def z(t: dt.datetime) -> str:
 
 
 def competition(folder: Path, final: str, final_starts: dt.datetime,
-                ends: dt.datetime | None = None) -> Host:
+                ends: dt.datetime | None = None, database: str | None = None) -> Host:
     init_competition(folder, trust_local=True, seed=(1 << 62) + 11)
     toml = folder / "competition.toml"
     cal = f"\n[calendar]\nsubmissions_close = {z(final_starts - dt.timedelta(hours=1))}\n" \
           f"final_starts = {z(final_starts)}\n" + (f"ends = {z(ends)}\n" if ends else "")
     toml.write_text(with_final(toml.read_text(), final) + cal)
-    host, _ = open_host(folder)
+    host, _ = open_host(folder, database)
     return host
 
 
@@ -137,10 +138,11 @@ def test_every_entrant_plays_the_same_boards_from_every_seat() -> None:
         assert set(met.values()) == {12}
 
 
-def test_the_final_plays_its_boards_one_game_of_a_board_at_a_time(tmp_path: Path) -> None:
+def test_the_final_plays_its_boards_one_game_of_a_board_at_a_time(
+        tmp_path: Path, database: str | None) -> None:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     host = competition(tmp_path, "entrants = 3\nboards = 2\nmax_boards = 2",
-                       now - dt.timedelta(minutes=1))
+                       now - dt.timedelta(minutes=1), database=database)
     try:
         ids = entrants(host, {"a": 1600.0, "b": 1400.0, "c": None, "d": 1500.0})
         assert host.season.tick_now() == "final"
@@ -251,11 +253,13 @@ def test_a_board_more_until_the_top_places_are_told_apart_up_to_the_cap(tmp_path
         host.close()
 
 
-def test_the_final_on_the_pages_the_api_the_status_and_the_export(tmp_path: Path) -> None:
+def test_the_final_on_the_pages_the_api_the_status_and_the_export(
+        tmp_path: Path, database: str | None) -> None:
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     folder = tmp_path / "comp"
     host = competition(folder, "boards = 2\nmax_boards = 2", now - dt.timedelta(minutes=1),
-                       ends=now + dt.timedelta(hours=1))
+                       ends=now + dt.timedelta(hours=1), database=database)
+    on = ["--database", database] if database else []
     admin = (folder / ADMIN_TOKEN_FILE).read_text().strip()
     try:
         ids = entrants(host, {"a": 1600.0, "b": 1500.0, "c": 1400.0})
@@ -270,7 +274,7 @@ def test_the_final_on_the_pages_the_api_the_status_and_the_export(tmp_path: Path
         page = c.get("/final").text
         assert "Playing: board 2 (at most 2)" in page and "live" in page
         # no export while it is played: its seed is still secret
-        out = CliRunner().invoke(moon, ["host", "export", str(folder)])
+        out = CliRunner().invoke(moon, ["host", "export", str(folder), *on])
         assert out.exit_code == 1
         assert out.output.strip() == (
             "Error: the final is still being played (its boards' seed is secret until it "
@@ -295,7 +299,7 @@ def test_the_final_on_the_pages_the_api_the_status_and_the_export(tmp_path: Path
         assert c.get("/api/status", headers={"Authorization": f"Bearer {admin}"}).json()[
             "final"] == "over (2 board(s) played): 12 of 12 games finished, 0 running"
         # the export: the published standings, refitted from its results and seeds
-        out = CliRunner().invoke(moon, ["host", "export", str(folder), "--output",
+        out = CliRunner().invoke(moon, ["host", "export", str(folder), *on, "--output",
                                         str(tmp_path / "x.tar.gz")])
         assert out.exit_code == 0, out.output
         assert out.output.strip() == (f"wrote {tmp_path / 'x.tar.gz'}: 12 games (12 of the "

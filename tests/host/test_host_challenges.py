@@ -1,5 +1,6 @@
-"""Challenges and a disabled participant end to end: a real `moon host run` on SQLite and
-PostgreSQL with the example bots. A participant's `moon challenge` waits for its result,
+"""Challenges and a disabled participant end to end: a real `moon host run` on SQLite (a
+flow: challenges' queries run on PostgreSQL in process, tests/host/test_challenges.py)
+with the example bots. A participant's `moon challenge` waits for its result,
 which never enters the ratings; over the quota the API says 429 and when to ask again;
 the organiser disables a participant with `moon host disable-participant`, after which
 their version plays no more game and they read why, and enabling them undoes it."""
@@ -11,6 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
@@ -26,6 +28,7 @@ def _games_of(host: HostProcess, vid: int, status: str, kind: str = "rated") -> 
                                                     "kind": kind}, token=host.admin)["total"])
 
 
+@pytest.mark.one_database  # a flow: its queries run on PostgreSQL in process (conftest.py)
 def test_challenges_and_a_disabled_participant(tmp_path: Path, database: str | None
                                                 ) -> None:
     folder = make_competition(tmp_path / "comp")

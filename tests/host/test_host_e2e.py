@@ -1,6 +1,6 @@
 """The competition host end to end: `moon host run` as a real process on 127.0.0.1, real
-HTTP, real bot processes over the real protocol; on SQLite and on a real PostgreSQL
-server (the ``database`` fixture)."""
+HTTP, real bot processes over the real protocol, on SQLite (a flow: its queries run on
+PostgreSQL in process, tests/host/conftest.py says where)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ def host(tmp_path: Path, database: str | None):
         h.stop()
 
 
+@pytest.mark.one_database  # a flow: its queries run on PostgreSQL in process (conftest.py)
 def test_a_competition(host: HostProcess) -> None:
     # accounts: invite codes, tokens, authorisation
     assert host.call("POST", "/api/register", json={"name": "mallory"}).status_code == 403
@@ -171,6 +172,7 @@ def test_a_competition(host: HostProcess) -> None:
     assert host.ok("GET", "/openapi.json")["paths"]["/api/submissions"]
 
 
+@pytest.mark.one_database  # a flow: its queries run on PostgreSQL in process (conftest.py)
 def test_validation_stops_after_a_failed_hand_and_warns_of_an_unknown_language(
         host: HostProcess) -> None:
     """A bot whose bot.toml misspells its language and whose program dies in its first

@@ -1,7 +1,7 @@
 """No deal given away while it is in play, tried from outside: a real `moon host run` with
-real bots, a visitor (no token) fetching every address it can reach — every page linked
-from the front page, every GET of the API's OpenAPI schema for every game, bot and
-version it lists, every game's event stream — while a duplicate set has finished games
+real bots (on SQLite: a flow), a visitor (no token) fetching every address it can reach —
+every page linked from the front page, every GET of the API's OpenAPI schema for every
+game, bot and version it lists, every game's event stream — while a duplicate set has finished games
 and games still to be played. No answer may hold a seat's dealt hand of that set's board
 (worked out here from the master seed with the rules engine's deal, docs/rules.md), nor
 the board's seed, which deals it. Once the set is over, its records are shown (and the
@@ -185,6 +185,7 @@ def host(tmp_path: Path, database: str | None):
         h.stop()
 
 
+@pytest.mark.one_database  # a flow: its queries run on PostgreSQL in process (conftest.py)
 def test_no_public_address_gives_away_a_deal_in_play(host: HostProcess, tmp_path: Path
                                                      ) -> None:
     # three bots: a set is the six seatings of one board; "slow" (weak, 20 ms a

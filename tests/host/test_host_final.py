@@ -1,4 +1,5 @@
-"""A real `moon host run` (SQLite and PostgreSQL, real bots) through a season into its
+"""A real `moon host run` (SQLite, real bots; the final's queries run on PostgreSQL in
+process, tests/host/test_final.py) through a season into its
 final and its end: the final starts by itself among the season's versions, never runs two
 games of a board at once, resumes after a restart mid-final without playing a finished
 game again or losing one, ends after its boards; the front page then shows its standings,
@@ -15,6 +16,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from host_support import HostProcess, make_competition, wait_for
 
@@ -38,6 +40,7 @@ def one_per_board(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return games
 
 
+@pytest.mark.one_database  # a flow: its queries run on PostgreSQL in process (conftest.py)
 def test_a_season_ends_in_a_final_whose_export_refits_its_standings(
         tmp_path: Path, database: str | None) -> None:
     far = dt.datetime(2099, 1, 1, tzinfo=dt.UTC)

@@ -1,7 +1,7 @@
 """The phases through the host: the API's refusals with when they open, a move by hand,
 the audit log, a phase kept across a restart (in process, on SQLite and PostgreSQL); and a
-real `moon host run` whose phases are seconds apart going through them by itself, with
-real bots, driven by the `moon host` commands."""
+real `moon host run` (on SQLite: a flow) whose phases are seconds apart going through
+them by itself, with real bots, driven by the `moon host` commands."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import re
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
@@ -136,6 +137,7 @@ def test_the_phase_is_written_at_the_start_before_the_games_can_start(
         host.close()
 
 
+@pytest.mark.one_database  # a flow: its queries run on PostgreSQL in process (conftest.py)
 def test_a_competition_goes_through_its_phases_by_itself(tmp_path: Path,
                                                          database: str | None) -> None:
     # Each change of phase is due a few seconds after a start of the host, whose calendar

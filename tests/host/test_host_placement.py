@@ -1,7 +1,8 @@
-"""A placement series against a real `moon host run` with real bots, on SQLite and
-PostgreSQL: a version is provisional (the leaderboard, the API, its page) until it has
-played `[matchmaking] placement_sets` duplicate sets whole, counted here from the public
-games list; and a new version starts every new set until then."""
+"""A placement series against a real `moon host run` with real bots (on SQLite: a flow;
+the migration's count on SQLite and PostgreSQL): a version is provisional (the
+leaderboard, the API, its page) until it has played `[matchmaking] placement_sets`
+duplicate sets whole, counted here from the public games list; and a new version starts
+every new set until then."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ def host(tmp_path: Path, database: str | None):
         h.stop()
 
 
+@pytest.mark.one_database  # a flow: its queries run on PostgreSQL in process (conftest.py)
 def test_a_new_version_is_provisional_until_its_placement_sets(host: HostProcess) -> None:
     def games() -> list[dict]:
         return host.ok("GET", "/api/games", params={"limit": 500})["games"]

@@ -1,7 +1,8 @@
 """The matchmaker's choice of the next game (arena.host.matchmaker.Matchmaker.claim), in
-process on a real competition's SQLite database: with 2 slots a version sits in at most
-one running rated game while other games can be played, and a queued game of a version
-that left the pool is cancelled; when nothing else can be played, the cap gives way."""
+process on a real competition's database (SQLite and PostgreSQL): with 2 slots a version
+sits in at most one running rated game while other games can be played, and a queued game
+of a version that left the pool is cancelled; when nothing else can be played, the cap
+gives way."""
 
 from __future__ import annotations
 
@@ -23,9 +24,9 @@ from arena.ladder.schedule import board_seed
 
 
 @pytest.fixture
-def host(tmp_path: Path):
+def host(tmp_path: Path, database: str | None):
     h = open_in_process(tmp_path / "comp", lambda t: re.sub(r"(?m)^concurrency = \d+",
-                                                            "concurrency = 2", t))
+                                                            "concurrency = 2", t), database)
     try:
         yield h
     finally:

@@ -1,6 +1,7 @@
-"""The recorder (arena.host.recorder), in process on a real competition's SQLite database
-(made by the migrations): a finished game is written once and never twice, a forfeit run
-disables a version, and a voided rated game is queued again until its tries are used."""
+"""The recorder (arena.host.recorder), in process on a real competition's database (SQLite
+and PostgreSQL, made by the migrations): a finished game is written once and never twice,
+a forfeit run disables a version, and a voided rated game is queued again until its tries
+are used."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from arena.host.writer import Writer
 
 
 @pytest.fixture
-def host(tmp_path: Path):
-    h = open_in_process(tmp_path / "comp")
+def host(tmp_path: Path, database: str | None):
+    h = open_in_process(tmp_path / "comp", database=database)
     try:
         yield h
     finally:

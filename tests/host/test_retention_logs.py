@@ -1,6 +1,7 @@
 """Retention of seat logs (arena.host.retention.Retention.cut_logs), in process on a real
-competition's SQLite database: a version's logs of its last ``full_logs`` finished games
-stay whole, the one just past them is cut to its last 8 KiB after a line saying so."""
+competition's database (SQLite and PostgreSQL): a version's logs of its last
+``full_logs`` finished games stay whole, the one just past them is cut to its last 8 KiB
+after a line saying so."""
 
 from __future__ import annotations
 
@@ -21,8 +22,9 @@ def log_text(gid: str, seat: int) -> bytes:
     return (line * (SIZE // len(line) + 1))[:SIZE]
 
 
-def test_a_versions_logs_past_its_last_games_are_cut_to_the_tail(tmp_path: Path) -> None:
-    host = open_in_process(tmp_path / "comp")
+def test_a_versions_logs_past_its_last_games_are_cut_to_the_tail(
+        tmp_path: Path, database: str | None) -> None:
+    host = open_in_process(tmp_path / "comp", database=database)
     ids = add_active_versions(host, "abc")
     a, b, c = ids["a"], ids["b"], ids["c"]
     with host.Session.begin() as s:
