@@ -11,6 +11,7 @@ import shutil
 import socket
 from pathlib import Path
 
+import httpx
 import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
@@ -43,14 +44,33 @@ def host(tmp_path_factory: pytest.TempPathFactory):
         h.stop()
 
 
+def organiser_cookie(host: HostProcess) -> str:
+    """A ``Cookie`` header's value for a web session of the organiser's, who may watch
+    every game live (a visitor's stream of a game whose set has other games still to be
+    played is refused: :mod:`arena.host.embargo`)."""
+    form = httpx.get(host.url + "/signin")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert csrf is not None
+    r = httpx.post(host.url + "/signin", data={"token": host.admin, "csrf": csrf.group(1)},
+                   cookies=form.cookies)
+    assert r.status_code == 303, r.text
+    return "; ".join(f"{k}={v}" for k, v in {**form.cookies, **r.cookies}.items())
+
+
+COOKIE: dict[str, str] = {}
+"""The organiser's session cookie of the test's host (set by the test)."""
+
+
 def open_stream(host: HostProcess, game: str, client: str | None = None
                 ) -> tuple[socket.socket, int, bytes]:
     """A stream of ``game``'s events, left open and unread past its answer's head: the
     socket, the status code and the head (``client``: the address a proxy on 127.0.0.1
-    says it is for, in X-Forwarded-For)."""
+    says it is for, in X-Forwarded-For), as the organiser (:data:`COOKIE`)."""
     port = int(host.url.rsplit(":", 1)[1])
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     extra = f"X-Forwarded-For: {client}\r\n" if client else ""
+    if COOKIE.get(host.url):
+        extra += f"Cookie: {COOKIE[host.url]}\r\n"
     sock.sendall(f"GET /games/{game}/events HTTP/1.1\r\nHost: x\r\n{extra}\r\n".encode())
     head = b""
     while b"\r\n\r\n" not in head:
@@ -82,6 +102,7 @@ def test_a_client_and_the_host_hold_a_few_streams(host: HostProcess, tmp_path: P
                      and dt.datetime.fromisoformat(g["started_at"]) >= since), None)
 
     game = wait_for(sleeping_game, 120, "a rated game of the sleepy bots")
+    COOKIE[host.url] = organiser_cookie(host)
     held = []
     try:
         for _ in range(STREAMS_PER_CLIENT):
