@@ -36,9 +36,12 @@ def test_a_starved_process_tree_is_seen_waiting_for_a_cpu() -> None:
         time.sleep(1.5)
         after = runqueue_wait_s(tree.pid)
         assert before is not None and after is not None
-        # three busy processes of one weight on one CPU: each runs a third of the time
-        # (CFS) and waits two thirds, 1 s of these 1.5 s (more if others share the CPU)
-        assert after - before > 0.6, (before, after)
+        # three busy processes on one CPU: with equal weights each waits two thirds of
+        # the time (1 s of these 1.5 s); but the kernel may weigh the tree's own session
+        # as much as the hogs' together (autogroups), and a CI run's steal time skews it:
+        # 0.50 s was seen. A process with a CPU to itself waits next to nothing; a
+        # sixth of the time is a wait no idle reading gives
+        assert after - before > 0.25, (before, after)
     finally:
         os.killpg(tree.pid, signal.SIGKILL)  # the shell and its child
         for p in hogs:
