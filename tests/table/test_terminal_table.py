@@ -52,7 +52,7 @@ def play_to_the_end(child: pexpect.spawn, transcript: list[str]) -> dict[str, in
     """Answer every prompt until the game ends; returns how often each kind of answer
     and refusal was given. Each accepted decision's screen is kept in ``transcript``."""
     seen = {"number": 0, "name": 0, "not held": 0, "not following": 0, "wrong phase": 0,
-            "trumps by name": 0, "no such number": 0}
+            "trumps by name": 0, "no such number": 0, "auctions": 0}
     screen = ""
     while True:
         i = child.expect([PROMPT, pexpect.EOF], timeout=60)
@@ -66,6 +66,8 @@ def play_to_the_end(child: pexpect.spawn, transcript: list[str]) -> dict[str, in
         hand = hand_row(screen)
         legal_names = set(items.values())
         answer = None
+        if phase == "bid or pass":
+            seen["auctions"] += 1
         if phase == "bid or pass" and not seen["wrong phase"]:
             child.sendline(sorted(hand)[0])  # a tile in the auction
             child.expect(r"not taken: you must bid or pass now, not play \d-\d")
@@ -120,7 +122,11 @@ def test_a_person_plays_a_whole_game_in_the_terminal(tmp_path, preset, bots, see
     child.close()
     end = screens[-1]
     assert child.exitstatus == 0, end[-3000:]
-    assert seen["number"] and seen["name"] and seen["not held"] and seen["wrong phase"]
+    assert seen["number"] and seen["name"] and seen["not held"]
+    # a tile in the auction is refused whenever the person is asked to bid: the random bot
+    # is not seeded, and its 21 before the person's turn ends the auction (docs/rules.md),
+    # so a game whose moon is made in the first hand never asks them (seen in a CI run)
+    assert seen["wrong phase"] == (seen["auctions"] > 0), seen
     assert seen["not following"] and seen["no such number"]
     path = re.search(r"record: (\S+\.json)", end).group(1)
     assert f"watch it: moon replay html {path}" in end
