@@ -57,20 +57,15 @@ def organiser_cookie(host: HostProcess) -> str:
     return "; ".join(f"{k}={v}" for k, v in {**form.cookies, **r.cookies}.items())
 
 
-COOKIE: dict[str, str] = {}
-"""The organiser's session cookie of the test's host (set by the test)."""
-
-
-def open_stream(host: HostProcess, game: str, client: str | None = None
+def open_stream(host: HostProcess, game: str, cookie: str, client: str | None = None
                 ) -> tuple[socket.socket, int, bytes]:
     """A stream of ``game``'s events, left open and unread past its answer's head: the
     socket, the status code and the head (``client``: the address a proxy on 127.0.0.1
-    says it is for, in X-Forwarded-For), as the organiser (:data:`COOKIE`)."""
+    says it is for, in X-Forwarded-For), with a web session's ``cookie``."""
     port = int(host.url.rsplit(":", 1)[1])
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     extra = f"X-Forwarded-For: {client}\r\n" if client else ""
-    if COOKIE.get(host.url):
-        extra += f"Cookie: {COOKIE[host.url]}\r\n"
+    extra += f"Cookie: {cookie}\r\n"
     sock.sendall(f"GET /games/{game}/events HTTP/1.1\r\nHost: x\r\n{extra}\r\n".encode())
     head = b""
     while b"\r\n\r\n" not in head:
@@ -102,37 +97,37 @@ def test_a_client_and_the_host_hold_a_few_streams(host: HostProcess, tmp_path: P
                      and dt.datetime.fromisoformat(g["started_at"]) >= since), None)
 
     game = wait_for(sleeping_game, 120, "a rated game of the sleepy bots")
-    COOKIE[host.url] = organiser_cookie(host)
+    organiser = organiser_cookie(host)
     held = []
     try:
         for _ in range(STREAMS_PER_CLIENT):
-            sock, code, head = open_stream(host, game)
+            sock, code, head = open_stream(host, game, organiser)
             held.append(sock)
             assert code == 200, head
-        sock, code, head = open_stream(host, game)  # one more
+        sock, code, head = open_stream(host, game, organiser)  # one more
         sock.close()
         assert code == 429, head
         assert f"{STREAMS_PER_CLIENT} live game streams open".encode() in head, head
         # another client (behind the same proxy) is not refused
-        other, code, head = open_stream(host, game, client="10.1.2.3")
+        other, code, head = open_stream(host, game, organiser, client="10.1.2.3")
         other.close()
         assert code == 200, head
         # a stream closed gives its place back
         held.pop().close()
 
         def again() -> bool:
-            sock, code, _ = open_stream(host, game)
+            sock, code, _ = open_stream(host, game, organiser)
             held.append(sock)
             return code == 200
 
         wait_for(again, 20, "a stream's place to be given back")
         # the host's own limit: other clients fill it, STREAMS_PER_CLIENT each
         for i in range(STREAMS_MAX - STREAMS_PER_CLIENT):
-            sock, code, head = open_stream(host, game,
+            sock, code, head = open_stream(host, game, organiser,
                                            client=f"10.9.{i // STREAMS_PER_CLIENT}.1")
             held.append(sock)
             assert code == 200, (i, head)
-        sock, code, head = open_stream(host, game, client="10.8.0.1")
+        sock, code, head = open_stream(host, game, organiser, client="10.8.0.1")
         sock.close()
         assert code == 503, head
         assert f"the host has {STREAMS_MAX} live game streams open".encode() in head, head
