@@ -348,6 +348,10 @@ class Tables:
             t.person.finish(NOT_PLAYED, "")
         except asyncio.CancelledError:
             t.seat.left("the host stopped")
+            # a person thinking keeps their stream open: ended now, before the executor
+            # stops the referee's server, or gRPC cancels it and logs that to the host's
+            # stderr
+            t.person.send_away("the host stopped")
             raise
         except Exception as e:
             log.error("table %s: the host failed: %s: %s", t.id, type(e).__name__, e)

@@ -120,6 +120,8 @@ class WebPerson:
         """When the page last asked for the state (or the person was seated)."""
         self.closed = threading.Event()
         """Set when the person is done with the page (the ``done`` button after the game)."""
+        self._sent_away = ""
+        """Why the host ended the person's seat (:meth:`send_away`), or empty."""
 
     # -- what the seat is told -----------------------------------------------------------
     def welcome(self, welcome: bpb.Welcome) -> None:
@@ -206,6 +208,8 @@ class WebPerson:
             try:
                 while True:
                     while self._answer is None:
+                        if self._sent_away:
+                            raise LeftTable(self._sent_away)
                         now = time.monotonic()
                         left = deadline - now
                         if left <= 0:
@@ -248,6 +252,14 @@ class WebPerson:
         with self._cv:
             self.closed.set()
             self._changed()
+
+    def send_away(self, how: str) -> None:
+        """End the seat from the host's side (it is stopping): an open decision ends with
+        :class:`LeftTable` (``how``), so the seat's stream closes before the referee's
+        server stops, and no later decision is waited for."""
+        with self._cv:
+            self._sent_away = how
+            self._cv.notify_all()
 
     # -- the page's side -----------------------------------------------------------------
     def answer(self, answer: dict[str, Any]) -> None:

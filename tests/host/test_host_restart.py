@@ -5,9 +5,11 @@ submission caught in its build is kept and built. On SQLite and on PostgreSQL.""
 from __future__ import annotations
 
 import os
+import re
 import signal
 from pathlib import Path
 
+import httpx
 from click.testing import CliRunner
 from host_support import (
     EXAMPLES,
@@ -176,6 +178,36 @@ def test_ctrl_c_stops_the_host_quietly_mid_games(tmp_path: Path) -> None:
     assert "Traceback" not in log, log[-3000:]
     # its last line says what the stop left, as the database has it
     assert stopped_line(tmp_path / "comp") == log.splitlines()[-1]
+
+
+
+def test_a_stop_with_a_person_mid_turn_prints_only_the_hosts_line(tmp_path: Path) -> None:
+    # a table's person is thinking (their stream open, nothing read from it) when the host
+    # is stopped: the person's stream is ended before the referee's server stops, so gRPC
+    # has no call to cancel and writes nothing of its own ("Got goaway", "Aborting method")
+    folder = make_competition(tmp_path / "comp", extra='\n[tables]\nenabled = true\n'
+                              'who = "anyone"\nmax_open = 1\n')
+    host = HostProcess(folder, None).start()
+    try:
+        (_, heuristic), _ = host.enter(("heuristic", "random"))
+        with httpx.Client(base_url=host.url, timeout=60) as web:
+            form = web.get(f"/tables/new?version={heuristic['id']}")
+            csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+            assert csrf is not None, form.text[:500]
+            r = web.post("/tables", data={"csrf": csrf.group(1), "version": heuristic["id"],
+                                          "opponent": ["bot:random"]})
+            assert r.status_code == 303, r.text[:500]
+            state = r.headers["location"].replace("?k=", "/state?k=") + "&since=0"
+            wait_for(lambda: web.get(state).json().get("turn"), 120, "the person's turn")
+        assert host.proc is not None
+        host.proc.send_signal(signal.SIGTERM)
+        assert host.proc.wait(60) == 130
+    finally:
+        host.stop()
+    log = host.log.read_text()
+    assert "goaway" not in log and "Aborting method" not in log, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    assert stopped_line(folder) == log.splitlines()[-1]
 
 
 
