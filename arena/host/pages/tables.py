@@ -1,7 +1,9 @@
 """The host's tables (:mod:`arena.host.tables`): "play against this bot".
 
-- ``GET /tables/new?version=ID``: the form (the version, the opponents to choose);
-- ``POST /tables``: open the table (CSRF-checked form), then 303 to its page; refused
+- ``GET /tables/new?version=ID&seat=S``: the form (the version, the person's seat ``S``,
+  0 unless given, each a link, the opponents to choose);
+- ``POST /tables``: open the table (CSRF-checked form: ``version``, ``seat``, one
+  ``opponent`` per other seat in seat order), then 303 to its page; refused
   with the error page and its one line: 403, 404, 422, or 429 with ``Retry-After``;
 - ``GET /tables/{id}?k=KEY``: the table's page, the very page of ``moon play --web``
   (:func:`arena.table.web.render_page`), under ``/tables/{id}``;
@@ -29,7 +31,14 @@ from ...web import auth
 from ..deps import DB_INT_MAX, HostDep, SessionDep
 from ..registrations import client_key
 from ..service import Host
-from ..tables import Table, TableRefused, table_url
+from ..tables import (
+    PERSON_SEAT,
+    Table,
+    TableRefused,
+    other_seats,
+    table_url,
+    version_seat,
+)
 from .base import page
 from .sessions import signed_in
 
@@ -60,20 +69,21 @@ def _refused(request: Request, host: Host, e: TableRefused) -> Response:
 
 @router.get("/tables/new", response_class=HTMLResponse)
 def new_table(request: Request, host: HostDep, s: SessionDep,
-              version: Annotated[int, Query(ge=1, le=DB_INT_MAX)]) -> Response:
-    """The form that opens a table against ``version``: choose the opponents."""
+              version: Annotated[int, Query(ge=1, le=DB_INT_MAX)],
+              seat: Annotated[int, Query(ge=0, le=DB_INT_MAX)] = PERSON_SEAT) -> Response:
+    """The form that opens a table against ``version`` with the person in ``seat``:
+    choose the seat (links to this form), then the opponents."""
     user = signed_in(request, s)
     try:
         host.tables.check(user, _client(request))
-    except TableRefused as e:
-        return _refused(request, host, e)
-    try:
+        host.tables.check_seat(seat)
         v = host.tables.version(s, version)
     except TableRefused as e:
         return _refused(request, host, e)
     players = host.ruleset.players
     st = host.settings.tables
-    return page(request, s, host, "table_new", version=v, seats=list(range(2, players)),
+    return page(request, s, host, "table_new", version=v, seat=seat,
+                bot_seat=version_seat(seat), seats=other_seats(seat, players),
                 choices=host.tables.choices(s), players=players,
                 decision_s=st.decision_ms // 1000, bank_min=st.bank_ms // 60_000)
 
@@ -82,8 +92,9 @@ def new_table(request: Request, host: HostDep, s: SessionDep,
 async def open_table(request: Request, host: HostDep,
                      version: Annotated[int, Form(ge=1, le=DB_INT_MAX)],
                      opponent: Annotated[list[str] | None, Form()] = None,
+                     seat: Annotated[int, Form(ge=0, le=DB_INT_MAX)] = PERSON_SEAT,
                      csrf: Annotated[str, Form()] = "") -> Response:
-    """Open a table (``[tables]``'s limits), then its page."""
+    """Open a table (``[tables]``'s limits) with the person in ``seat``, then its page."""
     if not auth.csrf_ok(request, csrf):
         return await run_in_threadpool(_refused, request, host, TableRefused(
             403, "this form was not sent from this site's own page (or it has expired): "
@@ -92,7 +103,8 @@ async def open_table(request: Request, host: HostDep,
     def open_it() -> tuple[Table, Any]:
         with host.WebSession() as s:
             user = signed_in(request, s)
-        return host.tables.open(user, _client(request), version, list(opponent or []))
+        return host.tables.open(user, _client(request), version, list(opponent or []),
+                                seat)
 
     try:
         t, req = await run_in_threadpool(open_it)
