@@ -288,12 +288,18 @@ def stopped_line(folder: Path) -> str:
     """The line a stopped `moon host run` ends with, worked out from its SQLite database:
     the games left running (voided at the next start) and the versions caught mid-build."""
     with contextlib.closing(sqlite3.connect(folder / "host.sqlite")) as db:
-        games = db.execute("SELECT count(*) FROM games WHERE status = 'running'").fetchone()[0]
+        games = db.execute("SELECT count(*) FROM games WHERE status = 'running' AND "
+                           "kind != 'table'").fetchone()[0]
+        tables = db.execute("SELECT count(*) FROM games WHERE status = 'running' AND "
+                            "kind = 'table'").fetchone()[0]
         builds = db.execute("SELECT count(*) FROM versions WHERE status IN ('building', "
                             "'validating')").fetchone()[0]
-    line = "stopped: no game was in flight" if games == 0 else (
-        f"stopped: {games} game(s) in flight aborted: voided and replayed at the next start, "
-        "never rated")
+    parts = [f"{games} game(s) in flight aborted: voided and replayed at the next start, "
+             "never rated"] if games else []
+    if tables:
+        parts.append(f"{tables} game(s) at tables cut off: ended at the next start (not "
+                     "replayed, never rated)")
+    line = "stopped: " + ("; ".join(parts) if parts else "no game was in flight")
     if builds:
         line += f"; {builds} version(s) being built or validated start again at the next start"
     return line + "; every finished game and submission is kept"
@@ -341,3 +347,4 @@ def add_active_versions(host: Any, names: str, code: str | None = None) -> dict[
                                 host.store / "versions" / v.hash)
             ids[n] = v.id
         return ids
+

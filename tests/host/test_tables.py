@@ -403,3 +403,47 @@ def test_rated_games_keep_the_slots_a_table_leaves(tmp_path: Path) -> None:
     finally:
         host.close()
 
+
+def test_a_table_cut_off_by_a_restart_is_ended_and_its_page_says_so(tmp_path: Path) -> None:
+    from arena.cli.host import stopped_line
+
+    folder = make_competition(tmp_path / "comp", concurrency=3,
+                              extra=tables_toml(who="anyone", max_open=2))
+    host, _ = open_host(folder, None)
+    try:
+        host.tables.start = lambda t, req: None  # its game "plays" until the restart
+        ids = add_active_versions(host, "ab", code="random")
+        r = open_table(TestClient(create_app(host)), ids["a"], ["bot:b"], seat=2)
+        table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$", r.headers["location"]).groups()
+        assert stopped_line(host) == (
+            "stopped: 1 game(s) at tables cut off: ended at the next start (not replayed, "
+            "never rated); every finished game and submission is kept")
+    finally:
+        host.close()
+    host, recovered = open_host(folder, None)  # the restart: the table is gone from memory
+    try:
+        assert recovered == {"voided": 1, "rebuilt": 0, "tables": 1}
+        with host.Session() as s:
+            g = s.get(Game, table_id)
+            assert (g.status, g.rated, g.void_reason) == (
+                "voided", False, "the host restarted during the game: a table's game ends "
+                "there (its person's seat and its bots are gone), not counted and never rated")
+            assert s.query(Game).count() == 1  # not played again
+        client = TestClient(create_app(host))
+        line = ("The host restarted during your game, so it ended there: it is not counted "
+                "and rates no one.")
+        page = client.get(f"/tables/{table_id}?k={key}")
+        assert page.status_code == 200
+        assert re.search(r'<p class="message" id="ended-line">(.*?)</p>', page.text).group(1) \
+            == line
+        assert f'href="/tables/new?version={ids["a"]}&amp;seat=2"' in page.text
+        st = client.get(f"/tables/{table_id}/state?k={key}").json()
+        assert st["over"] == {"line": line, "record": "", "record_url": "",
+                              "new_table": f"/tables/new?version={ids['a']}&seat=2"}
+        assert st["closed"] is True
+        for path in ("", "/state", "/replay", "/record"):
+            assert client.get(f"/tables/{table_id}{path}?k=wrong").status_code == 404
+            assert client.get(f"/tables/{table_id}{path}").status_code == 404
+        assert client.get(f"/tables/table-000000000000?k={key}").status_code == 404
+    finally:
+        host.close()

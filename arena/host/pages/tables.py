@@ -13,7 +13,9 @@
   record (every bot's stderr left out).
 
 Every request of a table carries its key (``k``, or the ``X-Table-Key`` header): without
-it the answer is the same 404 as for a table that does not exist.
+it the answer is the same 404 as for a table that does not exist. A table a restart of the
+host closed (:meth:`arena.host.tables.Tables.ended`) still answers its page and its long
+poll with the key: one line of what became of the game and a new table's link.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..registrations import client_key
 from ..service import Host
 from ..tables import (
     PERSON_SEAT,
+    Ended,
     Table,
     TableRefused,
     other_seats,
@@ -114,9 +117,26 @@ async def open_table(request: Request, host: HostDep,
     return RedirectResponse(table_url(t), status_code=303)
 
 
+def _key(request: Request) -> str:
+    return request.query_params.get("k") or request.headers.get("X-Table-Key", "")
+
+
 def _table(request: Request, host: Host, table_id: str) -> Table | None:
-    key = request.query_params.get("k") or request.headers.get("X-Table-Key", "")
-    return host.tables.get(table_id, key)
+    return host.tables.get(table_id, _key(request))
+
+
+def _ended(request: Request, host: Host, table_id: str) -> Ended | None:
+    """The table a restart closed, if the request has its key (reads the database)."""
+    with host.WebSession() as s:
+        return host.tables.ended(s, table_id, _key(request))
+
+
+def _ended_state(e: Ended) -> dict[str, Any]:
+    """The long poll's answer for a table a restart closed: over, with the line and the
+    new table's link, and closed (the page stops asking)."""
+    return {"version": 1, "log": [], "refusal": "", "turn": None, "board": "",
+            "status": "game over", "closed": True,
+            "over": {"line": e.line, "record": "", "record_url": "", "new_table": e.new_url}}
 
 
 def _gone(table_id: str) -> JSONResponse:
@@ -136,7 +156,12 @@ def table_page(table_id: str, request: Request, host: HostDep) -> Response:
     """The table's page (``moon play --web``'s)."""
     t = _table(request, host, table_id)
     if t is None:
-        return _private(_gone(table_id))
+        e = _ended(request, host, table_id)
+        if e is None:
+            return _private(_gone(table_id))
+        with host.WebSession() as s:
+            return _private(page(request, s, host, "table_ended", line=e.line,
+                                 new_url=e.new_url))
     response = HTMLResponse(render_page(t.key, f"/tables/{t.id}"))
     response.headers["Content-Security-Policy"] = TABLE_CSP
     return _private(response)
@@ -149,7 +174,8 @@ async def table_state(table_id: str, request: Request, host: HostDep,
     at most :data:`POLL_S` seconds)."""
     t = _table(request, host, table_id)
     if t is None:
-        return _private(_gone(table_id))
+        e = await run_in_threadpool(_ended, request, host, table_id)
+        return _private(_gone(table_id) if e is None else JSONResponse(_ended_state(e)))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + POLL_S
     while t.person.version <= since and loop.time() < deadline:
