@@ -31,6 +31,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "research_envs.py": ["--games", "1", "--repeats", "1", "--max-hands", "2"],
     "search.py": ["--samples", "10", "--points", "3", "--runs", "1"],
     "soak.py": ["--games", "4", "--window", "2", "--parallel", "2", "--max-hands", "1"],
+    "tables.py": ["--seconds", "3", "--repeat", "1"],
 }
 
 

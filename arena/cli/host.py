@@ -100,8 +100,12 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
                                    "trust_local = true) runs bots you trust without one"),
                           soft_wrap=True)
     if recovered["voided"] or recovered["rebuilt"]:
-        console.print(f"recovered: {recovered['voided']} game(s) in flight voided (replayed), "
-                      f"{recovered['rebuilt']} version(s) to build again")
+        tables = recovered.get("tables", 0)
+        console.print(f"recovered: {recovered['voided'] - tables} game(s) in flight voided "
+                      f"(replayed), {recovered['rebuilt']} version(s) to build again"
+                      + (f"; {tables} game(s) at tables ended (not replayed: their "
+                         "people are told on their table's page)" if tables else ""),
+                      soft_wrap=True)
 
     def ready(url: str) -> None:
         s = host_.settings
@@ -131,20 +135,27 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
 
 def stopped_line(host_: Any) -> str:
     """The line ``moon host run`` ends with: what a stop left, from the database (games
-    left ``running`` are voided and replayed at the next start; versions caught in a build
-    or validation start it again)."""
+    left ``running`` are voided and replayed at the next start, but a table's, which ends
+    there; versions caught in a build or validation start it again)."""
     from sqlalchemy import func, select
 
     from ..host.models import Game, Version
 
     with host_.Session() as s:
         games = s.scalar(select(func.count()).select_from(Game)
-                         .where(Game.status == "running")) or 0
+                         .where(Game.status == "running", Game.kind != "table")) or 0
+        tables = s.scalar(select(func.count()).select_from(Game)
+                          .where(Game.status == "running", Game.kind == "table")) or 0
         builds = s.scalar(select(func.count()).select_from(Version)
                           .where(Version.status.in_(("building", "validating")))) or 0
-    line = ("stopped: no game was in flight" if not games else
-            f"stopped: {games} game(s) in flight aborted: voided and replayed at the next "
-            "start, never rated")
+    parts = []
+    if games:
+        parts.append(f"{games} game(s) in flight aborted: voided and replayed at the next "
+                     "start, never rated")
+    if tables:
+        parts.append(f"{tables} game(s) at tables cut off: ended at the next start (not "
+                     "replayed, never rated)")
+    line = "stopped: " + ("; ".join(parts) if parts else "no game was in flight")
     if builds:
         line += f"; {builds} version(s) being built or validated start again at the next start"
     return line + "; every finished game and submission is kept"

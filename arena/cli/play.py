@@ -118,8 +118,9 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     """Play one game to the end between BOTS (3 or 4 bot folders or example names,
     seat 0 first), print it hand by hand, and write its record.
 
-    A BOT given as `human` is you, at the table in this terminal: at each of your turns
-    it shows your hand, the auction, the trick, the scores and your clock, and takes the
+    A BOT given as `human` is you, in the seat its place names (`moon play random human
+    heuristic`: seat 1), at the table in this terminal: at each of your turns it shows
+    your hand, the auction, the trick, the scores and your clock, and takes the
     number of a legal action or its name (`6-4`, `bid 5`, `pass`, `trumps doubles`); `q`
     or the end of input (Ctrl-D, Ctrl-C) leaves the game, a forfeit. Your seat has its own
     clock (--human-decision-ms, --human-bank-ms); the bots keep theirs. With --web the
@@ -138,6 +139,7 @@ def play(bots: tuple[str, ...], preset: str, options: tuple[str, ...], seed: int
     \b
     Example:  moon play human heuristic random
               moon play human ./mybot random --web
+              moon play random human ./mybot --web
               moon play heuristic random heuristic
               moon play --preset moon4 heuristic random heuristic random
               moon play manual random heuristic

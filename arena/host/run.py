@@ -67,7 +67,7 @@ def open_host(folder: Path, database: str | None = None, *, recover: bool = True
         migrate(engine)
         host = Host(folder, settings, engine, executor_factory=factory, lock=lock)
         host.ensure_admin()
-        return host, host.recover() if recover else {"voided": 0, "rebuilt": 0}
+        return host, host.recover() if recover else {"voided": 0, "rebuilt": 0, "tables": 0}
     except BaseException:
         lock.release()
         engine.dispose()

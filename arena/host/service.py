@@ -65,7 +65,8 @@ from .retention import Retention, seat_log_path
 from .season import Season
 from .security import digest
 from .settings import ADMIN_TOKEN_FILE, Settings
-from .tables import Tables
+from .tables import CUT_BY_RESTART, Tables
+from .tables import KIND as TABLE_KIND
 from .writer import Writer
 
 if TYPE_CHECKING:
@@ -220,8 +221,10 @@ class Host:
 
     def recover(self) -> dict[str, int]:
         """Start-up after a stop or a crash: games that were running are voided (their
-        results were never written) and replayed as new games; builds and validations
-        that were under way start again. Returns what was done."""
+        results were never written) and replayed as new games, but a table's (its person
+        is gone: it ends there, :data:`arena.host.tables.CUT_BY_RESTART`, and its page
+        says so); builds and validations that were under way start again. Returns what
+        was done: ``voided`` games (``tables`` of them at tables), ``rebuilt`` versions."""
         with self.Session.begin() as s:
             # an UPDATE's result is a CursorResult, which SQLAlchemy's stubs type as Result
             rebuilt = cast(CursorResult[Any], s.execute(update(Version).where(
@@ -235,8 +238,10 @@ class Host:
             running = s.scalars(select(Game).where(Game.status == "running")
                                 .options(selectinload(Game.seats))).all()
             for g in running:
-                self.recorder.void(s, g, "the host stopped while the game was being played")
-        return {"voided": len(running), "rebuilt": int(rebuilt or 0)}
+                self.recorder.void(s, g, CUT_BY_RESTART if g.kind == TABLE_KIND else
+                                   "the host stopped while the game was being played")
+        return {"voided": len(running), "rebuilt": int(rebuilt or 0),
+                "tables": sum(g.kind == TABLE_KIND for g in running)}
 
     # -- running --------------------------------------------------------------------------
     async def write(self, fn: Callable[..., T], *args: Any) -> T:

@@ -2,9 +2,11 @@
 competition host").
 
 :class:`Tables` opens a table for a visitor (:meth:`Tables.open`): one game, the person in
-seat 0 (a :class:`arena.table.seat.HumanSeat` played through the page of
-:mod:`arena.table.web`, a client of the referee like a bot), the chosen version in seat 1
-and the chosen opponents (active versions, the reference bots) in the others. The game is
+the seat they chose (seat 0 unless they choose another: a
+:class:`arena.table.seat.HumanSeat` played through the page of :mod:`arena.table.web`, a
+client of the referee like a bot), the chosen version in seat 1 (seat 0 when the person
+takes seat 1: :func:`version_seat`) and the chosen opponents (active versions, the
+reference bots) in the others, in order. The game is
 a ``table`` game: played by the host's own executor and sandbox like any other, recorded
 by its recorder (``running``, then ``finished`` with its record), never rated and never
 part of a duplicate set.
@@ -16,13 +18,20 @@ games always keep ``concurrency - max_open`` slots. A client address opens at mo
 ``per_visitor_per_hour`` tables in any hour. Both refusals are :class:`TableRefused`
 (429 with when to try again).
 
-The tables live in the host's memory: a restart ends them (their games, ``running`` in
-the database, are voided at the next start like any other, and never rated).
+The tables live in the host's memory: a restart ends them. Their games, ``running`` in
+the database, are voided at the next start (:data:`CUT_BY_RESTART`, never rated, never
+played again: the person is not there to play it), and the table's address still answers
+after the restart (its key is :func:`table_key` of the game's id, a secret kept in the
+database): the page says in one line that the game was cut off and links a new table
+(:meth:`Tables.ended`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import hmac
 import logging
 import math
 import secrets
@@ -47,7 +56,7 @@ from ..table.web import WebPerson
 from .builds import VersionSpecs
 from .executor import GameRequest, GameSlots, InfrastructureError
 from .matchmaking import side
-from .models import Bot, Game, GameSeat, Participant, Version, utcnow
+from .models import Bot, Game, GameSeat, Meta, Participant, Version, utcnow
 from .recorder import Recorder
 from .registrations import RegistrationWindow, minutes
 from .settings import Tables as TablesSettings
@@ -74,8 +83,48 @@ has left (and forfeits, as a disconnect): a tab never opened or closed frees its
 and its slot in minutes, not after the whole clock (``decision_ms`` + ``bank_ms``, 17
 minutes by default). The page asks every few seconds; a background tab's timers may be
 slowed to once a minute, hence three."""
+CUT_BY_RESTART = ("the host restarted during the game: a table's game ends there (its "
+                  "person's seat and its bots are gone), not counted and never rated")
+"""The void reason of a table's game cut off by a restart of the host (voided at the next
+start: :meth:`arena.host.service.Host.recover`)."""
+CUT_LINE = ("The host restarted during your game, so it ended there: it is not counted "
+            "and rates no one.")
+"""What a table's page says after a restart cut its game off (with a new table's link)."""
+SECRET_KEY = "table_secret"
+"""The :class:`arena.host.models.Meta` key of the secret tables' keys are made from."""
 PERSON_SEAT = 0
-"""The person's seat; the chosen version's is seat 1, the opponents' the others."""
+"""The person's seat unless they choose another; the chosen version's is
+:func:`version_seat`, the opponents' the others."""
+
+
+def version_seat(person: int) -> int:
+    """The seat of the version a table is opened against when the person sits in seat
+    ``person``: seat 1, or seat 0 when the person takes seat 1."""
+    return 0 if person == 1 else 1
+
+
+def other_seats(person: int, players: int) -> list[int]:
+    """The seats of the chosen opponents, in order (every seat but the person's and the
+    version's): ``[2]`` for a person in seat 0 of 3 players."""
+    return [k for k in range(players) if k not in (person, version_seat(person))]
+
+
+def table_key(secret: bytes, table_id: str) -> str:
+    """The key of table ``table_id`` (the secret of its address): 22 URL-safe characters
+    (128 bits) of HMAC-SHA256 keyed by the host's ``secret``, so that the host can tell
+    the table's person after a restart, when the table itself is gone."""
+    mac = hmac.new(secret, f"table:{table_id}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac).decode()[:22]
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A table that a restart of the host closed: what its page says (``line``) and where
+    a new one against the same version, from the same seat, is opened (``new_url``)."""
+
+    id: str
+    line: str
+    new_url: str
 
 
 class TableRefused(Exception):
@@ -99,8 +148,10 @@ class Table:
     person: WebPerson
     seat: HumanSeat
     names: list[str]
-    """The seats' names, seat 0 first (``human``)."""
+    """The seats' names, seat 0 first (the person's ``human``)."""
     client: str
+    version_id: int = 0
+    """The version the table was opened against (its "play again")."""
     task: asyncio.Task[None] | None = None
     ended_at: float | None = None
     """``time.monotonic()`` at the game's end (None while it plays)."""
@@ -156,6 +207,37 @@ class Tables:
         if t is None or not secrets.compare_digest(key.encode(), t.key.encode()):
             return None
         return t
+
+    def _secret(self, s: Session, make: bool = False) -> bytes | None:
+        """The secret of the tables' keys (made if ``make``, on the writer: else None
+        until the first table)."""
+        row = s.get(Meta, SECRET_KEY)
+        if row is None:
+            if not make:
+                return None
+            row = Meta(key=SECRET_KEY, value=secrets.token_hex(32))
+            s.add(row)
+        return bytes.fromhex(str(row.value))
+
+    def ended(self, s: Session, table_id: str, key: str) -> Ended | None:
+        """The table ``table_id`` whose game a restart of the host cut off
+        (:data:`CUT_BY_RESTART`), if ``key`` is its key (read in session ``s``); None
+        for any other (an open table is :meth:`get`'s; one finished and forgotten is
+        gone)."""
+        if not table_id.startswith(f"{KIND}-") or len(table_id) > 64:
+            return None
+        secret = self._secret(s)
+        if secret is None or not secrets.compare_digest(
+                key.encode(), table_key(secret, table_id).encode()):
+            return None
+        g = s.scalar(select(Game).where(Game.id == table_id, Game.kind == KIND)
+                     .options(selectinload(Game.seats)))
+        if g is None or g.status != "voided" or g.void_reason != CUT_BY_RESTART:
+            return None
+        person = next((x.seat for x in g.seats if x.reference == HUMAN), PERSON_SEAT)
+        version = next((x.version_id for x in g.seats
+                        if x.seat == version_seat(person)), None)
+        return Ended(table_id, CUT_LINE, f"/tables/new?version={version}&seat={person}")
 
     def _forget_old(self) -> None:
         now = self.clock()
@@ -220,28 +302,44 @@ class Tables:
                                "choose a bot on the leaderboard")
         return v
 
-    def seat_bots(self, s: Session, version_id: int, opponents: list[str]
-                  ) -> tuple[list[BotSpec], list[GameSeat]]:
-        """The bots of seats 1.. (the version, then ``opponents``) and every seat's row.
+    def check_seat(self, seat: int) -> None:
+        """Whether a person may sit in ``seat``.
 
         Raises:
-            TableRefused: 404 the version is not active; 422 the wrong number of
-                opponents, or one that is neither an active bot nor a reference bot.
+            TableRefused: 422 it is not a seat of the competition's games.
         """
+        players = self.ruleset.players
+        if not 0 <= seat < players:
+            raise TableRefused(422, f"seat {seat} is not a seat of this competition's "
+                               f"games: choose one of 0 to {players - 1}")
+
+    def seat_bots(self, s: Session, version_id: int, opponents: list[str],
+                  seat: int = PERSON_SEAT) -> tuple[dict[int, BotSpec], list[GameSeat]]:
+        """The bots of the seats but the person's ``seat`` (the version in
+        :func:`version_seat`, ``opponents`` in :func:`other_seats`), by seat, and every
+        seat's row, in seat order.
+
+        Raises:
+            TableRefused: 422 not a seat; 404 the version is not active; 422 the wrong
+                number of opponents, or one that is neither an active bot nor a
+                reference bot.
+        """
+        self.check_seat(seat)
         players = self.ruleset.players
         v = self.version(s, version_id)
         if len(opponents) != players - 2:
             raise TableRefused(422, f"choose {players - 2} opponent(s) for {players} "
                                f"players (you, {v.bot.name}, and the others), not "
                                f"{len(opponents)}")
-        specs = [self.specs(v, v.bot.name)]
-        rows = [GameSeat(seat=PERSON_SEAT, version_id=None, reference=HUMAN,
-                         side=side(PERSON_SEAT, players)),
-                GameSeat(seat=1, version_id=v.id, side=side(1, players))]
-        for k, choice in enumerate(opponents, 2):
+        mine = version_seat(seat)
+        specs = {mine: self.specs(v, v.bot.name)}
+        rows = [GameSeat(seat=seat, version_id=None, reference=HUMAN,
+                         side=side(seat, players)),
+                GameSeat(seat=mine, version_id=v.id, side=side(mine, players))]
+        for k, choice in zip(other_seats(seat, players), opponents, strict=True):
             what, _, name = choice.partition(":")
             if what == "ref" and name in self.references:
-                specs.append(self.references[name])
+                specs[k] = self.references[name]
                 rows.append(GameSeat(seat=k, version_id=None, reference=name,
                                      side=side(k, players)))
                 continue
@@ -250,14 +348,15 @@ class Tables:
             if b is None or av is None or av.status != "active" or b.owner.disabled:
                 raise TableRefused(422, f"opponent {choice[:80]!r} is neither an active "
                                    "bot (bot:NAME) nor a reference bot (ref:NAME)")
-            specs.append(self.specs(av, b.name))
+            specs[k] = self.specs(av, b.name)
             rows.append(GameSeat(seat=k, version_id=av.id, side=side(k, players)))
-        return specs, rows
+        return specs, sorted(rows, key=lambda r: r.seat)
 
     def open(self, caller: Participant | None, client: str, version_id: int,
-             opponents: list[str]) -> tuple[Table, GameRequest]:
-        """Open a table (the checks of :meth:`check` and :meth:`seat_bots`) and write its
-        game ``running``; :meth:`start` then plays it. Runs in a route's thread.
+             opponents: list[str], seat: int = PERSON_SEAT) -> tuple[Table, GameRequest]:
+        """Open a table with the person in ``seat`` (the checks of :meth:`check` and
+        :meth:`seat_bots`) and write its game ``running``; :meth:`start` then plays it.
+        Runs in a route's thread.
 
         Raises:
             TableRefused: see :meth:`check` and :meth:`seat_bots`; 503 the host's
@@ -270,39 +369,44 @@ class Tables:
         with self._lock:  # of two opened at once, the second sees the first
             self.check(caller, client)
             # on the host's one writer, in turn with the games' results and claims
-            table_id, seed, bots = self.writer.write_now(self._add_game, version_id,
-                                                         opponents)
-            person, seat = WebPerson(gone_s=GONE_S), HumanSeat()
-            t = Table(table_id, secrets.token_urlsafe(16), person, seat,
-                      [HUMAN, *(b.name for b in bots)], client)
+            table_id, key, seed, bots = self.writer.write_now(self._add_game, version_id,
+                                                              opponents, seat)
+            human = BotSpec(name=HUMAN, folder=self.folder, run="", runner=MANUAL)
+            specs = tuple(human if k == seat else bots[k]
+                          for k in range(self.ruleset.players))
+            person, hseat = WebPerson(gone_s=GONE_S), HumanSeat()
+            t = Table(table_id, key, person, hseat,
+                      [b.name for b in specs], client, version_id=version_id)
             self.tables[table_id] = t
             if not (caller is not None and caller.is_admin):
                 self.window.add(client)
-        human = BotSpec(name=HUMAN, folder=self.folder, run="", runner=MANUAL)
-        req = GameRequest(table_id, (human, *bots), self.ruleset, self.preset, seed,
+        req = GameRequest(table_id, specs, self.ruleset, self.preset, seed,
                           self.tc, self.docker_limits,
-                          seat_clocks={PERSON_SEAT: (self.settings.decision_ms,
-                                                     self.settings.bank_ms)},
-                          people={PERSON_SEAT: seat},
+                          seat_clocks={seat: (self.settings.decision_ms,
+                                              self.settings.bank_ms)},
+                          people={seat: hseat},
                           on_start=lambda address, tokens: self._sit(t, address,
-                                                                     tokens[PERSON_SEAT]))
+                                                                     tokens[seat]))
         return t, req
 
-    def _add_game(self, version_id: int, opponents: list[str]
-                  ) -> tuple[str, int, list[BotSpec]]:
-        """Write a new table's game ``running``: its id, its seed, the bots of seats 1..
+    def _add_game(self, version_id: int, opponents: list[str], seat: int
+                  ) -> tuple[str, str, int, dict[int, BotSpec]]:
+        """Write a new table's game ``running`` with the person in ``seat``: its id, its
+        key, its seed, the bots of the other seats by seat.
 
         Raises:
             TableRefused: see :meth:`seat_bots` (nothing is written).
         """
         with self.Session.begin() as s:
-            bots, rows = self.seat_bots(s, version_id, opponents)
+            bots, rows = self.seat_bots(s, version_id, opponents, seat)
             table_id = f"{KIND}-{secrets.token_hex(6)}"
             g = Game(id=table_id, kind=KIND, seed=secrets.randbits(62), status="running",
                      started_at=utcnow())
             g.seats = rows
             s.add(g)
-            return table_id, g.seed, bots
+            secret = self._secret(s, make=True)
+            assert secret is not None
+            return table_id, table_key(secret, table_id), g.seed, bots
 
     def start(self, t: Table, req: GameRequest) -> None:
         """Play table ``t``'s game (:meth:`open`'s request) in a task of the running
@@ -385,4 +489,6 @@ def table_url(t: Table) -> str:
     return f"/tables/{t.id}?k={t.key}"
 
 
-__all__ = ["GONE_S", "KIND", "LINGER_S", "Table", "TableRefused", "Tables", "table_url"]
+__all__ = ["CUT_BY_RESTART", "CUT_LINE", "GONE_S", "KIND", "LINGER_S", "PERSON_SEAT",
+           "Ended", "Table", "TableRefused", "Tables", "other_seats",
+           "table_key", "table_url", "version_seat"]

@@ -288,12 +288,18 @@ def stopped_line(folder: Path) -> str:
     """The line a stopped `moon host run` ends with, worked out from its SQLite database:
     the games left running (voided at the next start) and the versions caught mid-build."""
     with contextlib.closing(sqlite3.connect(folder / "host.sqlite")) as db:
-        games = db.execute("SELECT count(*) FROM games WHERE status = 'running'").fetchone()[0]
+        games = db.execute("SELECT count(*) FROM games WHERE status = 'running' AND "
+                           "kind != 'table'").fetchone()[0]
+        tables = db.execute("SELECT count(*) FROM games WHERE status = 'running' AND "
+                            "kind = 'table'").fetchone()[0]
         builds = db.execute("SELECT count(*) FROM versions WHERE status IN ('building', "
                             "'validating')").fetchone()[0]
-    line = "stopped: no game was in flight" if games == 0 else (
-        f"stopped: {games} game(s) in flight aborted: voided and replayed at the next start, "
-        "never rated")
+    parts = [f"{games} game(s) in flight aborted: voided and replayed at the next start, "
+             "never rated"] if games else []
+    if tables:
+        parts.append(f"{tables} game(s) at tables cut off: ended at the next start (not "
+                     "replayed, never rated)")
+    line = "stopped: " + ("; ".join(parts) if parts else "no game was in flight")
     if builds:
         line += f"; {builds} version(s) being built or validated start again at the next start"
     return line + "; every finished game and submission is kept"
@@ -341,3 +347,60 @@ def add_active_versions(host: Any, names: str, code: str | None = None) -> dict[
                                 host.store / "versions" / v.hash)
             ids[n] = v.id
         return ids
+
+
+# -- a person at a host's table, by its HTTP requests (no browser) -----------------------
+class HeldTable:
+    """A table opened on a real host through its form (its CSRF cookie and field, as a
+    browser sends them), whose person holds their turn: :meth:`hold` keeps asking for the
+    table's state, as an open page does (so the person has not left), and never answers;
+    :meth:`leave` leaves the game (a forfeit) and stops asking."""
+
+    def __init__(self, url: str, version: int, opponents: list[str], seat: int = 0) -> None:
+        import threading
+
+        self.url = url
+        with httpx.Client(base_url=url, timeout=60) as c:
+            r = c.get(f"/tables/new?version={version}&seat={seat}")  # a refusal, or the form
+            m = re.search(r'name="csrf" value="([^"]+)"', r.text)
+            if m is not None:
+                r = c.post("/tables", data={"csrf": m.group(1), "version": version,
+                                            "seat": seat, "opponent": opponents})
+        self.status = r.status_code
+        self.refusal = "" if r.status_code == 303 else r.text
+        """The refusal's page (the form's, or the POST's) when the table was not opened."""
+        self.where = r.headers.get("location", "")
+        m = re.match(r"/tables/(table-[0-9a-f]{12})\?k=(\S+)$", self.where)
+        self.id, self.key = (m.group(1), m.group(2)) if m else ("", "")
+        self.state: dict[str, Any] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def get_state(self, since: int = 0) -> dict[str, Any]:
+        r = httpx.get(f"{self.url}/tables/{self.id}/state",
+                      params={"k": self.key, "since": since}, timeout=60)
+        return r.json() if r.status_code == 200 else {}
+
+    def hold(self) -> HeldTable:
+        """Keep the table's page asking (on a thread) from now on."""
+        self._thread.start()
+        return self
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            with contextlib.suppress(httpx.HTTPError, ValueError):
+                self.state = self.get_state(self.state.get("version", 0)) or self.state
+            self._stop.wait(0.5)
+
+    def thinking(self) -> bool:
+        """Whether it is the person's move now (their seat holds its game's slot)."""
+        return bool(self.state.get("turn"))
+
+    def leave(self) -> None:
+        """Leave the game (a forfeit), then stop asking."""
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(f"{self.url}/tables/{self.id}/act", params={"k": self.key},
+                       json={"leave": True}, timeout=60)
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(10)

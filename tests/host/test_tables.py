@@ -62,13 +62,15 @@ def made(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Any, 
 
 
 def open_table(client: TestClient, version: int, opponents: list[str],
-               headers: dict[str, str] | None = None) -> Any:
+               headers: dict[str, str] | None = None, seat: int | None = None) -> Any:
+    """POST the form of ``/tables/new`` (``seat``: the person's, left out when None)."""
     form = client.get(f"/tables/new?version={version}", headers=headers or {})
     m = re.search(r'name="csrf" value="([^"]+)"', form.text)
     csrf = m.group(1) if m else client.cookies.get("moon_csrf", "")
-    return client.post("/tables", data={"csrf": csrf, "version": version,
-                                        "opponent": opponents},
-                       headers=headers or {}, follow_redirects=False)
+    data: dict[str, Any] = {"csrf": csrf, "version": version, "opponent": opponents}
+    if seat is not None:
+        data["seat"] = seat
+    return client.post("/tables", data=data, headers=headers or {}, follow_redirects=False)
 
 
 def message(r: Any) -> str:
@@ -143,6 +145,52 @@ def test_only_participants_sit_unless_anyone_may(made) -> None:
         ("bot:a", " disabled"), ("bot:b", ""), ("ref:reference-random", "")]
     assert open_table(client, ids["a"], ["bot:b"]).status_code == 303
     assert len(started) == 1
+
+
+@pytest.mark.parametrize("made", [(4, {"who": "anyone", "max_open": 3})], indirect=True)
+def test_a_person_chooses_their_seat(made) -> None:
+    client, host, ids, _, started = made
+    # the form of seat 2 (moon3: seats 0, 1, 2): a link to each other seat's form, the
+    # version in seat 1, the one opponent to choose in seat 0
+    form = client.get(f"/tables/new?version={ids['a']}&seat=2")
+    assert form.status_code == 200
+    assert re.findall(r'href="/tables/new\?version=(\d+)&amp;seat=(\d)"', form.text) == [
+        (str(ids["a"]), "0"), (str(ids["a"]), "1")]
+    assert '<b aria-current="true">seat 2</b>' in form.text
+    assert re.findall(r'<select id="opponent-(\d)"', form.text) == ["0"]
+    assert re.search(r'name="seat" value="2"', form.text)
+    # seat 1: the version takes seat 0, the opponent seat 2
+    assert re.findall(r'<select id="opponent-(\d)"',
+                      client.get(f"/tables/new?version={ids['a']}&seat=1").text) == ["2"]
+    rows, names = {}, {}
+    for seat, opponent in ((2, "bot:b"), (1, "ref:reference-random"), (0, "bot:b")):
+        r = open_table(client, ids["a"], [opponent], seat=seat)
+        assert r.status_code == 303, message(r)
+        table_id = re.match(r"/tables/([^?]+)\?", r.headers["location"]).group(1)
+        with host.Session() as s:
+            rows[seat] = [(x.seat, x.version_id, x.reference, x.side)
+                          for x in s.get(Game, table_id).seats]
+        names[seat] = host.tables.tables[table_id].names
+    assert rows[2] == [(0, ids["b"], "", 0), (1, ids["a"], "", 1), (2, None, "human", 2)]
+    assert rows[1] == [(0, ids["a"], "", 0), (1, None, "human", 1),
+                       (2, None, "reference-random", 2)]
+    assert rows[0] == [(0, None, "human", 0), (1, ids["a"], "", 1), (2, ids["b"], "", 2)]
+    assert names == {2: ["b", "a", "human"], 1: ["a", "human", "reference-random"],
+                     0: ["human", "a", "b"]}
+    assert len(started) == 3
+
+
+@pytest.mark.parametrize("made", [(3, {"who": "anyone", "max_open": 2})], indirect=True)
+def test_a_seat_the_game_has_not_is_refused(made) -> None:
+    client, host, ids, _, started = made
+    line = "seat 3 is not a seat of this competition's games: choose one of 0 to 2"
+    r = client.get(f"/tables/new?version={ids['a']}&seat=3")
+    assert (r.status_code, message(r)) == (422, line)
+    r = open_table(client, ids["a"], ["bot:b"], seat=3)
+    assert (r.status_code, message(r)) == (422, line)
+    assert started == []
+    with host.Session() as s:
+        assert s.query(Game).count() == 0
 
 
 @pytest.mark.parametrize("made", [(3, {"who": "anyone", "max_open": 2})], indirect=True)
@@ -250,7 +298,7 @@ def test_a_whole_game_at_a_table_is_recorded_and_never_rated(tmp_path: Path) -> 
             # no rated game while the table plays: its bots are the only active versions
             host.matchmaker.gate = lambda s: False
             assert 'href="/tables/new?version=' in client.get("/").text
-            r = open_table(client, ids["a"], ["bot:b"])
+            r = open_table(client, ids["a"], ["bot:b"], seat=2)  # a in 1, b in 0
             table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$",
                                      r.headers["location"]).groups()
             since, over = 0, None
@@ -268,7 +316,7 @@ def test_a_whole_game_at_a_table_is_recorded_and_never_rated(tmp_path: Path) -> 
             replay = client.get(f"/tables/{table_id}/replay?k={key}")
         assert verify_record(record) == []
         assert record["logs"] == {}  # the bots' stderr is their owners'
-        assert [s["name"] for s in record["seats"]] == ["human", "a", "b"]
+        assert [s["name"] for s in record["seats"]] == ["b", "a", "human"]
         assert replay.status_code == 200 and "Moon replay" in replay.text
         with host.Session() as s:
             g = s.get(Game, table_id)
@@ -289,7 +337,7 @@ def test_a_person_who_leaves_a_table_forfeits(tmp_path: Path) -> None:
         ids = add_active_versions(host, "ab", code="random")
         with TestClient(create_app(host)) as client:
             host.matchmaker.gate = lambda s: False
-            r = open_table(client, ids["a"], ["bot:b"])
+            r = open_table(client, ids["a"], ["bot:b"], seat=1)  # a in 0, b in 2
             table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$",
                                      r.headers["location"]).groups()
             since, over, left = 0, None, False
@@ -302,7 +350,7 @@ def test_a_person_who_leaves_a_table_forfeits(tmp_path: Path) -> None:
                 if st["turn"] and not left:
                     client.post(f"/tables/{table_id}/act?k={key}", json={"leave": True})
                     left = True
-            assert over is not None and over["line"].startswith("seat 0 forfeited "
+            assert over is not None and over["line"].startswith("seat 1 forfeited "
                                                                 "(disconnect)")
             # once done, the page is told it is closed; then the table is gone
             assert client.post(f"/tables/{table_id}/done?k={key}").status_code == 200
@@ -311,7 +359,7 @@ def test_a_person_who_leaves_a_table_forfeits(tmp_path: Path) -> None:
             g = s.get(Game, table_id)
             assert (g.status, g.termination, g.rated) == ("finished", "forfeit", False)
             assert [(f.seat, f.reason, f.detail, f.forfeit) for f in g.faults] == [
-                (0, "disconnect", "the person at seat 0 left the table during the game "
+                (1, "disconnect", "the person at seat 1 left the table during the game "
                  "(left from the page)", True)]
     finally:
         host.close()
@@ -352,5 +400,50 @@ def test_rated_games_keep_the_slots_a_table_leaves(tmp_path: Path) -> None:
             assert done >= done_before + 3
             with host.Session() as s:
                 assert s.get(Game, table_id).status == "running"
+    finally:
+        host.close()
+
+
+def test_a_table_cut_off_by_a_restart_is_ended_and_its_page_says_so(tmp_path: Path) -> None:
+    from arena.cli.host import stopped_line
+
+    folder = make_competition(tmp_path / "comp", concurrency=3,
+                              extra=tables_toml(who="anyone", max_open=2))
+    host, _ = open_host(folder, None)
+    try:
+        host.tables.start = lambda t, req: None  # its game "plays" until the restart
+        ids = add_active_versions(host, "ab", code="random")
+        r = open_table(TestClient(create_app(host)), ids["a"], ["bot:b"], seat=2)
+        table_id, key = re.match(r"/tables/([^?]+)\?k=(\S+)$", r.headers["location"]).groups()
+        assert stopped_line(host) == (
+            "stopped: 1 game(s) at tables cut off: ended at the next start (not replayed, "
+            "never rated); every finished game and submission is kept")
+    finally:
+        host.close()
+    host, recovered = open_host(folder, None)  # the restart: the table is gone from memory
+    try:
+        assert recovered == {"voided": 1, "rebuilt": 0, "tables": 1}
+        with host.Session() as s:
+            g = s.get(Game, table_id)
+            assert (g.status, g.rated, g.void_reason) == (
+                "voided", False, "the host restarted during the game: a table's game ends "
+                "there (its person's seat and its bots are gone), not counted and never rated")
+            assert s.query(Game).count() == 1  # not played again
+        client = TestClient(create_app(host))
+        line = ("The host restarted during your game, so it ended there: it is not counted "
+                "and rates no one.")
+        page = client.get(f"/tables/{table_id}?k={key}")
+        assert page.status_code == 200
+        assert re.search(r'<p class="message" id="ended-line">(.*?)</p>', page.text).group(1) \
+            == line
+        assert f'href="/tables/new?version={ids["a"]}&amp;seat=2"' in page.text
+        st = client.get(f"/tables/{table_id}/state?k={key}").json()
+        assert st["over"] == {"line": line, "record": "", "record_url": "",
+                              "new_table": f"/tables/new?version={ids['a']}&seat=2"}
+        assert st["closed"] is True
+        for path in ("", "/state", "/replay", "/record"):
+            assert client.get(f"/tables/{table_id}{path}?k=wrong").status_code == 404
+            assert client.get(f"/tables/{table_id}{path}").status_code == 404
+        assert client.get(f"/tables/table-000000000000?k={key}").status_code == 404
     finally:
         host.close()

@@ -1,7 +1,8 @@
 """A visitor plays against a bot on a real competition host (`moon host run`, two example
 bots submitted and validated, rated games going on beside the table) in a real browser
-(Playwright, the system's Chromium): from the leaderboard's "play" link to the form, the
-opponent chosen, then the whole game of 3 by clicking (one move by its key, one illegal
+(Playwright, the system's Chromium): from the leaderboard's "play" link to the form, seat
+2 chosen (the version in seat 1, the opponent chosen in seat 0), then the whole game of 3
+by clicking (one move by its key, one illegal
 tile refused with the reason its hover shows). The record the page links re-verifies; the
 game is a ``table`` game in the database, finished, never rated, in no duplicate set; and
 at each of the person's decisions what the page showed and its long poll served holds
@@ -38,8 +39,10 @@ def test_a_visitor_plays_a_whole_game_against_a_bot_on_the_host(tmp_path, browse
         page.goto(host.url + "/")
         page.click('tr[data-bot="heuristic"] a.play-link')
         page.wait_for_selector("form.table-new")
-        assert page.is_disabled('#opponent-2 option[value="bot:heuristic"]')
-        page.select_option("#opponent-2", "bot:random")
+        page.click("form.table-new .seat-choice a:text('seat 2')")
+        page.wait_for_selector('form.table-new input[name="seat"][value="2"]', state="attached")
+        assert page.is_disabled('#opponent-0 option[value="bot:heuristic"]')
+        page.select_option("#opponent-0", "bot:random")
         page.click("form.table-new button[type=submit]")
         page.wait_for_url(re.compile(r"/tables/table-[0-9a-f]{12}\?k=\S+$"))
         table_id = re.search(r"/tables/(table-[0-9a-f]{12})", page.url).group(1)
@@ -62,7 +65,7 @@ def test_a_visitor_plays_a_whole_game_against_a_bot_on_the_host(tmp_path, browse
         host.stop()
     assert verify_record(record) == []
     assert record["match_id"] == table_id
-    assert [s["name"] for s in record["seats"]] == ["human", "heuristic", "random"]
+    assert [s["name"] for s in record["seats"]] == ["random", "heuristic", "human"]
     assert record["logs"] == {}  # the bots' stderr is their owners'
     assert record["result"]["termination"] in ("target", "moon", "hand_limit")
     assert (api["kind"], api["status"], api["set"]) == ("table", "finished", None)
@@ -74,7 +77,7 @@ def test_a_visitor_plays_a_whole_game_against_a_bot_on_the_host(tmp_path, browse
                                  "status = 'finished'").fetchone()[0]
     assert row == ("table", "finished", 0, None)
     assert rated_games > 0  # rated games went on beside the table
-    known = decisions(record, 0)
+    known = decisions(record, 2)
     assert len(game.screens) == len(known)
     for k, (screen, now) in enumerate(zip(game.screens, known, strict=True)):
         mine = set(re.findall(r'<button[^>]*class="tile [a-z]+"[^>]*><span class="dom[^"]*" '

@@ -111,10 +111,12 @@ def play_to_the_end(child: pexpect.spawn, transcript: list[str]) -> dict[str, in
 
 
 @pytest.mark.parametrize(("preset", "bots", "seed"), [
-    ("moon3", ("human", "heuristic", "random"), 11),
+    ("moon3", ("heuristic", "random", "human"), 11),
     ("moon4", ("heuristic", "human", "heuristic", "random"), 4),
 ])
 def test_a_person_plays_a_whole_game_in_the_terminal(tmp_path, preset, bots, seed):
+    # the person's place among the BOTS is their seat (not seat 0): the record, the
+    # heading and every screen checked against the record are of that seat
     me = bots.index("human")
     child = spawn(tmp_path, *bots, seed=seed, preset=preset)
     screens: list[str] = []
@@ -133,7 +135,8 @@ def test_a_person_plays_a_whole_game_in_the_terminal(tmp_path, preset, bots, see
     record = json.loads(Path(path).read_text())
     assert verify_record(record) == []
     assert record["result"]["termination"] in ("target", "moon", "hand_limit")
-    assert record["seats"][me]["name"] == "human"
+    assert [s["name"] for s in record["seats"]] == list(bots)
+    assert f"you are seat {me} of {len(bots)} against " in screens[0]
     # 80 columns: rich wraps to the pty's width (the record's path and the replay command
     # are whole lines to copy, however long)
     long = [x for x in "".join(screens).splitlines() if len(x) > 80

@@ -33,10 +33,12 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize(("preset", "bots", "seed"), [
-    ("moon3", ("human", "heuristic", "random"), 11),
+    ("moon3", ("random", "human", "heuristic"), 11),
     ("moon4", ("heuristic", "random", "human", "heuristic"), 5),
 ])
 def test_a_person_plays_a_whole_game_in_the_browser(tmp_path, browser, preset, bots, seed):
+    # the person's place among the BOTS is their seat, never seat 0 here: the record, and
+    # what the page showed at each decision checked against the record, are of that seat
     me = bots.index("human")
     game = start(tmp_path, *bots, seed=seed, preset=preset)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -60,6 +62,7 @@ def test_a_person_plays_a_whole_game_in_the_browser(tmp_path, browser, preset, b
     assert f"record: {path}" in out
     record = json.loads(Path(path).read_text())
     assert verify_record(record) == []
+    assert [s["name"] for s in record["seats"]] == list(bots)
     assert record["result"]["termination"] in ("target", "moon", "hand_limit")
     known = decisions(record, me)
     assert len(game.screens) == len(known)

@@ -1,7 +1,9 @@
 """The host's tables (:mod:`arena.host.tables`): "play against this bot".
 
-- ``GET /tables/new?version=ID``: the form (the version, the opponents to choose);
-- ``POST /tables``: open the table (CSRF-checked form), then 303 to its page; refused
+- ``GET /tables/new?version=ID&seat=S``: the form (the version, the person's seat ``S``,
+  0 unless given, each a link, the opponents to choose);
+- ``POST /tables``: open the table (CSRF-checked form: ``version``, ``seat``, one
+  ``opponent`` per other seat in seat order), then 303 to its page; refused
   with the error page and its one line: 403, 404, 422, or 429 with ``Retry-After``;
 - ``GET /tables/{id}?k=KEY``: the table's page, the very page of ``moon play --web``
   (:func:`arena.table.web.render_page`), under ``/tables/{id}``;
@@ -11,7 +13,9 @@
   record (every bot's stderr left out).
 
 Every request of a table carries its key (``k``, or the ``X-Table-Key`` header): without
-it the answer is the same 404 as for a table that does not exist.
+it the answer is the same 404 as for a table that does not exist. A table a restart of the
+host closed (:meth:`arena.host.tables.Tables.ended`) still answers its page and its long
+poll with the key: one line of what became of the game and a new table's link.
 """
 
 from __future__ import annotations
@@ -29,7 +33,15 @@ from ...web import auth
 from ..deps import DB_INT_MAX, HostDep, SessionDep
 from ..registrations import client_key
 from ..service import Host
-from ..tables import Table, TableRefused, table_url
+from ..tables import (
+    PERSON_SEAT,
+    Ended,
+    Table,
+    TableRefused,
+    other_seats,
+    table_url,
+    version_seat,
+)
 from .base import page
 from .sessions import signed_in
 
@@ -60,20 +72,21 @@ def _refused(request: Request, host: Host, e: TableRefused) -> Response:
 
 @router.get("/tables/new", response_class=HTMLResponse)
 def new_table(request: Request, host: HostDep, s: SessionDep,
-              version: Annotated[int, Query(ge=1, le=DB_INT_MAX)]) -> Response:
-    """The form that opens a table against ``version``: choose the opponents."""
+              version: Annotated[int, Query(ge=1, le=DB_INT_MAX)],
+              seat: Annotated[int, Query(ge=0, le=DB_INT_MAX)] = PERSON_SEAT) -> Response:
+    """The form that opens a table against ``version`` with the person in ``seat``:
+    choose the seat (links to this form), then the opponents."""
     user = signed_in(request, s)
     try:
         host.tables.check(user, _client(request))
-    except TableRefused as e:
-        return _refused(request, host, e)
-    try:
+        host.tables.check_seat(seat)
         v = host.tables.version(s, version)
     except TableRefused as e:
         return _refused(request, host, e)
     players = host.ruleset.players
     st = host.settings.tables
-    return page(request, s, host, "table_new", version=v, seats=list(range(2, players)),
+    return page(request, s, host, "table_new", version=v, seat=seat,
+                bot_seat=version_seat(seat), seats=other_seats(seat, players),
                 choices=host.tables.choices(s), players=players,
                 decision_s=st.decision_ms // 1000, bank_min=st.bank_ms // 60_000)
 
@@ -82,8 +95,9 @@ def new_table(request: Request, host: HostDep, s: SessionDep,
 async def open_table(request: Request, host: HostDep,
                      version: Annotated[int, Form(ge=1, le=DB_INT_MAX)],
                      opponent: Annotated[list[str] | None, Form()] = None,
+                     seat: Annotated[int, Form(ge=0, le=DB_INT_MAX)] = PERSON_SEAT,
                      csrf: Annotated[str, Form()] = "") -> Response:
-    """Open a table (``[tables]``'s limits), then its page."""
+    """Open a table (``[tables]``'s limits) with the person in ``seat``, then its page."""
     if not auth.csrf_ok(request, csrf):
         return await run_in_threadpool(_refused, request, host, TableRefused(
             403, "this form was not sent from this site's own page (or it has expired): "
@@ -92,7 +106,8 @@ async def open_table(request: Request, host: HostDep,
     def open_it() -> tuple[Table, Any]:
         with host.WebSession() as s:
             user = signed_in(request, s)
-        return host.tables.open(user, _client(request), version, list(opponent or []))
+        return host.tables.open(user, _client(request), version, list(opponent or []),
+                                seat)
 
     try:
         t, req = await run_in_threadpool(open_it)
@@ -102,9 +117,26 @@ async def open_table(request: Request, host: HostDep,
     return RedirectResponse(table_url(t), status_code=303)
 
 
+def _key(request: Request) -> str:
+    return request.query_params.get("k") or request.headers.get("X-Table-Key", "")
+
+
 def _table(request: Request, host: Host, table_id: str) -> Table | None:
-    key = request.query_params.get("k") or request.headers.get("X-Table-Key", "")
-    return host.tables.get(table_id, key)
+    return host.tables.get(table_id, _key(request))
+
+
+def _ended(request: Request, host: Host, table_id: str) -> Ended | None:
+    """The table a restart closed, if the request has its key (reads the database)."""
+    with host.WebSession() as s:
+        return host.tables.ended(s, table_id, _key(request))
+
+
+def _ended_state(e: Ended) -> dict[str, Any]:
+    """The long poll's answer for a table a restart closed: over, with the line and the
+    new table's link, and closed (the page stops asking)."""
+    return {"version": 1, "log": [], "refusal": "", "turn": None, "board": "",
+            "status": "game over", "closed": True,
+            "over": {"line": e.line, "record": "", "record_url": "", "new_table": e.new_url}}
 
 
 def _gone(table_id: str) -> JSONResponse:
@@ -124,7 +156,12 @@ def table_page(table_id: str, request: Request, host: HostDep) -> Response:
     """The table's page (``moon play --web``'s)."""
     t = _table(request, host, table_id)
     if t is None:
-        return _private(_gone(table_id))
+        e = _ended(request, host, table_id)
+        if e is None:
+            return _private(_gone(table_id))
+        with host.WebSession() as s:
+            return _private(page(request, s, host, "table_ended", line=e.line,
+                                 new_url=e.new_url))
     response = HTMLResponse(render_page(t.key, f"/tables/{t.id}"))
     response.headers["Content-Security-Policy"] = TABLE_CSP
     return _private(response)
@@ -137,7 +174,8 @@ async def table_state(table_id: str, request: Request, host: HostDep,
     at most :data:`POLL_S` seconds)."""
     t = _table(request, host, table_id)
     if t is None:
-        return _private(_gone(table_id))
+        e = await run_in_threadpool(_ended, request, host, table_id)
+        return _private(_gone(table_id) if e is None else JSONResponse(_ended_state(e)))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + POLL_S
     while t.person.version <= since and loop.time() < deadline:

@@ -101,7 +101,13 @@
         $("record").appendChild(document.createTextNode(" · "));
         $("record").appendChild(a);
       }
-      $("replay").setAttribute("href", url("/replay"));
+      if (st.over.new_table) {  /* the host restarted: no replay, a new table instead */
+        $("replay").setAttribute("href", st.over.new_table);
+        $("replay").textContent = "open a new table";
+        $("done").hidden = true;
+      } else {
+        $("replay").setAttribute("href", url("/replay"));
+      }
       $("leave").hidden = true;
       $("status").textContent = "game over";
     }
@@ -113,7 +119,9 @@
       return r.json();
     }).then(function (st) {
       render(st);
-      if (st.closed) { $("status").textContent = "table closed"; } else { poll(); }
+      if (st.closed) {
+        $("status").textContent = st.over && st.over.new_table ? "game over" : "table closed";
+      } else { poll(); }
     }).catch(function (e) {
       if (e && e.message === "gone") {  /* closed, or forgotten after the game: stop */
         $("status").textContent = over ? "table closed" : "this table is no longer here";
