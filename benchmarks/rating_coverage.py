@@ -3,7 +3,7 @@ places hold as a whole table? Simulated ladders with known strengths, today's me
 beside the previous ones, per setting, in one run.
 
     .venv/bin/python benchmarks/rating_coverage.py [--ladders 200] [--bootstrap 200]
-        [--quick] [--only TEXT] [--method all|sets+pct,before,now]
+        [--quick] [--only TEXT] [--method all|sets+pct,before,now] [--power]
 
 The ladders come from ``tests/stats/ladder_sim.py`` (the project's schedule; Plackett–Luce
 finishing orders, or team Bradley–Terry with 4 players, plus a per-board, per-seat deal
@@ -14,6 +14,9 @@ deal-averaged strength, computed from the model). Methods:
   of the results as played, t quantile with boards − 1 degrees of freedom and a floor,
   the scale anchored on the strongly connected part of the results, one-sided bounds from
   softened results only where the data cannot bound, places by Holm's step-down).
+- ``sandwich``: the same with every two-sided standard error cluster-robust by board
+  (:class:`SandwichFit`: the sandwich at the point fit) instead of the bootstrap's
+  standard deviation, a candidate measured beside it.
 - ``before``: the same before whole tables (:class:`BeforeFit`: a prior of σ = 3, no
   floor, the field's mean as the anchor, the bootstrap of the softened results for every
   figure, a place per neighbour test at 95%).
@@ -27,23 +30,33 @@ players), 8 bots in 4 pairs of equal strength, and a tie-heavy field (half the g
 with every side tied), at 4, 12 and 48 boards.
 
 Columns: coverage of the bots' ratings (the truth taken relative to the method's anchor),
-of the differences of every pair, the share of n/a intervals, the share of one-sided
+of the differences of every pair, the same of the two-sided intervals alone ("2-sided": a
+one-sided bound on an extreme truth, such as the always-losing bot's, covers by
+construction, and n/a counts as covering), the share of n/a intervals, the share of one-sided
 ratings, "wrong": the share of ladders whose places put some bot above one that is not
 truly weaker (whole-table false separation), "apart": pairs placed apart per ladder, how
 often "LOS ≥ 95%" had the order right (with how many such claims), and how often two bots
 of equal strength got an LOS ≥ 95% (at most 5%). A figure, not a test
 (tests/stats/test_coverage.py holds the asserted version).
+
+``--power``: Holm's cost instead, in fields of 8 bots evenly spaced 25, 50 or 100 Elo
+apart (3 players, luck 1.5; at 4, 12 and 48 boards): neighbours told apart per ladder by
+the table's places (Holm's step-down) and by the plain per-pair test at the same level
+(p ≤ 2.5%, "the 95% interval of the difference excludes 0"), and the share of ladders
+whose places put some bot above one that is not truly stronger with each.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from scipy.special import expit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -52,6 +65,60 @@ from stats.ladder_sim import Scored, Setting, project_method, run  # noqa: E402
 
 from arena.ladder.ratings import ELO, boards_of, comparisons, leaderboard  # noqa: E402
 from arena.stats.bradley_terry import BoardFit, Design, fit_weights  # noqa: E402
+from arena.stats.intervals import ZERO_SPREAD, t_quantile  # noqa: E402
+from arena.stats.places import neighbour_p, places  # noqa: E402
+
+
+def board_influence(x: np.ndarray, w: np.ndarray, theta: np.ndarray,
+                    prior_sigma: float) -> np.ndarray:
+    """Each board's influence on the strengths ``theta`` (``(n,)``, fitted to design ``x``
+    (``(K, n)``) with board weights ``w`` (``(G, K)``, G ≥ 2)): row g is H⁻¹ (s_g − s̄)
+    √(G / (G − 1)), H the posterior's Hessian, s_g board g's score. Its Gram matrix is the
+    board-clustered (sandwich) covariance; a contrast's standard error is the norm of
+    ``influence @ c``. Returns ``(G, n)``."""
+    g = w.shape[0]
+    p = expit(x @ theta)
+    hess = (x * (w.sum(axis=0) * p * (1 - p))[:, None]).T @ x \
+        + np.eye(x.shape[1]) / prior_sigma ** 2
+    scores = (w * (1 - p)) @ x
+    scores -= scores.mean(axis=0)
+    return np.linalg.solve(hess, scores.T).T * math.sqrt(g / (g - 1))
+
+
+class SandwichFit(BoardFit):
+    """The project's fit with every two-sided standard error cluster-robust by board (the
+    sandwich at the point fit, the linearisation of the board bootstrap) instead of the
+    bootstrap's standard deviation; the bounds unchanged."""
+
+    def __init__(self, boards, bots, **kwargs) -> None:  # noqa: ANN001, ANN003
+        d = Design(boards, bots)
+        super().__init__(boards, bots, **kwargs)
+        self.influence = (board_influence(d.x, d.w, self.theta, self.prior_sigma)
+                          if len(d.rows) and self.boards >= 2 else None)
+
+    def _se(self, vec: np.ndarray, soft: bool = False) -> float:
+        if soft or self.influence is None:
+            return super()._se(vec, soft)
+        se = float(np.linalg.norm(self.influence @ vec))
+        if se < ZERO_SPREAD:
+            return se
+        return max(se, self.margin_floor / (t_quantile(self.boards) * math.sqrt(self.boards)))
+
+
+def sandwich(games, bots, bootstrap, seed) -> Scored:  # noqa: ANN001
+    """The ratings with :class:`SandwichFit`, places by Holm's step-down."""
+    bf = SandwichFit(boards_of(games), bots, bootstrap=bootstrap, seed=seed)
+    table = leaderboard(bf)
+    shown = places([r.los_next for r in table])
+    place = {r.bot: int(p.rstrip("=")) for r, p in zip(table, shown, strict=True)}
+    diff, los = {}, {}
+    for a, b in itertools.permutations(bots, 2):
+        e = bf.difference(a, b)
+        diff[a, b] = (e.low, e.high)
+        los[a, b] = bf.los(a, b)
+    return Scored({r.bot: (r.low, r.high) for r in table}, diff, los, place,
+                  tuple(bf.anchor_bots), tuple(r.bot for r in table),
+                  tuple(neighbour_p(r.los_next) for r in table[:-1]))
 
 
 class BeforeFit(BoardFit):
@@ -132,6 +199,33 @@ SETTINGS = ([Setting(p, n, g, tau) for p in (3, 4) for n in (3, 8) for g in (4, 
             + [Setting(p, 3, g, 1.5, ties=0.5) for p in (3, 4) for g in (4, 12, 48)])
 
 
+POWER_GAPS = (25.0, 50.0, 100.0)
+"""Elo between neighbours in the fields of truly different bots (Holm's power cost)."""
+POWER_SETTINGS = [Setting(3, 8, g, 1.5, spread=3.5 * gap)
+                  for gap in POWER_GAPS for g in (4, 12, 48)]
+
+
+def power(a: argparse.Namespace) -> None:
+    """Holm's cost: neighbours told apart by the table's places against the plain per-claim
+    tests at the same level, in fields of 8 bots evenly spaced (every claim true or
+    false, none tied)."""
+    print(f"{a.ladders} ladders per setting, {a.bootstrap} resamples; 8 bots evenly spaced, "
+          "luck 1.5; neighbours told apart per ladder (of 7), Holm / plain 95% per pair; "
+          "ladders with a wrong claim, Holm / plain")
+    print(f"{'gap':>5} {'boards':>6} {'ladders':>7} {'Holm':>6} {'plain':>6} "
+          f"{'wrong':>13} {'s':>4}")
+    for s in POWER_SETTINGS:
+        if a.only not in str(s):
+            continue
+        t0 = time.process_time()
+        t = run(s, a.ladders, a.seed, a.bootstrap)
+        gap = 2 * s.spread / (s.bots - 1)
+        print(f"{gap:5.0f} {s.boards:6d} {t.ladders:7d} {t.neighbours_holm / t.ladders:6.2f} "
+              f"{t.neighbours_plain / t.ladders:6.2f} {t.false_places / t.ladders:6.3f} / "
+              f"{t.ladders_plain_wrong / t.ladders:5.3f} {time.process_time() - t0:4.0f}",
+              flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ladders", type=int, default=200)
@@ -140,16 +234,23 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="40 ladders, 100 resamples")
     ap.add_argument("--only", default="", help="only the settings whose name holds this")
     ap.add_argument("--method", default="all",
-                    help="all, or some of sets+pct, before, now (comma-separated)")
+                    help="all, or some of sets+pct, before, now, sandwich (comma-separated)")
+    ap.add_argument("--power", action="store_true",
+                    help="Holm's power cost in fields of truly different bots instead")
     a = ap.parse_args()
     if a.quick:
         a.ladders, a.bootstrap = 40, 100
+    if a.power:
+        power(a)
+        return
     print(f"{a.ladders} ladders per setting, {a.bootstrap} resamples; strengths evenly "
-          "from +150 to −150 Elo; luck: sd of the deal bonus per seat (natural units)")
-    print(f"{'setting':44} {'method':8} {'ratings':>7} {'diffs':>6} {'n/a':>5} "
-          f"{'1-side':>6} {'wrong':>5} {'apart':>5} {'LOS≥95% right':>15} {'tied':>5} "
-          f"{'s':>4}")
-    methods = (("sets+pct", sets_percentile), ("before", before), ("now", project_method))
+          "from +150 to −150 Elo; luck: sd of the deal bonus per seat (natural units); "
+          "2-sided: the coverage of the two-sided intervals alone, ratings / differences")
+    print(f"{'setting':44} {'method':8} {'ratings':>7} {'diffs':>6} {'2-sided':>13} "
+          f"{'n/a':>5} {'1-side':>6} {'wrong':>5} {'apart':>5} {'LOS≥95% right':>15} "
+          f"{'tied':>5} {'s':>4}")
+    methods = (("sets+pct", sets_percentile), ("before", before), ("now", project_method),
+               ("sandwich", sandwich))
     for s in SETTINGS:
         if a.only not in str(s):
             continue
@@ -164,7 +265,9 @@ def main() -> None:
             wrong = f"{t.false_places / t.ladders:5.3f}" if name != "sets+pct" else "    -"
             apart = f"{t.separated / t.ladders:5.1f}" if name != "sets+pct" else "    -"
             print(f"{str(s)[:44]:44} {name:8} {t.rate('ratings_covered'):7.3f} "
-                  f"{t.rate('diffs_covered'):6.3f} {na:5.3f} "
+                  f"{t.rate('diffs_covered'):6.3f} "
+                  f"{t.rate('ratings_two_sided_covered'):6.3f}/"
+                  f"{t.rate('diffs_two_sided_covered'):6.3f} {na:5.3f} "
                   f"{t.rate('ratings_one_sided'):6.3f} {wrong} {apart} "
                   f"{right:8.3f} ({t.los_sure:5d}) {tied} {time.process_time() - t0:4.0f}",
                   flush=True)

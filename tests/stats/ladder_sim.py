@@ -28,6 +28,7 @@ from scipy.special import expit, log_expit
 
 from arena.ladder.schedule import make_schedule, tables_4
 from arena.ladder.store import GameRow
+from arena.stats.places import ALPHA, holm
 
 ELO = 400 / math.log(10)
 
@@ -184,6 +185,10 @@ class Scored:
     """Each bot's place in the table (1 the best; bots told apart have different ones)."""
     anchor: tuple[str, ...] = ()
     """The bots whose mean the ratings are relative to (empty: every bot)."""
+    table: tuple[str, ...] = ()
+    """The bots in the table's order, best first (empty: the method has no table)."""
+    neighbour_p: tuple[float | None, ...] = ()
+    """The one-sided p-value of each claim "#k is stronger than #k+1" of ``table``."""
 
 
 @dataclass
@@ -198,6 +203,13 @@ class Tally:
     diffs: int = 0
     diffs_covered: int = 0
     diffs_na: int = 0
+    ratings_two_sided: int = 0
+    """Ratings with a two-sided interval..."""
+    ratings_two_sided_covered: int = 0
+    """... that cover (a bound far from an extreme truth covers by construction, so the
+    two-sided figures are the ones that can tell a width too wide from right)."""
+    diffs_two_sided: int = 0
+    diffs_two_sided_covered: int = 0
     los_sure: int = 0
     """Pairs with LOS ≥ 95%."""
     los_sure_right: int = 0
@@ -210,9 +222,25 @@ class Tally:
     """Ladders whose table places some bot above one that is not truly weaker."""
     separated: int = 0
     """Pairs of bots the table places apart (over all ladders)."""
+    neighbours: int = 0
+    """Neighbour claims "#k is stronger than #k+1" over all ladders..."""
+    neighbours_holm: int = 0
+    """... held by Holm's step-down (the table's places)..."""
+    neighbours_plain: int = 0
+    """... held by the plain per-claim test at the same level (p ≤ 2.5%)..."""
+    neighbours_holm_wrong: int = 0
+    """... of which the upper bot is not truly stronger, with Holm..."""
+    neighbours_plain_wrong: int = 0
+    """... and with the plain tests."""
+    ladders_plain_wrong: int = 0
+    """Ladders whose places from the plain per-claim tests put some bot above one that is
+    not truly weaker (as ``false_places`` for Holm's)."""
 
     def rate(self, k: str) -> float:
-        n = self.ratings if k.startswith("ratings") else self.diffs
+        """``k`` over its whole: all ratings or differences, or their two-sided ones for
+        ``*_two_sided_covered``."""
+        n = getattr(self, k.removesuffix("_covered")) if "two_sided" in k else \
+            self.ratings if k.startswith("ratings") else self.diffs
         return getattr(self, k) / n if n else math.nan
 
 
@@ -226,7 +254,7 @@ def covers(iv: Interval, truth: float) -> bool:
 def project_method(games: list[GameRow], bots: list[str], bootstrap: int, seed: int) -> Scored:
     """The project's ratings: :func:`arena.ladder.ratings.rate`'s own fit and leaderboard."""
     from arena.ladder.ratings import ladder_fit, leaderboard
-    from arena.stats.places import places
+    from arena.stats.places import neighbour_p, places
 
     bf = ladder_fit(games, bots, bootstrap=bootstrap, seed=seed)
     table = leaderboard(bf)
@@ -239,7 +267,17 @@ def project_method(games: list[GameRow], bots: list[str], bootstrap: int, seed: 
         e = bf.difference(a, b)
         diff[a, b] = (e.low, e.high)
         los[a, b] = bf.los(a, b)
-    return Scored(ratings, diff, los, place, tuple(bf.anchor_bots))
+    return Scored(ratings, diff, los, place, tuple(bf.anchor_bots),
+                  tuple(r.bot for r in table),
+                  tuple(neighbour_p(r.los_next) for r in table[:-1]))
+
+
+def _places_wrong(table: tuple[str, ...], held: list[bool], truth: dict[str, float]) -> bool:
+    """Do the places that ``held`` neighbour claims give ``table`` (best first) put some bot
+    above one that is not truly weaker?"""
+    place = [sum(held[:k]) for k in range(len(table))]
+    return any(place[i] < place[j] and truth[table[i]] <= truth[table[j]] + 1e-6
+               for i, j in itertools.combinations(range(len(table)), 2))
 
 
 def run(s: Setting, ladders: int, seed: int, bootstrap: int = 200,
@@ -261,18 +299,35 @@ def run(s: Setting, ladders: int, seed: int, bootstrap: int = 200,
             t.ratings_covered += covers(iv, truth[b] + shift)
             t.ratings_na += iv == (None, None)
             t.ratings_one_sided += (iv[0] is None) != (iv[1] is None)
+            if iv[0] is not None and iv[1] is not None:
+                t.ratings_two_sided += 1
+                t.ratings_two_sided_covered += covers(iv, truth[b] + shift)
         for (a, b), iv in sc.difference.items():
             if a > b:          # each unordered pair once
                 continue
             t.diffs += 1
             t.diffs_covered += covers(iv, truth[a] - truth[b])
             t.diffs_na += iv == (None, None)
+            if iv[0] is not None and iv[1] is not None:
+                t.diffs_two_sided += 1
+                t.diffs_two_sided_covered += covers(iv, truth[a] - truth[b])
         wrong = False
         for a, b in itertools.permutations(sc.places, 2):
             if sc.places[a] < sc.places[b]:
                 t.separated += 1
                 wrong = wrong or truth[a] <= truth[b] + 1e-6
         t.false_places += wrong
+        if sc.neighbour_p:
+            held = holm(sc.neighbour_p)
+            plain = [p is not None and p <= ALPHA for p in sc.neighbour_p]
+            for k, (h, q) in enumerate(zip(held, plain, strict=True)):
+                bad = truth[sc.table[k]] <= truth[sc.table[k + 1]] + 1e-6
+                t.neighbours += 1
+                t.neighbours_holm += h
+                t.neighbours_plain += q
+                t.neighbours_holm_wrong += h and bad
+                t.neighbours_plain_wrong += q and bad
+            t.ladders_plain_wrong += _places_wrong(sc.table, plain, truth)
         for (a, b), p in sc.los.items():
             tied = abs(truth[a] - truth[b]) < 1e-6
             t.los_tied += tied
