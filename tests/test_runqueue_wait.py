@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from arena.sandbox.containment import runqueue_wait_s
+from arena.sandbox.containment import cgroup_of, runqueue_wait_s, throttled_s
 
 SPIN = "while True: pass"
 
@@ -49,3 +49,29 @@ def test_a_starved_process_tree_is_seen_waiting_for_a_cpu() -> None:
         for p in (*hogs, tree):
             p.wait()
     assert runqueue_wait_s(tree.pid) is None  # gone: unmeasured
+
+
+def test_a_cgroups_throttled_time_is_read_from_its_cpu_stat(tmp_path) -> None:
+    # a cgroup tree laid out as this process's /proc/self/cgroup names it, under tmp_path
+    lines = cgroup_of(os.getpid())
+    if not lines:
+        pytest.skip("no /proc/PID/cgroup")
+    assert throttled_s(os.getpid(), root=tmp_path) is None  # nothing to read
+    v1 = next(((c, p) for c, p in lines if "cpu" in c), None)
+    v2 = next((p for c, p in lines if not c), None)
+    if v1 is not None:
+        folder = tmp_path / ",".join(v1[0]) / v1[1].lstrip("/")
+        folder.mkdir(parents=True)
+        # cgroup v1: nanoseconds
+        (folder / "cpu.stat").write_text("nr_periods 9\nnr_throttled 3\n"
+                                         "throttled_time 2500000000\n")
+        assert throttled_s(os.getpid(), root=tmp_path) == pytest.approx(2.5)
+    elif v2 is not None:
+        folder = tmp_path / v2.lstrip("/")
+        folder.mkdir(parents=True, exist_ok=True)
+        # cgroup v2: microseconds
+        (folder / "cpu.stat").write_text("usage_usec 100\nnr_throttled 3\n"
+                                         "throttled_usec 1250000\n")
+        assert throttled_s(os.getpid(), root=tmp_path) == pytest.approx(1.25)
+    else:
+        pytest.skip("no cpu cgroup named in /proc/PID/cgroup")

@@ -270,8 +270,9 @@ class DaskExecutor:
         Raises:
             InfrastructureError: the executor is not running; the game could not be
                 played (its worker left the cluster mid-game, the scheduler went away, a
-                bot could not be fetched or built on the worker), or it ended ABORTED or
-                CANCELLED.
+                bot could not be fetched or built on the worker), it ended ABORTED or
+                CANCELLED, or its record could not be written here (its ``__cause__``
+                the ``OSError``: a full disk), as with the local pool.
             ConfigError: a bad request (wrong number of bots, a duplicate id), a worker
                 running another moon-arena, or no worker with the resources it needs.
         """
@@ -317,17 +318,34 @@ class DaskExecutor:
 
     def _finish(self, request: GameRequest, outcome: GameOutcome) -> FinishedGame:
         """Write what came back (the record, the seat logs), then the result or the error.
+
+        Raises:
+            InfrastructureError: the worker's (it could not play the game), or the
+                record could not be written here (its ``__cause__`` the ``OSError``).
+            ConfigError: the request was wrong (the worker said why).
         """
         self.fetched += outcome.fetched
         record_path = None
         if self.record_dir is not None:
             if outcome.record is not None:
                 record_path = self.record_dir / f"{request.game_id}.json"
-                _write_atomic(record_path, outcome.record)
+                try:
+                    _write_atomic(record_path, outcome.record)
+                except OSError as e:  # a full disk, say: as the local pool's referee
+                    # says it, one line a game; the caller voids the game (the host once
+                    # it can write again), never rates it
+                    log.warning("match %s: cannot write the record: %s", request.game_id,
+                                e.strerror or e)
+                    raise InfrastructureError(
+                        f"game {request.game_id}: its record could not be written: "
+                        f"{e.strerror or e}") from e
             for seat, data in outcome.logs.items():
                 # a seat log is not synced, as the local pool's are not: syncing each
-                # made writing a game's files take 12-42 ms a game here
-                _write_atomic(self.seat_log(request.game_id, seat), data, sync=False)
+                # made writing a game's files take 12-42 ms a game here. One that cannot
+                # be written is lost, as a local bot's output is on a full disk: the
+                # game is recorded
+                with contextlib.suppress(OSError):
+                    _write_atomic(self.seat_log(request.game_id, seat), data, sync=False)
         if outcome.config_error:
             raise ConfigError(outcome.config_error)
         if outcome.infrastructure_error or outcome.finished is None:
@@ -374,15 +392,24 @@ async def _settled(future: Future[Any]) -> None:
 
 def _write_atomic(path: Path, data: bytes, sync: bool = True) -> None:
     """Write ``path`` whole or not at all (a temporary file renamed), synced to disk first
-    unless not ``sync``."""
+    unless not ``sync``.
+
+    Raises:
+        OSError: it could not be written (a full disk...); no temporary file is left.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        if sync:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk, say: no half-written temporary file left on it
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 __all__ = ["DOCKER", "SEATS", "DaskExecutor", "check_address", "check_cluster",

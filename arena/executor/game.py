@@ -155,7 +155,8 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
         try:
             await loop.run_in_executor(_STARTER, p.start)
             if not isinstance(p, ManualSeat):
-                # a local process says how long it waited for a CPU (not its start-up)
+                # a local process or a container says how long it waited for a CPU
+                # (not its start-up)
                 match.seat_started(seat, waited=getattr(p, "cpu_wait_s", None))
         except InfrastructureError as e:  # no Docker engine...: never the bot's fault
             match.stop(pb.TERMINATION_ABORTED, f"sandbox failure: {e}")

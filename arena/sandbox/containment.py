@@ -176,6 +176,47 @@ def runqueue_wait_s(pid: int) -> float | None:
     return total / 1e9 if read else None
 
 
+def cgroup_of(pid: int) -> list[tuple[list[str], str]]:
+    """``pid``'s cgroups, as ``/proc/<pid>/cgroup`` lists them: each line's controllers
+    (``[]`` for the cgroup v2 line) and path. Empty when it cannot be read."""
+    try:
+        text = Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            out.append(([c for c in parts[1].split(",") if c], parts[2]))
+    return out
+
+
+def throttled_s(pid: int, root: Path = Path("/sys/fs/cgroup")) -> float | None:
+    """How long the CPU cgroup of ``pid`` has been throttled (its processes runnable but
+    held back by its CPU quota, e.g. a container's ``--cpus``), seconds since the cgroup
+    was made: ``cpu.stat``'s ``throttled_usec`` (cgroup v2) or ``throttled_time`` (v1,
+    ns). None when it cannot be read."""
+    candidates: list[tuple[Path, str, float]] = []
+    for controllers, path in cgroup_of(pid):
+        rel = path.lstrip("/")
+        if not controllers:  # v2: the unified hierarchy, on its own or beside v1's
+            for mount in (root, root / "unified"):
+                candidates.append((mount / rel / "cpu.stat", "throttled_usec", 1e-6))
+        elif "cpu" in controllers:
+            for mount in (root / ",".join(controllers), root / "cpu"):
+                candidates.append((mount / rel / "cpu.stat", "throttled_time", 1e-9))
+    for stat_file, key, unit in candidates:
+        try:
+            lines = stat_file.read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            name, _, value = line.partition(" ")
+            if name == key and value.strip().isdigit():
+                return int(value) * unit
+    return None
+
+
 def kill_tree(pid: int, rounds: int = 20) -> int:
     """SIGKILL ``pid`` and every descendant it still has: each is stopped first (SIGSTOP:
     a stopped process cannot fork), the tree read again until it has no new one (at most

@@ -62,6 +62,7 @@ from ..bots.manifest import BotSpec
 from ..core.config import Table, first_problem, unknown_keys
 from ..core.text import clean
 from ..errors import BotError, ConfigError, InfrastructureError
+from .containment import cgroup_of, runqueue_wait_s, throttled_s
 from .local import LOG_TAIL_BYTES, BuildOutput
 
 log = logging.getLogger("arena.sandbox")
@@ -723,8 +724,8 @@ def container_config(spec: BotSpec, address: str, token: str, limits: DockerLimi
 
 class DockerProcess:
     """A bot in a fresh container for one game; the same interface as
-    :class:`arena.sandbox.local.LocalProcess` (``start``/``poll``/``kill``/``log_tail``) plus
-    :meth:`exit_detail`.
+    :class:`arena.sandbox.local.LocalProcess` (``start``/``poll``/``kill``/``log_tail``/
+    ``cpu_wait_s``) plus :meth:`exit_detail`.
 
     ``start`` and ``kill`` talk to the engine and block (run them in a thread from async
     code); ``poll`` does not: a thread waits for the container's end.
@@ -747,6 +748,8 @@ class DockerProcess:
         self._waiter: threading.Thread | None = None
         self._lock = threading.Lock()
         self._removed = False
+        self._cpu_pid: int | None = None
+        self._cpu_wait0 = 0.0
 
     def start(self) -> None:
         """Create and start the container.
@@ -797,6 +800,39 @@ class DockerProcess:
         self._waiter = threading.Thread(target=self._wait, args=(c, container.id),
                                         daemon=True, name=f"moon-wait-{container.id[:12]}")
         self._waiter.start()
+        self._watch_cpu_wait(c, container.id)
+
+    def _watch_cpu_wait(self, c: docker.DockerClient, cid: str) -> None:
+        """Find the container's first process on this machine (its pid as the engine
+        reports it, checked: that process's cgroup names the container) and read its CPU
+        wait now, the zero of :meth:`cpu_wait_s`. Left unmeasured when the engine runs
+        elsewhere (another machine, another pid namespace) or the container has ended."""
+        with contextlib.suppress(Exception):
+            pid = int(c.api.inspect_container(cid)["State"].get("Pid") or 0)
+            if pid > 0 and any(cid in path for _, path in cgroup_of(pid)):
+                zero = self._raw_cpu_wait(pid)
+                if zero is not None:
+                    self._cpu_pid, self._cpu_wait0 = pid, zero
+
+    @staticmethod
+    def _raw_cpu_wait(pid: int) -> float | None:
+        waited = runqueue_wait_s(pid)
+        if waited is None:
+            return None
+        return waited - (throttled_s(pid) or 0.0)
+
+    def cpu_wait_s(self) -> float | None:
+        """How long (seconds) the container's processes have waited for a CPU since it
+        started (:meth:`start` returned), as a local bot's are measured: the run-queue
+        wait of its process tree (:func:`arena.sandbox.containment.runqueue_wait_s`, from
+        its first process as this machine's ``/proc`` shows it), less the time its cgroup
+        was throttled at its CPU limit (``cpus``: the bot's own budget, not the host's
+        slowness). None before its start, after its end, or when unmeasured (an engine
+        on another machine or in another pid namespace)."""
+        if self._cpu_pid is None:
+            return None
+        now = self._raw_cpu_wait(self._cpu_pid)
+        return None if now is None else max(0.0, now - self._cpu_wait0)
 
     def _wait(self, c: docker.DockerClient, cid: str) -> None:
         while True:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import re
@@ -231,6 +232,42 @@ def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float =
             return out
         time.sleep(every)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@contextlib.contextmanager
+def small_disk_at(disk: Path, size: str = "32m") -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``disk`` (made) while the block runs; the test is
+    skipped where mount is not allowed."""
+    import pytest
+
+    disk.mkdir(parents=True, exist_ok=True)
+    out = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip(f"cannot mount a small disk (tmpfs) here: "
+                    f"{(out.stderr.strip() or 'mount failed').splitlines()[0]}")
+    try:
+        yield disk
+    finally:
+        if subprocess.run(["umount", str(disk)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def fill(disk: Path) -> Path:
+    """Fill ``disk`` to its last byte with one file; the file."""
+    filler = disk / "filler"
+    chunk = b"\0" * (1 << 16)
+    with open(filler, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(chunk)
+        except OSError as e:
+            assert e.errno == errno.ENOSPC, e
+        try:  # not a byte more
+            f.write(b"\0")
+        except OSError:
+            return filler
+    raise AssertionError(f"{disk} took a byte after it was full")
 
 
 def make_competition(folder: Path, *, runner: str = "local", concurrency: int = 2,

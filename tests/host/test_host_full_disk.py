@@ -8,18 +8,16 @@ tests/host/test_host_outage.py (a database stopped)."""
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import sqlite3
-import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from host_support import HostProcess, make_competition, wait_for
+from host_support import HostProcess, fill, make_competition, small_disk_at, wait_for
 
 BOTS = ("heuristic", "random", "weak")
 MAX_ATTEMPTS = 3
@@ -31,34 +29,8 @@ DISK = "32m"
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs of :data:`DISK` mounted for this test; skipped where mount is not allowed."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    out = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs", str(disk)],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        pytest.skip(f"cannot mount a small disk (tmpfs) here: "
-                    f"{(out.stderr.strip() or 'mount failed').splitlines()[0]}")
-    try:
+    with small_disk_at(tmp_path / "disk", DISK) as disk:
         yield disk
-    finally:
-        if subprocess.run(["umount", str(disk)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(disk)], capture_output=True)
-
-
-def fill(disk: Path) -> Path:
-    """Fill ``disk`` to its last byte with one file; the file."""
-    filler = disk / "filler"
-    chunk = b"\0" * (1 << 16)
-    with open(filler, "wb", buffering=0) as f:
-        try:
-            while True:
-                f.write(chunk)
-        except OSError as e:
-            assert e.errno == errno.ENOSPC, e
-        with pytest.raises(OSError):  # not a byte more
-            while True:
-                f.write(b"\0")
-    return filler
 
 
 def rows(db: Path, sql: str) -> list[tuple]:

@@ -12,6 +12,9 @@ Modes:
   forkbomb                   fork until the process limit stops it (children keep trying,
                              and sleep), print how far it got, then never join
   sleep                      join, then never answer its first turn
+  spin CPU_S [never]         before joining, compute for CPU_S seconds of its own CPU
+                             time and print "SPUN <cpu> s of CPU in <wall> s"; then play
+                             (with ``never``: sleep forever instead, never joining)
   forker MARKER              fork a child that sleeps forever (it keeps MARKER in its argv),
                              print "CHILD <pid>", play the game to the end, print "CHILD
                              <pid> alive at the end", and exit, leaving the child behind
@@ -69,6 +72,14 @@ def allocate(limit_mb: int) -> None:
     say("allocated everything and was not killed")
 
 
+def spin(cpu_s: float) -> None:
+    wall0, cpu0 = time.monotonic(), time.process_time()
+    while time.process_time() - cpu0 < cpu_s:
+        pass
+    say(f"SPUN {time.process_time() - cpu0:.2f} s of CPU in "
+        f"{time.monotonic() - wall0:.2f} s")
+
+
 def fork_bomb() -> None:
     children = 0
     while True:
@@ -121,6 +132,11 @@ def main() -> None:
         probe_network(ARGS)
     elif MODE == "forkbomb":
         fork_bomb()
+    elif MODE == "spin":
+        spin(float(ARGS[0]))
+        if ARGS[1:] == ["never"]:
+            while True:
+                time.sleep(3600)
     elif MODE == "forker":
         bot.child = os.fork()
         if bot.child == 0:
