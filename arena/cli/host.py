@@ -487,7 +487,8 @@ def enable_participant(url: str, name: str, reason: str, token: str | None,
 @organiser_options
 def void(url: str, game_id: str, reason: str, token: str | None,
          folder: Path | None) -> None:
-    """Void a finished rated game (the organiser's): the ratings are recomputed without it.
+    """Void a finished rated game (the ratings are recomputed without it) or challenge
+    (not played again; its asker reads why): the organiser's.
 
     \b
     Example:  moon host void http://127.0.0.1:8000 s12-3 --reason "a host fault" \\
@@ -495,8 +496,9 @@ def void(url: str, game_id: str, reason: str, token: str | None,
     """
     g = api("POST", url, f"/api/games/{game_id}/void", organiser_token(token, folder),
             json={"reason": reason})
-    click.echo(clean_line(f"game {g['id']}: {g['status']}; the ratings are recomputed "
-                          "without it"))
+    then = ("a challenge, never rated: not played again, its asker reads why"
+            if g["kind"] == "challenge" else "the ratings are recomputed without it")
+    click.echo(clean_line(f"game {g['id']}: {g['status']}; {then}"))
 
 
 @host.command()

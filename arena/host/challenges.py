@@ -15,7 +15,10 @@ is the participant (migration 0008):
 - one the host could not play (a runner's failure, a restart) is voided and played again
   as a new game of the same seats and deal, ``c3-r1`` for ``c3``
   (:meth:`arena.host.recorder.Recorder.void`), whose reason says so; the asker follows it
-  (``again``), and it counts once in the quota.
+  (``again``), and it counts once in the quota;
+- one the organiser voids once finished (:func:`arena.host.moderation.void`) is not
+  played again, as a rated game the organiser voids is not: its asker reads why, and it
+  leaves their quota (:func:`counted` leaves out every voided challenge).
 
 Each check is a :class:`ChallengeError` whose message is one line saying what to do.
 """

@@ -1,10 +1,11 @@
 """The organiser's moderation (docs/host.md, "Moderation"): disable a version with a reason
 its owner reads, enable it again; disable a participant (every active version of theirs
 disabled with them, their queued games cancelled, no more submissions or challenges) and
-enable them again (those versions back); void a finished game (the live ratings and counts are
-recomputed from the games left, the batch fit leaves it out), and post an announcement
-shown on every page. Each is written with its audit entry (:mod:`arena.host.audit`) in
-one transaction; the routes run them on the host's writer thread."""
+enable them again (those versions back); void a finished rated game (the live ratings and
+counts are recomputed from the games left, the batch fit leaves it out) or challenge (not
+played again; its asker reads why), and post an announcement shown on every page. Each is
+written with its audit entry (:mod:`arena.host.audit`) in one transaction; the routes run
+them on the host's writer thread."""
 
 from __future__ import annotations
 
@@ -76,25 +77,43 @@ def enable(s: Session, version_id: int, reason: str, actor: str) -> Version:
     return v
 
 
+VOIDABLE = ("rated", "challenge")
+"""The kinds of finished game the organiser voids: a rated one (the ratings recomputed
+without it) and a challenge (never rated: its asker reads why, and may ask again)."""
+NOT_AGAIN = "not played again (ask again: a voided challenge is not counted in your quota)"
+"""What a challenge voided by the organiser says became of it, after the reason."""
+
+
 def void(s: Session, game_id: str, reason: str, actor: str) -> Game:
-    """Void finished rated game ``game_id``: never rated from now on. The caller then
-    recomputes the live ratings (:meth:`arena.host.ratings.Ratings.rerate`).
+    """Void finished game ``game_id``, rated or a challenge (:data:`VOIDABLE`). A rated
+    one is never rated from now on: the caller then recomputes the live ratings
+    (:meth:`arena.host.ratings.Ratings.rerate`). A challenge is not played again (as a
+    rated game voided by the organiser is not): its asker reads the reason and
+    :data:`NOT_AGAIN`, and it leaves their quota (:func:`arena.host.challenges.counted`).
 
     Raises:
-        ModerationError: 404 no such game, 409 not a finished rated game, 422 no reason.
+        ModerationError: 404 no such game, 409 not a finished rated or challenge game,
+            422 no reason.
     """
     g = s.get(Game, game_id)
     if g is None:
         raise ModerationError(404, f"no game {game_id!r}")
-    if not reason.strip():
+    why = " ".join(reason.split())
+    if not why:
         raise ModerationError(422, "say why (the reason): the audit log keeps it")
-    if g.kind != "rated" or g.status != "finished":
+    if g.kind not in VOIDABLE or g.status != "finished":
         raise ModerationError(409, f"game {game_id} is a {g.status} {g.kind} game: only a "
-                              "finished rated game is voided")
+                              "finished rated or challenge game is voided")
     g.status = "voided"
     g.rated = False
-    g.void_reason = f"voided by the organiser: {reason.strip()}"
-    audit.log(s, actor, "void", f"game {g.id}: {reason.strip()}")
+    g.void_reason = f"voided by the organiser: {why}"
+    if g.kind == "challenge":
+        g.void_reason += f"; {NOT_AGAIN}"
+        asker = s.get(Participant, g.asked_by) if g.asked_by is not None else None
+        audit.log(s, actor, "void", f"challenge {g.id}"
+                  + (f" (asked by {asker.name})" if asker is not None else "") + f": {why}")
+    else:
+        audit.log(s, actor, "void", f"game {g.id}: {why}")
     return g
 
 
@@ -213,6 +232,6 @@ def cancel_queued(s: Session, version_id: int) -> int:
     return len(games)
 
 
-__all__ = ["ANNOUNCEMENT", "WITH_PARTICIPANT", "ModerationError", "announce",
-           "announcement", "cancel_queued", "disable", "disable_participant",
+__all__ = ["ANNOUNCEMENT", "NOT_AGAIN", "VOIDABLE", "WITH_PARTICIPANT", "ModerationError",
+           "announce", "announcement", "cancel_queued", "disable", "disable_participant",
            "disabled_line", "enable", "enable_participant", "void"]

@@ -9,19 +9,29 @@ Which tests run on PostgreSQL too, and why: those whose SQL could differ between
   queue (test_builds_part.py), the matchmaker's claims (test_matchmaker.py), the recorder
   (test_recorder.py), the ratings (test_ratings_part.py), the final (test_final.py),
   challenges and their quota (test_challenges.py), moderation (test_host_moderation.py),
-  the phases (test_host_phases.py's first test), the API and pages through TestClient
+  the phases (test_host_phases.py), the API and pages through TestClient
   (test_app_in_process.py). Between them they run every statement the long flows below
-  run on a database (a statement log of both, compared, found none missing).
+  run on a database (a statement log of both, compared: all 167; the last one missing, the
+  batch fit's write of a version's rating and rating_low alone, is test_ratings_part.py's
+  bound that stays open).
 - Tests whose subject is the database: concurrency and locks (test_host_lock.py, names
   and registrations sent at once, the submission race), the database's outage, the
   migrations, the restart and its recovery, raw and page queries (test_page_queries.py,
   the leaderboard's tally), NUL characters (which PostgreSQL refuses), quotas.
+- One long flow end to end: test_host_final.py, a whole competition through a real `moon
+  host run` by itself (registration, the season and its placement series, the freeze,
+  the final with a restart mid-final, the end, the export). Its statements are the parts'
+  above, but a real host on PostgreSQL is more than its statements (its processes and
+  connections across restarts, the batch worker's fits, the export's reads while it
+  serves), and one flow that goes through every phase shows that on PostgreSQL for the
+  price of one run (about 2 min), not one a flow.
 
 A test marked ``one_database`` runs on SQLite alone: its subject is the host's policy
-(the build queue's order, a slow bot's share of the slots, forfeits), or it is a long flow
-through a real `moon host run` with real bots (the e2e competition, the phases going by
-themselves, the final, placement, the embargo's crawl, challenges end to end) whose
-queries the parts above run on PostgreSQL in process, in seconds, not minutes."""
+(the build queue's order, a slow bot's share of the slots, forfeits), or it is another
+long flow through a real `moon host run` with real bots (the e2e competition, placement
+of a version that joins later, the embargo's crawl, challenges end to end) whose queries
+the parts above run on PostgreSQL in process, in seconds, not minutes, and whose host on
+PostgreSQL the flow above has shown."""
 
 from __future__ import annotations
 

@@ -590,3 +590,90 @@ def test_moon_challenge_follows_a_challenge_played_again(
         assert lines[5].endswith("; unrated; replay /games/c1-r1"), r.output
     finally:
         host.close()
+
+
+def test_the_organiser_voids_a_challenge_which_is_not_played_again(
+        tmp_path: Path, database: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the organiser voids a finished challenge (the API, then the game's page): it is
+    # not played again, as a rated game the organiser voids is not; its asker reads why
+    # (the API's note, the game's page) and may ask again at once (it leaves their quota,
+    # 2 an hour here); the ratings are untouched; each void is in the audit log
+    host, admin = competition(tmp_path / "comp", database)
+    try:
+        ids = people(host, {"ann": "a", "bob": "b"})
+        ann, bob = ids["ann"][0], ids["bob"][0]
+        c = TestClient(create_app(host))
+        monkeypatch.setattr(challenges, "utcnow", lambda: T0)
+        for gid in ("c1", "c2"):
+            r = c.post("/api/challenges", json={"opponent": "b"}, headers=bearer(ann))
+            assert r.status_code == 201 and r.json()["id"] == gid, r.text
+        assert c.post("/api/challenges", json={"opponent": "b"},
+                      headers=bearer(ann)).status_code == 429
+        job = host.matchmaker.claim()
+        assert job is not None and job[0] == "c1"
+        finish(host, "c1", (7, 3, 0))
+        before = live(host)
+        # c2 queued: only a finished game is voided; only by the organiser, with a reason
+        r = c.post("/api/games/c2/void", json={"reason": "x"}, headers=bearer(admin))
+        assert r.status_code == 409 and r.json()["detail"] == (
+            "game c2 is a queued challenge game: only a finished rated or challenge game "
+            "is voided")
+        assert c.post("/api/games/c1/void", json={"reason": "x"},
+                      headers=bearer(ann)).status_code == 403
+        assert c.post("/api/games/c1/void", json={"reason": " "},
+                      headers=bearer(admin)).status_code == 422
+        r = c.post("/api/games/c1/void", json={"reason": " its opponent  hung the host "},
+                   headers=bearer(admin))
+        assert r.status_code == 200, r.text
+        assert (r.json()["kind"], r.json()["status"]) == ("challenge", "voided")
+        got = c.get("/api/challenges/c1", headers=bearer(ann)).json()
+        note = ("voided by the organiser: its opponent hung the host; not played again "
+                "(ask again: a voided challenge is not counted in your quota)")
+        assert (got["status"], got["note"], got["again"], got["places"], got["record"]) \
+            == ("voided", note, None, [None, None], None)
+        with host.Session() as s:
+            assert s.get(Game, "c1-r1") is None  # not played again
+            assert sorted(s.scalars(select(Game.id).where(Game.status == "queued"))) \
+                == ["c2"]
+        assert live(host) == before  # never rated: nothing to recompute
+        assert c.post("/api/games/c1/void", json={"reason": "again"},
+                      headers=bearer(admin)).status_code == 409
+        # c1 left the quota: one more fits in the hour, not two
+        r = c.post("/api/challenges", json={"opponent": "b"}, headers=bearer(ann))
+        assert r.status_code == 201 and r.json()["id"] == "c3", r.text
+        assert c.post("/api/challenges", json={"opponent": "b"},
+                      headers=bearer(ann)).status_code == 429
+        # its page: why, to its asker and the organiser; not to its opponent's owner
+        assert html.escape(note) in signed_in_client(host, ann).get("/games/c1").text
+        assert "voided by the organiser" not in signed_in_client(host, bob).get(
+            "/games/c1").text
+        # the game's page: the organiser's form voids finished c2; others get a 404
+        job = host.matchmaker.claim()
+        assert job is not None and job[0] == "c2"
+        finish(host, "c2", (0, 3, 8))
+        org = signed_in_client(host, admin)
+        page_ = org.get("/games/c2").text
+        assert 'action="/games/c2/void"' in page_ and "Void this game" in page_
+        assert 'action="/games/c2/void"' not in signed_in_client(host, ann).get(
+            "/games/c2").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page_).group(1)
+        for client, code in ((TestClient(create_app(host)), 404),
+                             (signed_in_client(host, ann), 404)):
+            r = client.post("/games/c2/void", data={"reason": "x", "csrf": csrf})
+            assert r.status_code == code and "There is no game" in r.text
+        r = org.post("/games/c2/void", data={"reason": "x", "csrf": "forged"})
+        assert r.status_code == 403 and "Form expired" in r.text
+        r = org.post("/games/c2/void", data={"reason": "a runaway bot", "csrf": csrf},
+                     follow_redirects=False)
+        assert (r.status_code, r.headers["location"]) == (303, "/games/c2")
+        shown = org.get("/games/c2").text
+        assert "voided by the organiser: a runaway bot; not played again" in shown
+        assert 'action="/games/c2/void"' not in shown  # voided: no form
+        r = org.post("/games/c2/void", data={"reason": "again", "csrf": csrf})
+        assert r.status_code == 409 and "only a finished rated or challenge game" in r.text
+        log = c.get("/api/audit", headers=bearer(admin)).json()
+        assert [(e["action"], e["detail"]) for e in log] == [
+            ("void", "challenge c2 (asked by ann): a runaway bot"),
+            ("void", "challenge c1 (asked by ann): its opponent hung the host")]
+    finally:
+        host.close()

@@ -158,5 +158,24 @@ def test_a_challenge_cut_by_a_crash_is_played_again(tmp_path: Path, database: st
         mine = host.ok("GET", "/api/challenges", ann)["challenges"]
         assert [(x["id"], x["status"], x["again"]) for x in mine] == [
             ("c1-r1", "finished", None), ("c1", "voided", "c1-r1")]
+        # the organiser voids the finished replay with `moon host void`: unlike the
+        # host's failure, not played again; its asker reads why; in the audit log
+        out = CliRunner().invoke(main, ["host", "void", host.url, "c1-r1", "--reason",
+                                        "a bot hung the host", "--folder", str(folder)])
+        assert out.exit_code == 0, out.output
+        assert out.output.strip() == ("game c1-r1: voided; a challenge, never rated: not "
+                                      "played again, its asker reads why")
+        got = host.ok("GET", "/api/challenges/c1-r1", ann)
+        assert (got["status"], got["again"], got["record"]) == ("voided", None, None)
+        assert got["note"] == ("voided by the organiser: a bot hung the host; not played "
+                               "again (ask again: a voided challenge is not counted in "
+                               "your quota)")
+        assert [x["id"] for x in host.ok("GET", "/api/challenges", ann)["challenges"]] \
+            == ["c1-r1", "c1"]
+        assert host.ok("GET", "/api/games", host.admin, params={
+            "kind": "challenge", "status": "queued"})["total"] == 0
+        entry = host.ok("GET", "/api/audit", host.admin)[0]
+        assert (entry["action"], entry["detail"]) == (
+            "void", "challenge c1-r1 (asked by ann): a bot hung the host")
     finally:
         host.stop()

@@ -276,3 +276,36 @@ def test_a_version_keeps_a_point_each_two_percent_of_its_games(any_host: Host) -
         assert c is not None
         [line] = rating_lines(s, c.versions)
     assert [p.games for p in line.points] == [24, 25, 1000, 1020, 1040]  # and now
+
+
+def test_a_refit_moves_a_bound_that_stays_open(any_host: Host) -> None:
+    # c first in every game: it never finished behind another, so its rating is open
+    # above (a lower bound alone, "≥ 1610") after every fit, and a refit over more boards
+    # moves its figure and bound but leaves its upper end null: the batch's write of a
+    # version's rating and rating_low alone, which only such a version makes, on both
+    # databases. Each fit stored must be the ladder's own (`moon ladder show`'s `rate`).
+    host = any_host
+    ids = versions(host)
+    games = [dataclasses.replace(g, places=[4 - p for p in g.places])  # c last -> first
+             for g in c_last_games(ids, 8)]
+    c = str(ids["c"])
+    assert all(g.places[g.seats.index(c)] == 1 for g in games)
+
+    def stored() -> dict[str, tuple[float | None, float | None, float | None]]:
+        with host.Session() as s:
+            return {str(v.id): (v.rating, v.rating_low, v.rating_high)
+                    for v in s.scalars(select(Version))}
+
+    seen = []
+    for boards in (4, 8):
+        sub = [g for g in games if g.board < boards]
+        played(host, sub)
+        host.ratings.store_batch(len(sub), *batch_fit(sub, bootstrap=20))
+        want = {r.bot: (r.rating, r.low, r.high)
+                for r in rate(sub, sorted({b for g in sub for b in g.seats}, key=int),
+                              bootstrap=20)}
+        assert stored() == want, boards
+        seen.append(want[c])
+    (r4, low4, high4), (r8, low8, high8) = seen
+    assert high4 is None and high8 is None  # open above, both times
+    assert low4 is not None and low8 is not None and (r4, low4) != (r8, low8)

@@ -1,6 +1,7 @@
 """The games: the rated games' list (``/games``, filtered by bot and result), a game's
-page (``/games/{id}``: the replay player once it is over, the live view while it runs)
-and a seat's stderr (``/games/{id}/stderr/{seat}``, its owner's). A validation game is
+page (``/games/{id}``: the replay player once it is over, the live view while it runs;
+the organiser's "Void this game" on a finished rated or challenge game) and a seat's
+stderr (``/games/{id}/stderr/{seat}``, its owner's). A validation game is
 seen only by the owners of the versions in it; anyone else gets the same 404 as for a game
 that does not exist."""
 
@@ -8,20 +9,24 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 from ...bots.versions import version_label
 from ...records.record import GameRecord
+from ...web import auth
 from ...web.replay import replay_view
 from ...web.views import RESULTS, game_row, side_labels
 from ..deps import HostDep, SessionDep, can_see
 from ..embargo import SET_KINDS, games_out, withheld_game
 from ..models import Bot, Game, GameSeat, Participant, Version
+from ..moderation import VOIDABLE
 from ..routes.games import with_seat
+from ..routes.moderation import voided
 from ..schemas import GameOut
 from .base import page
 from .errors import not_found
@@ -126,8 +131,37 @@ def game_page(game_id: str, request: Request, host: HostDep, s: SessionDep) -> H
         view = replay_view(GameRecord.from_dict(data))
     elif g.status == "finished":
         missing = "Its record was pruned (retention); its result is kept."
+    admin = user is not None and user.is_admin
+    # why it was voided or cancelled: the organiser's, and a challenge's asker's (as in
+    # GET /api/challenges/{id})
+    note = g.void_reason if g.status in ("voided", "cancelled") and g.void_reason and (
+        admin or (user is not None and g.asked_by == user.id)) else ""
     return page(request, s, host, "game", game=out, view=view, missing=missing,
-                own_seats=own_seats)
+                own_seats=own_seats, note=note,
+                voidable=admin and g.status == "finished" and g.kind in VOIDABLE)
+
+
+@router.post("/games/{game_id}/void")
+def void_page(game_id: str, request: Request, host: HostDep, s: SessionDep,
+              reason: Annotated[str, Form(max_length=1000)] = "",
+              csrf: Annotated[str, Form()] = "") -> Response:
+    """The organiser's "Void this game" (:func:`arena.host.routes.moderation.voided`),
+    then back to the game's page, which says why; anyone else: the pages' 404."""
+    user = signed_in(request, s)
+    if user is None or not user.is_admin:
+        return not_found(request, s, host, f"There is no game {game_id!r} you can void.")
+    if not auth.csrf_ok(request, csrf):
+        return page(request, s, host, "error", status=403, title="Form expired",
+                    message="This form was not sent from this site's own page (or it has "
+                    "expired): open the page again and send it from there.")
+    try:
+        voided(host, game_id, reason, user.name)
+    except HTTPException as e:
+        if e.status_code == 404:
+            return not_found(request, s, host, f"There is no game {game_id!r}.")
+        return page(request, s, host, "error", status=e.status_code, title="Not voided",
+                    message=f"{e.detail}.")
+    return RedirectResponse(f"/games/{game_id}", status_code=303)
 
 
 @router.get("/games/{game_id}/stderr/{seat}", response_class=HTMLResponse)

@@ -1,5 +1,6 @@
 """The organiser's moderation through the API (:mod:`arena.host.moderation`): disable or
-enable a version, void a finished game, post an announcement; each in the audit log."""
+enable a version, void a finished rated or challenge game, post an announcement; each in
+the audit log."""
 
 from __future__ import annotations
 
@@ -76,17 +77,30 @@ def enable_version(version_id: int, body: ReasonIn, admin: Admin, host: HostDep,
              responses={404: {}, 409: {}, 422: {}})
 def void_game(game_id: str, body: ReasonIn, admin: Admin, host: HostDep,
               s: SessionDep) -> GameOut:
-    """Void a finished rated game (the organiser's): never rated from now on; the live
-    ratings and game counts are recomputed from the games left at once, the batch fit at
-    its next run."""
-    _write(host, moderation.void, game_id, body.reason, admin.name)
-    host.writer.write_now(host.rerate)  # every game left, in result order
-    host.ratings_epoch += 1
+    """Void a finished rated or challenge game (the organiser's). A rated one is never
+    rated from now on: the live ratings and game counts are recomputed from the games
+    left at once, the batch fit at its next run. A challenge is not played again; its
+    asker reads why (and may ask again: it leaves their quota)."""
+    voided(host, game_id, body.reason, admin.name)
     g = s.scalar(select(Game).where(Game.id == game_id).options(
         selectinload(Game.seats).selectinload(GameSeat.version).selectinload(Version.bot),
         selectinload(Game.faults)))
     assert g is not None
     return GameOut.of(g)
+
+
+def voided(host: Host, game_id: str, reason: str, actor: str) -> str:
+    """Void ``game_id`` (:func:`arena.host.moderation.void`) on the writer thread, then,
+    if it was rated, recompute the live ratings without it; its kind.
+
+    Raises:
+        HTTPException: the moderation's 404, 409 or 422.
+    """
+    kind = _write(host, lambda w: moderation.void(w, game_id, reason, actor).kind)
+    if kind == "rated":
+        host.writer.write_now(host.rerate)  # every game left, in result order
+        host.ratings_epoch += 1
+    return kind
 
 
 @router.post("/announcement", response_model=Message)
