@@ -17,6 +17,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -268,6 +269,52 @@ def fill(disk: Path) -> Path:
         except OSError:
             return filler
     raise AssertionError(f"{disk} took a byte after it was full")
+
+
+MAX_ATTEMPTS = 3
+"""A voided rated game is played again until its third try (arena.host.recorder)."""
+
+
+def sqlite_rows(db: Path) -> Callable[[str], list[tuple]]:
+    """A query of the SQLite file ``db``, read-only (``sql`` -> its rows)."""
+    def rows(sql: str) -> list[tuple]:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+        try:
+            return list(conn.execute(sql).fetchall())
+        finally:
+            conn.close()
+    return rows
+
+
+def assert_nothing_lost(rows: Callable[[str], list[tuple]], what: str,
+                        records: Path | None = None) -> None:
+    """After a fault the host lived through (``what``: "the full disk", "the outage"),
+    its database as ``rows`` reads it: the games voided because their result or record
+    could not be written were played again (none lost) and never rated; every finished
+    rated game is rated once (and has its record in ``records``, when given); no seating
+    of a set finished twice; each version's game count is the finished rated games it sat
+    in, counted here."""
+    unwritten = rows("SELECT id, attempt, rated FROM games WHERE kind = 'rated' AND "
+                     "status = 'voided' AND void_reason LIKE '%could not be written%'")
+    assert unwritten, f"no game was caught by {what}"
+    ids = {r[0] for r in rows("SELECT id FROM games")}
+    for gid, attempt, rated in unwritten:
+        assert not rated
+        if attempt + 1 < MAX_ATTEMPTS:
+            assert f"{gid.split('-r')[0]}-r{attempt + 1}" in ids, gid
+    done = rows("SELECT id, dset_id, seating, rated FROM games WHERE kind = 'rated' "
+                "AND status = 'finished'")
+    assert all(r[3] for r in done)
+    if records is not None:
+        assert [r[0] for r in done if not (records / f"{r[0]}.json").is_file()] == []
+    assert rows("SELECT count(*) FROM games WHERE rated AND status <> 'finished'") == [(0,)]
+    twice = [k for k, c in Counter((r[1], r[2]) for r in done).items() if c > 1]
+    assert twice == []
+    sat = rows("SELECT DISTINCT s.version_id, g.id FROM game_seats s JOIN games g ON "
+               "g.id = s.game_id WHERE g.kind = 'rated' AND g.status = 'finished'")
+    per_version = Counter(v for v, _ in sat)
+    games = dict(rows("SELECT id, games FROM versions"))
+    assert {v: n for v, n in games.items() if n} == dict(per_version)
 
 
 def make_competition(folder: Path, *, runner: str = "local", concurrency: int = 2,

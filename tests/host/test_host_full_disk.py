@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from host_support import HostProcess, fill, make_competition, small_disk_at, wait_for
+from host_support import (
+    HostProcess,
+    assert_nothing_lost,
+    fill,
+    make_competition,
+    small_disk_at,
+    sqlite_rows,
+    wait_for,
+)
 
 BOTS = ("heuristic", "random", "weak")
-MAX_ATTEMPTS = 3
-"""A voided rated game is played again until its third try (arena.host.recorder)."""
 DISK = "32m"
 """The small disk's size (tmpfs)."""
 
@@ -33,12 +38,6 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         yield disk
 
 
-def rows(db: Path, sql: str) -> list[tuple]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        return list(conn.execute(sql).fetchall())
-    finally:
-        conn.close()
 
 
 def finished(host: HostProcess) -> int:
@@ -55,13 +54,14 @@ def test_a_full_disk_mid_run_leaves_nothing_stuck_lost_or_rated_twice(
         os.rmdir(folder / "records")
     (folder / "records").symlink_to(small_disk / "records")
     db = small_disk / "host.sqlite" if database_too else folder / "host.sqlite"
+    rows = sqlite_rows(db)
     host = HostProcess(folder, f"sqlite:///{db}" if database_too else None).start()
     try:
         host.enter(BOTS)
         wait_for(lambda: finished(host) >= 6, 120, "6 rated games")
 
         def in_flight() -> set[str]:
-            return {r[0] for r in rows(db, "SELECT id FROM games WHERE status = 'running' "
+            return {r[0] for r in rows("SELECT id FROM games WHERE status = 'running' "
                                            "AND kind = 'rated'")}
 
         playing: set[str] = set()
@@ -85,10 +85,10 @@ def test_a_full_disk_mid_run_leaves_nothing_stuck_lost_or_rated_twice(
         wait_for(lambda: "the host can write again" in host.log.read_text(), 120,
                  "the host to find it can write again")
         n = finished(host)
-        running_then = {r[0] for r in rows(db, "SELECT id FROM games WHERE status = "
+        running_then = {r[0] for r in rows("SELECT id FROM games WHERE status = "
                                                "'running'")}
         wait_for(lambda: finished(host) >= n + 6, 180, "6 more rated games")
-        running_now = {r[0] for r in rows(db, "SELECT id FROM games WHERE status = "
+        running_now = {r[0] for r in rows("SELECT id FROM games WHERE status = "
                                               "'running'")}
         assert running_then & running_now == set()
         assert host.ok("GET", "/api/status", host.admin)["running"] <= 2
@@ -106,28 +106,4 @@ def test_a_full_disk_mid_run_leaves_nothing_stuck_lost_or_rated_twice(
     assert re.search(r"cannot write .+: (OSError|OperationalError): .*(No space left|"
                      r"disk is full)", said[0]), said[0]
 
-    # the games voided for the full disk: replayed (none lost), never rated
-    unwritten = rows(db, "SELECT id, attempt, rated FROM games WHERE kind = 'rated' AND "
-                         "status = 'voided' AND void_reason LIKE '%could not be written%'")
-    assert unwritten, "no game was caught by the full disk"
-    ids = {r[0] for r in rows(db, "SELECT id FROM games")}
-    for gid, attempt, rated in unwritten:
-        assert not rated
-        if attempt + 1 < MAX_ATTEMPTS:
-            assert f"{gid.split('-r')[0]}-r{attempt + 1}" in ids, gid
-    # every finished rated game rated once, with its record; no seating finished twice
-    done = rows(db, "SELECT id, dset_id, seating, rated FROM games WHERE kind = 'rated' "
-                    "AND status = 'finished'")
-    assert all(r[3] for r in done)
-    missing = [r[0] for r in done if not (small_disk / "records" / f"{r[0]}.json").is_file()]
-    assert missing == []
-    assert rows(db, "SELECT count(*) FROM games WHERE rated AND status <> 'finished'") \
-        == [(0,)]
-    twice = [k for k, c in Counter((r[1], r[2]) for r in done).items() if c > 1]
-    assert twice == []
-    # each version's game count is the finished rated games it sat in, counted here
-    per_version = Counter(v for v, _ in rows(
-        db, "SELECT DISTINCT s.version_id, g.id FROM game_seats s JOIN games g ON "
-            "g.id = s.game_id WHERE g.kind = 'rated' AND g.status = 'finished'"))
-    games = {v: n for v, n in rows(db, "SELECT id, games FROM versions")}
-    assert {v: n for v, n in games.items() if n} == dict(per_version)
+    assert_nothing_lost(rows, "the full disk", small_disk / "records")

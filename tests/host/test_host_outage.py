@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter
 
 import psycopg
 import pytest
-from host_support import HostProcess, make_competition, started_postgres, wait_for
+from host_support import (
+    HostProcess,
+    assert_nothing_lost,
+    make_competition,
+    started_postgres,
+    wait_for,
+)
 
 BOTS = ("heuristic", "random", "weak")
-MAX_ATTEMPTS = 3
-"""A voided rated game is played again until its third try (arena.host.recorder)."""
-
-
 @pytest.fixture
 def own_postgres():
     """A PostgreSQL server of this test's own (it is stopped and started again)."""
@@ -98,27 +99,4 @@ def test_a_database_stopped_mid_run_leaves_nothing_stuck_lost_or_rated_twice(
     assert re.search(r"cannot write .+: (OperationalError|AdminShutdown): ", said[0]), \
         said[0]
 
-    # the games voided for the outage: replayed (none lost), never rated
-    unwritten = rows(url, "SELECT id, attempt, rated FROM games WHERE kind = 'rated' AND "
-                          "status = 'voided' AND void_reason LIKE '%could not be written%'")
-    assert unwritten, "no game was caught by the outage"
-    ids = {r[0] for r in rows(url, "SELECT id FROM games")}
-    for gid, attempt, rated in unwritten:
-        assert not rated
-        if attempt + 1 < MAX_ATTEMPTS:
-            assert f"{gid.split('-r')[0]}-r{attempt + 1}" in ids, gid
-    # every finished rated game rated once; no seating of a set finished twice
-    done = rows(url, "SELECT id, dset_id, seating, rated FROM games WHERE kind = 'rated' "
-                     "AND status = 'finished'")
-    assert all(r[3] for r in done)
-    assert rows(url, "SELECT count(*) FROM games WHERE rated AND status <> 'finished'") \
-        == [(0,)]
-    twice = [k for k, c in Counter((r[1], r[2]) for r in done).items() if c > 1]
-    assert twice == []
-    # each version's game count is the finished rated games it sat in, counted here
-    sat = Counter(v for v, in rows(url, "SELECT DISTINCT s.version_id || '-' || g.id FROM "
-                                        "game_seats s JOIN games g ON g.id = s.game_id "
-                                        "WHERE g.kind = 'rated' AND g.status = 'finished'"))
-    per_version = Counter(k.split("-", 1)[0] for k in sat)
-    games = {str(v): n for v, n in rows(url, "SELECT id, games FROM versions")}
-    assert {v: n for v, n in games.items() if n} == dict(per_version)
+    assert_nothing_lost(lambda sql: rows(url, sql), "the outage")
