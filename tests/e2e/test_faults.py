@@ -181,7 +181,9 @@ def test_a_seat_with_a_clock_of_its_own_keeps_it_while_the_others_keep_theirs(tm
     match = with_referee(tmp_path, body)
     record = load_record(Path(match.record_path))
     assert verify_record(record) == []
-    assert record["faults"] == [] and record["result"]["termination"] == "hand_limit"
+    # The random bots are not seeded: a made moon bid ends the game at its one hand too.
+    assert record["faults"] == [] and len(record["hands"]) == 1
+    assert record["result"]["termination"] in ("hand_limit", "moon")
     assert record["seats"][1]["clock"] == {"decision_ms": NO_LIMIT_MS, "bank_ms": 0}
     assert "clock" not in record["seats"][0] and "clock" not in record["seats"][2]
     slow = [b["ms"] for h in record["hands"] for b in h["bids"] + h["plays"]
