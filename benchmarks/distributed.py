@@ -20,8 +20,10 @@ ratio to the local pool of the same repetition, wall seconds per game, CPU secon
 game (this process and every process it started and reaped: workers, fork servers,
 bots; the cluster's start and stop included), and, for one worker, the overhead per
 game: its wall per game less the local pool's of the same repetition, in ms and as a
-share of the local pool's. A figure, not a test: the machine is shared and noisy. Needs
-moon-arena[cluster].
+share of the local pool's. The same again sustained, once every part is warm: from the
+first game's end to the last's, per game (what a long ladder or a host sees; the first
+game on a worker also pays the worker's start of its pool and fork server). A figure,
+not a test: the machine is shared and noisy. Needs moon-arena[cluster].
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, cast
 
 # this file's name is the package's: Python puts its folder first on the path, so that
 # `import distributed` would find this file
@@ -56,9 +59,34 @@ def cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+class Timed:
+    """An executor that notes when each of its games ends (``time.monotonic()``)."""
+
+    def __init__(self, executor: GameExecutor) -> None:
+        self.executor = executor
+        self.ended: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.executor, name)
+
+    async def __aenter__(self) -> Timed:
+        await self.executor.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.executor.__aexit__(*exc)
+
+    async def play(self, request: Any) -> Any:
+        try:
+            return await self.executor.play(request)
+        finally:
+            self.ended.append(time.monotonic())
+
+
 def play(tmp: Path, label: str, boards: int, max_hands: int | None,
-         executor: GameExecutor | None = None) -> tuple[int, int, float]:
-    """Play the ladder; returns games played, games voided and the wall seconds."""
+         executor: GameExecutor | None = None) -> tuple[int, int, float, float]:
+    """Play the ladder; returns games played, games voided, the wall seconds, and the
+    sustained seconds per game (from the first game's end to the last's, per game)."""
     tc: dict[str, int] = {"startup_ms": 30000}
     if max_hands:
         tc["max_hands"] = max_hands
@@ -69,13 +97,15 @@ def play(tmp: Path, label: str, boards: int, max_hands: int | None,
     cfg = ladder_from_dict(data, tmp / "bench.toml")
     results = tmp / f"{label}.sqlite"
     store = open_store(cfg, results)
-    if executor is None:
-        executor = LocalExecutor(records_dir(results), 1)
+    timed = Timed(executor or LocalExecutor(records_dir(results), 1))
     t0 = time.monotonic()
-    summary = asyncio.run(run_ladder(cfg, store, results, executor=executor))
+    summary = asyncio.run(run_ladder(cfg, store, results,
+                                     executor=cast(GameExecutor, timed)))
     wall = time.monotonic() - t0
     store.close()
-    return summary.played, summary.voided, wall
+    ended = timed.ended
+    sustained = (ended[-1] - ended[0]) / (len(ended) - 1) if len(ended) > 1 else wall
+    return summary.played, summary.voided, wall, sustained
 
 
 def measure(tmp: Path, label: str, workers: int, boards: int, max_hands: int | None,
@@ -84,7 +114,7 @@ def measure(tmp: Path, label: str, workers: int, boards: int, max_hands: int | N
     the cluster at once (None: as many as the workers' seats hold)."""
     cpu0 = cpu_s()
     if workers == 0:
-        games, voided, wall = play(tmp, label, boards, max_hands)
+        games, voided, wall, sustained = play(tmp, label, boards, max_hands)
     else:
         from distributed import LocalCluster
 
@@ -100,11 +130,11 @@ def measure(tmp: Path, label: str, workers: int, boards: int, max_hands: int | N
             ex = DaskExecutor(cluster.scheduler_address,
                               records_dir(tmp / f"{label}.sqlite"), players=3,
                               capacity=capacity)
-            games, voided, wall = play(tmp, label, boards, max_hands, ex)
+            games, voided, wall, sustained = play(tmp, label, boards, max_hands, ex)
     cpu = cpu_s() - cpu0
     return {"games": games, "voided": voided, "wall_s": wall,
             "per_min": games / wall * 60, "wall_per_game": wall / games,
-            "cpu_per_game": cpu / games}
+            "cpu_per_game": cpu / games, "sustained": sustained}
 
 
 def spread(values: list[float], fmt: str) -> str:
@@ -141,8 +171,8 @@ def main() -> None:
     print(f"{args.boards} board(s), {games} games of {', '.join(BOTS)} (moon3, {hands}), "
           f"{args.repeat} repetitions: median [min-max]")
     print(f"{'':24} {'voided':>6} {'games/min':>20} {'x local -j 1':>20} "
-          f"{'wall s/game':>20} {'CPU s/game':>20} {'overhead ms/game':>20} "
-          f"{'overhead %':>14}")
+          f"{'wall s/game':>20} {'CPU s/game':>20} {'overhead ms/game (%)':>35} "
+          f"{'sustained s/game':>20} {'sustained overhead':>26}")
     local = runs[0, None]
     for n, cap in configs:
         rs = runs[n, cap]
@@ -155,13 +185,23 @@ def main() -> None:
                 f"{spread([r['wall_per_game'] for r in rs], '.3f'):>20} "
                 f"{spread([r['cpu_per_game'] for r in rs], '.3f'):>20}")
         if n == 1:  # the cluster path's cost per game, over the local pool's
-            over = [(r["wall_per_game"] - lo["wall_per_game"]) * 1000
-                    for r, lo in zip(rs, local, strict=True)]
-            share = [o / (lo["wall_per_game"] * 1000) * 100
-                     for o, lo in zip(over, local, strict=True)]
-            line += f" {spread(over, '.0f'):>20} {spread(share, '.1f'):>14}"
+            line += f" {overhead(rs, local, 'wall_per_game'):>35}"
+        else:
+            line += f" {'':35}"
+        line += f" {spread([r['sustained'] for r in rs], '.3f'):>20}"
+        if n == 1:  # the same once every part is warm: first game's end to the last's
+            line += f" {overhead(rs, local, 'sustained'):>26}"
         print(line)
+    print("overhead: wall per game less the local pool's of the same repetition (ms, and %"
+          " of the local pool's); sustained: from the first game's end to the last's")
 
+
+def overhead(rs: list[dict[str, float]], local: list[dict[str, float]], key: str) -> str:
+    """The cluster's extra ``key`` (seconds per game) over the local pool's of the same
+    repetition: ``ms [spread] (share %)``."""
+    over = [(r[key] - lo[key]) * 1000 for r, lo in zip(rs, local, strict=True)]
+    share = [o / (lo[key] * 1000) * 100 for o, lo in zip(over, local, strict=True)]
+    return f"{spread(over, '.0f')} {spread(share, '.1f')}%"
 
 if __name__ == "__main__":
     main()
