@@ -99,16 +99,21 @@ def test_a_seed_that_is_not_a_number_stops_the_replay_with_one_sentence():
 
 def test_a_record_that_cannot_be_written_leaves_no_temp_file(tmp_path, monkeypatch):
     """A full disk mid-write: the error is raised, and no half-written file stays."""
-    real_dump = json.dump
+    import os
 
-    def dump(data, f, **kw):
-        f.write('{"schema": ')
+    real_fsync = os.fsync
+    written = []
+
+    def fsync(fd):  # a full disk shows when the written bytes are flushed to it
+        written.extend(p.stat().st_size for p in tmp_path.iterdir())
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(json, "dump", dump)
+    monkeypatch.setattr(os, "fsync", fsync)
     with pytest.raises(OSError) as e:
         write_json_atomic(tmp_path / "g.json", {"a": 1})
+    # a temporary file held the bytes when the disk failed, and is gone now
+    assert written and written[0] > 0
     assert e.value.errno == errno.ENOSPC and list(tmp_path.iterdir()) == []
-    monkeypatch.setattr(json, "dump", real_dump)
+    monkeypatch.setattr(os, "fsync", real_fsync)
     write_json_atomic(tmp_path / "g.json", {"a": 1})
     assert [p.name for p in tmp_path.iterdir()] == ["g.json"]

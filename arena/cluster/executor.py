@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
 import re
 import secrets
 import time
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Self
 from ..bots.versions import bot_version
 from ..errors import ConfigError, InfrastructureError
 from ..executor.local import FinishedGame, GameRequest
+from ..records.record import write_atomic
 from .artifacts import pack_folder
 from .logs import one_line, quiet_dask_logs
 from .worker import GameJob, GameOutcome, play_task
@@ -330,7 +330,7 @@ class DaskExecutor:
             if outcome.record is not None:
                 record_path = self.record_dir / f"{request.game_id}.json"
                 try:
-                    _write_atomic(record_path, outcome.record)
+                    write_atomic(record_path, outcome.record)
                 except OSError as e:  # a full disk, say: as the local pool's referee
                     # says it, one line a game; the caller voids the game (the host once
                     # it can write again), never rates it
@@ -345,7 +345,7 @@ class DaskExecutor:
                 # be written is lost, as a local bot's output is on a full disk: the
                 # game is recorded
                 with contextlib.suppress(OSError):
-                    _write_atomic(self.seat_log(request.game_id, seat), data, sync=False)
+                    write_atomic(self.seat_log(request.game_id, seat), data, sync=False)
         if outcome.config_error:
             raise ConfigError(outcome.config_error)
         if outcome.infrastructure_error or outcome.finished is None:
@@ -388,28 +388,6 @@ def check_cluster(address: str, players: int = 3, connect_timeout_s: float = 10.
 async def _settled(future: Future[Any]) -> None:
     with contextlib.suppress(Exception):
         await future
-
-
-def _write_atomic(path: Path, data: bytes, sync: bool = True) -> None:
-    """Write ``path`` whole or not at all (a temporary file renamed), synced to disk first
-    unless not ``sync``.
-
-    Raises:
-        OSError: it could not be written (a full disk...); no temporary file is left.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            if sync:
-                f.flush()
-                os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:  # a full disk, say: no half-written temporary file left on it
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 __all__ = ["DOCKER", "SEATS", "DaskExecutor", "check_address", "check_cluster",

@@ -57,15 +57,25 @@ def result_dict(r: GameResult | None) -> dict[str, Any]:
 def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
     """Write JSON to ``path`` atomically (temp file + rename), so a crash never leaves a
     half-written record."""
+    write_atomic(path, (json.dumps(data, indent=1) + "\n").encode())
+
+
+def write_atomic(path: str | Path, data: bytes, sync: bool = True) -> None:
+    """Write ``path`` whole or not at all (a temporary file in its folder, renamed), synced
+    to disk first unless not ``sync``.
+
+    Raises:
+        OSError: it could not be written (a full disk...); no temporary file is left.
+    """
     folder, name = os.path.split(os.fspath(path))
     os.makedirs(folder or ".", exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=folder or ".", prefix=f".{name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:  # a full disk, say: no half-written temp file left on it
         with contextlib.suppress(OSError):
