@@ -189,6 +189,7 @@ def test_no_timeout_over_grpc(tmp_path, monkeypatch) -> None:
     import asyncio
 
     from arena.bots.manifest import load_bot
+    from arena.core.results import Termination
     from arena.core.timecontrol import TimeControl
     from arena.executor.game import play_game, serving
     from arena.referee.referee import Referee
@@ -205,7 +206,9 @@ def test_no_timeout_over_grpc(tmp_path, monkeypatch) -> None:
 
     match = asyncio.run(go())
     assert list(match.faults) == []
-    assert match.result is not None and match.result.hands_played >= 3
+    assert match.result is not None
+    # 21 takes three hands at least, but for a made moon bid (the random bot is not seeded)
+    assert match.result.hands_played >= 3 or match.result.termination is Termination.MOON
 
 
 # -- end positions ------------------------------------------------------------------------
