@@ -59,6 +59,9 @@ def tiles(mask: int) -> list[ref.Pips]:
 
 
 PIPS = ref.PIPS_BY_INDEX
+INDEX = {ref.pips(i): i for i in range(28)}
+"""``ref.index`` as a table: the same numbers (asserted below), looked up at every step."""
+assert all(INDEX[t] == ref.index(t) == ref.index(t[::-1]) for t in PIPS)
 
 
 def freeze(v: Any) -> Any:
@@ -120,7 +123,7 @@ def expected_legal(s: GameState) -> list[int]:
         assert s.current_player == (leader + len(trick)) % n
         hand = tiles(s.hands[s.current_player])
         legal = ref.legal_plays(hand, [PIPS[t] for _, t in trick], ref.contract(s.trump))
-        return sorted(ref.index(t) for t in legal)
+        return sorted(map(INDEX.__getitem__, legal))
     if phase == Phase.BIDDING:
         assert s.current_player == (s.dealer + 1 + len(s.bids)) % n
         values = ref.legal_bid_values([v for _, v in s.bids], s.current_player == s.dealer,
@@ -128,7 +131,7 @@ def expected_legal(s: GameState) -> list[int]:
         return sorted(BID_ACTION[v] for v in values)
     if phase == Phase.DISCARD:
         assert s.current_player == s.bidder and s.hands[s.bidder].bit_count() == 8
-        return sorted(28 + ref.index(t) for t in tiles(s.hands[s.bidder]))
+        return sorted(28 + INDEX[t] for t in tiles(s.hands[s.bidder]))
     assert phase == Phase.TRUMP and s.current_player == s.bidder
     return trump_actions(r)
 
@@ -180,9 +183,17 @@ def scrambled(s: GameState, seat: int, rng: random.Random) -> GameState:
     if not own_discard and s.discard >= 0:
         c.discard = rng.choice(everything)
     c.dealt = tuple(1 << rng.choice(everything) for _ in range(s.n))
-    c.hand_records = [dataclasses.replace(h, dealt=(0,) * s.n, widow=rng.getrandbits(28),
-                                          discard=rng.choice(everything))
+    c.hand_records = [_replaced(h, dealt=(0,) * s.n, widow=rng.getrandbits(28),
+                                discard=rng.choice(everything))
                       for h in s.hand_records]
+    return c
+
+
+def _replaced(record: Any, **fields: Any) -> Any:
+    """``dataclasses.replace(record, **fields)`` without the call of ``__init__`` (a hand
+    record's has no checks; it was a tenth of these games' time)."""
+    c = object.__new__(record.__class__)
+    vars(c).update(vars(record), **fields)
     return c
 
 
