@@ -27,7 +27,8 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "rating_coverage.py": ["--ladders", "4", "--bootstrap", "20",
                            "--only", "3p 3 bots  4 boards luck 0"],
     "pages.py": ["--games", "300,600", "--views", "1", "--between", "1", "--others"],
-    "referee.py": ["--quick"],
+    # one K of several matches at once (the code of every K is the same; K=1 is its warm-up)
+    "referee.py": ["--quick", "--concurrency", "2"],
     "research_envs.py": ["--games", "1", "--repeats", "1", "--max-hands", "2"],
     "search.py": ["--samples", "10", "--points", "3", "--runs", "1"],
     "soak.py": ["--games", "4", "--window", "2", "--parallel", "2", "--max-hands", "1"],

@@ -77,14 +77,17 @@ def run(folder: Path, database: str | None, address: str, cluster: str | None) -
               moon host run mycomp --address 127.0.0.1:8080
               moon host run mycomp --cluster tcp://10.0.0.5:8786
     """
+    # the host itself (~2 s of imports) only once the refusals below have been ruled out
+    from ..host.address import bind
     from ..host.lock import check_not_served
-    from ..host.run import bind, open_host, serve
     from ..host.settings import load_settings
 
     console = make_console(stderr=True)
     load_settings(folder)  # a folder that is no competition: said first
     check_not_served(folder)  # ... then another host on it (not "port in use")
     sock = bind(address)  # a port in use is said before anything is recovered
+    from ..host.run import open_host, serve
+
     try:
         host_, recovered = open_host(folder, database, cluster=cluster)
     except ConfigError:

@@ -10,7 +10,13 @@ public games list and the public event streams of the running games for a while:
   saying when it is shown): its plays are the tiles of a board still to be dealt;
 - the stream of a set's last game is public as it runs, shows tiles as they are played,
   and each of them is a tile its own game played (its record's plays, read once its set
-  has ended)."""
+  has ended).
+
+On SQLite alone (``one_database``): its subject is the host's policy seen from outside.
+The SQL it rests on runs on PostgreSQL too, in process: the matchmaker's claim that keeps
+a set's games apart (tests/host/test_matchmaker.py, two games of one set never at once)
+and the withholding of a stream whose set is still in play, and of a finished game's
+record (tests/host/test_app_in_process.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
 WATCH_S = 45.0
@@ -57,6 +64,7 @@ def _record_plays(record: dict) -> list[str]:
     return [f"{a}-{b}" for a, b in re.findall(r'"(?:tile|played)": "([0-6])-([0-6])"', text)]
 
 
+@pytest.mark.one_database
 def test_no_two_games_of_one_set_run_at_once(tmp_path: Path, database: str | None
                                              ) -> None:
     folder = make_competition(tmp_path / "comp", concurrency=2)

@@ -9,12 +9,27 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from click.testing import CliRunner
 from host_support import EXAMPLES, MOON, ROOT, HostProcess, make_competition, tar_folder, wait_for
 
 
 def moon(*argv: str, database: str | None = None) -> subprocess.CompletedProcess[str]:
     args = [*MOON, *argv] + (["--database", database] if database else [])
     return subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def refused(*argv: str, database: str | None = None) -> str:
+    """The one error line of a `moon` command refused in this process (exit 1, no
+    exception other than click's exit)."""
+    from arena.cli import main
+
+    args = [*argv] + (["--database", database] if database else [])
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 1, (done.output, done.exception)
+    assert isinstance(done.exception, SystemExit), done.exception
+    lines = [ln for ln in done.output.splitlines() if ln.strip()]
+    assert len(lines) == 1, done.output
+    return lines[0]
 
 
 def one_line(done: subprocess.CompletedProcess[str]) -> str:
@@ -48,24 +63,24 @@ def test_a_second_host_is_refused_before_it_changes_anything(
         assert f"(pid {pid})" in line, line
         # ... on the port it serves too: the line says another host, not "port in use"
         port = host.url.rsplit(":", 1)[1]
-        line = one_line(moon("host", "run", str(folder), "--address", f"127.0.0.1:{port}",
-                             database=database))
+        line = refused("host", "run", str(folder), "--address", f"127.0.0.1:{port}",
+                       database=database)
         assert "already served by another `moon host run`" in line, line
         # a folder that is no competition, on that port: said as such
         (tmp_path / "empty").mkdir()
-        line = one_line(moon("host", "run", str(tmp_path / "empty"), "--address",
-                             f"127.0.0.1:{port}"))
+        line = refused("host", "run", str(tmp_path / "empty"), "--address",
+                       f"127.0.0.1:{port}")
         assert "competition.toml" in line and "in use" not in line, line
         # `moon host rerate` needs the host stopped: refused the same way
-        line = one_line(moon("host", "rerate", str(folder), database=database))
+        line = refused("host", "rerate", str(folder), database=database)
         assert "already served" in line, line
 
         # another folder on the same database: refused too (on SQLite, the first
         # competition's own file given as --database)
         other = make_competition(tmp_path / "other")
         shared = database or f"sqlite:///{folder / 'host.sqlite'}"
-        line = one_line(moon("host", "run", str(other), "--address", "127.0.0.1:0",
-                             database=shared))
+        line = refused("host", "run", str(other), "--address", "127.0.0.1:0",
+                       database=shared)
         assert "the database" in line and "already served" in line, line
 
         # the running host lost nothing: no game voided, it plays on
@@ -77,8 +92,7 @@ def test_a_second_host_is_refused_before_it_changes_anything(
         # a free competition on a port in use: one line, nothing recovered or created
         port = host.url.rsplit(":", 1)[1]
         third = make_competition(tmp_path / "third")
-        done = moon("host", "run", str(third), "--address", f"127.0.0.1:{port}")
-        line = one_line(done)
+        line = refused("host", "run", str(third), "--address", f"127.0.0.1:{port}")
         assert line == (f"Error: --address 127.0.0.1:{port}: in use (another host, or another "
                         "server?): stop it or pass --address HOST:PORT with another port"), line
         assert not (third / "host.sqlite").exists()
