@@ -16,7 +16,9 @@ pub const RULES_LEN: usize = 12;
 /// `sequence`), which must be all zero; `seat < players`.
 pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
     let n = g.cfg.players as usize;
-    let rel = |x: u8| (x as usize + n - seat) % n;
+    // seats relative to `seat`, by table: a `%` per play was most of the cost
+    let table: [usize; 4] = std::array::from_fn(|x| (x + n - seat) % n);
+    let rel = |x: u8| table[x as usize & 3];
     let bits = |out: &mut [f32], base: usize, mut mask: u32| {
         while mask != 0 {
             out[base + mask.trailing_zeros() as usize] = 1.0;
@@ -40,12 +42,8 @@ pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
             out[82 + g.discard as usize] = 1.0;
         }
     }
-    let mut bid_slot = [0usize; 4];
-    for &(s, v) in &g.bids {
-        bid_slot[s as usize] = if v == 0 { 1 } else if v == MOON_BID { 7 } else { v as usize - 1 };
-    }
-    for (s, slot) in bid_slot.iter().enumerate().take(n) {
-        out[110 + 8 * rel(s as u8) + slot] = 1.0;
+    for s in 0..n {
+        out[110 + 8 * table[s] + g.bid_slots[s] as usize] = 1.0;
     }
     let high = g.high_bid;
     out[142 + if high == 0 { 0 } else if high == MOON_BID { 6 } else { high as usize - 2 }] = 1.0;
@@ -56,13 +54,20 @@ pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
         out[153 + g.trump as usize] = 1.0;
     }
     let current = &g.trick[..g.trick_len as usize];
-    for t in &g.tricks {
-        for &(s, tile) in &t.plays[..t.len as usize] {
-            out[162 + 28 * rel(s) + tile as usize] = 1.0;
+    // the tiles each seat played this hand: what left its hand other than a discard
+    for s in 0..n {
+        let mut had = g.dealt[s];
+        if g.bidder == s as i8 {
+            if g.widow_taken {
+                had |= g.widow;
+            }
+            if g.discard >= 0 {
+                had &= !(1u32 << g.discard);
+            }
         }
+        bits(out, 162 + 28 * table[s], had & !g.hands[s]);
     }
     for &(s, tile) in current {
-        out[162 + 28 * rel(s) + tile as usize] = 1.0;
         out[274 + 28 * rel(s) + tile as usize] = 1.0;
     }
     if let Some(&(leader, _)) = current.first() {
