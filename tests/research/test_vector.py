@@ -183,3 +183,15 @@ def test_the_compiled_vector_agrees_with_the_pure_one(preset, options, features,
     assert counts["terminated"] + counts["truncated"] >= 340
     if max_hands >= 20:
         assert counts["terminated"] > 0
+
+
+def test_it_is_a_gymnasium_vector_env():
+    import gymnasium
+
+    games = vector.VectorGames(3, "moon4", features="information_state")
+    assert isinstance(games, gymnasium.vector.VectorEnv) and games.num_envs == 3
+    obs, info = games.reset(seed=3)
+    assert games.observation_space.contains(obs)
+    assert games.single_observation_space.shape == (1209,)
+    assert games.single_action_space == gymnasium.spaces.Discrete(72)
+    assert games.action_space.contains(np.argmax(info["action_mask"], axis=1))

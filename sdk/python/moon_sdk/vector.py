@@ -35,6 +35,8 @@ import random
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .features import INFORMATION_STATE_SIZE, OBSERVATION_SIZE, observation_features
 from .local import resolve_ruleset
@@ -73,8 +75,11 @@ def compiled_available() -> bool:
     return fast.core is not None and hasattr(fast.core, "VectorCore")
 
 
-class VectorGames:
-    """``num_games`` games of one ruleset (see the module doc).
+class VectorGames(VectorEnv):
+    """``num_games`` games of one ruleset (see the module doc), a Gymnasium ``VectorEnv``
+    (``num_envs``, ``single_observation_space`` ``Box(-2, 2, (size,))``,
+    ``single_action_space`` ``Discrete(72)``, same-step autoreset) but for two things:
+    ``rewards`` has a column per seat, and an ended game's last observation is not kept.
 
     Raises:
         RulesetError: an unknown preset or option.
@@ -124,6 +129,12 @@ class VectorGames:
         self._stream = 0
         self._out = self._arrays()
         self._started = False
+        self.num_envs = num_games
+        self.single_observation_space = spaces.Box(-2.0, 2.0, (self.size,), np.float32)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = spaces.Box(-2.0, 2.0, (num_games, self.size), np.float32)
+        self.action_space = spaces.MultiDiscrete(np.full(num_games, NUM_ACTIONS))
+        self.metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         """obs, mask, seats, seeds, rewards, terminated, truncated, final_scores."""
@@ -208,9 +219,11 @@ class VectorGames:
             self._row(i, out)
 
     # -- the interface ------------------------------------------------------------------
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(self, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Start ``num_games`` new games (seeds drawn from ``seed``; none: a random one);
-        their first decisions: ``(obs, {"action_mask", "seat", "game_seed"})``."""
+        their first decisions: ``(obs, {"action_mask", "seat", "game_seed"})``;
+        ``options`` are ignored."""
         stream = random.getrandbits(64) if seed is None else int(seed) & _MASK64
         out = self._next_out()
         if self._core is not None:
