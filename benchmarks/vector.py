@@ -30,6 +30,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # no BLAS threads spinning in the timing
 
@@ -38,7 +39,7 @@ from moon_sdk import vector  # noqa: E402
 from moon_sdk.rules import GameState as PureGameState  # noqa: E402
 from moon_sdk.rules import Ruleset, fast  # noqa: E402
 
-CONFIGS = [
+CONFIGS: list[tuple[str, dict[str, Any], str, int]] = [
     ("moon3", {}, "observation", 4),
     ("moon4", {}, "information_state", 3),
     ("moon3", {"trump_before_widow": True, "all_pass": "force_dealer", "min_bid": 3},
@@ -137,13 +138,16 @@ def benchmark(args: argparse.Namespace) -> None:
               f"{max(cs) / 1e6:>7.3f}{share}")
 
 
-def differential(games: int, num_games: int) -> None:
+def differential(games: int, num_games: int, only: list[int] | None = None) -> None:
     if not vector.compiled_available():
         sys.exit("the differential needs the compiled core with its vector (make setup)")
-    per = -(-games // len(CONFIGS))
+    chosen = [c for i, c in enumerate(CONFIGS) if only is None or i in only]
+    per = -(-games // len(chosen))
     total = {"games": 0, "terminated": 0, "truncated": 0, "decisions": 0}
     start = time.perf_counter()
     for number, (preset, options, features, max_hands) in enumerate(CONFIGS):
+        if only is not None and number not in only:
+            continue
         a, b = (vector.VectorGames(num_games, preset, max_hands=max_hands, features=features,
                                    engine=e, **options) for e in ("compiled", "pure"))
         oa, ia = a.reset(seed=1000 + number)
@@ -189,9 +193,12 @@ def main() -> None:
                     help="compare the compiled and pure vectors over GAMES games instead")
     ap.add_argument("--num-games", type=int, default=256,
                     help="games per vector in the differential [256]")
+    ap.add_argument("--configs", help="the differential's configurations to run, by number "
+                    "from 0 (comma-separated; to split it over processes) [all]")
     args = ap.parse_args()
     if args.differential:
-        differential(args.differential, args.num_games)
+        only = [int(x) for x in args.configs.split(",")] if args.configs else None
+        differential(args.differential, args.num_games, only)
     else:
         benchmark(args)
 
