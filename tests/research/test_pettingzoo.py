@@ -10,7 +10,7 @@ import pytest
 from moon_sdk import Bot
 from moon_sdk.features import OBSERVATION_PIECES, observation_features
 from moon_sdk.local import play_local
-from moon_sdk.pettingzoo_env import env, raw_env
+from moon_sdk.pettingzoo_env import env, parallel_env, raw_env
 from moon_sdk.rules import PASS, GameState, Ruleset, observe, tiles_of
 from pettingzoo.test import api_test, seed_test
 
@@ -248,3 +248,50 @@ def test_observations_are_the_features_of_what_the_arena_shows(preset, options, 
                     e.step(None)
                 else:
                     e.step(rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+
+
+@pytest.mark.parametrize("preset", ["moon3", "moon4"])
+def test_the_parallel_env_plays_the_aec_games(preset):
+    """PettingZoo's parallel API test passes, and with the same seed and actions the
+    parallel env gives the AEC env's observations of every seat and its rewards, the
+    game's end at the same step, and rewards summing to the final scores by seat."""
+    from pettingzoo.test import parallel_api_test
+
+    parallel_api_test(parallel_env(preset, max_hands=3), num_cycles=200)
+    p, a = parallel_env(preset, max_hands=3), raw_env(preset, max_hands=3)
+    obs, _ = p.reset(seed=4)
+    a.reset(seed=4)
+    rng = random.Random(4)
+    totals = dict.fromkeys(p.possible_agents, 0.0)
+    while p.agents:
+        for agent in p.agents:
+            want = a.observe(agent)
+            assert np.array_equal(obs[agent]["observation"], want["observation"])
+            assert np.array_equal(obs[agent]["action_mask"], want["action_mask"])
+        mover = a.agent_selection
+        action = rng.choice(np.flatnonzero(obs[mover]["action_mask"]).tolist())
+        actions = {ag: (action if ag == mover else 0) for ag in p.agents}
+        obs, rewards, terms, truncs, _ = p.step(actions)
+        a.step(action)
+        assert rewards == {ag: a.rewards[ag] for ag in a.agents}
+        assert terms == {ag: a.terminations[ag] for ag in a.agents}
+        assert truncs == {ag: a.truncations[ag] for ag in a.agents}
+        for ag, r in rewards.items():
+            totals[ag] += r
+    side = a.ruleset.side_of
+    assert [totals[f"seat_{i}"] for i in range(a.ruleset.players)] == [
+        float(a.game.scores[side(i)]) for i in range(a.ruleset.players)]
+
+
+def test_an_illegal_parallel_action_ends_the_game():
+    p = parallel_env("moon3")
+    obs, _ = p.reset(seed=2)
+    mover = next(ag for ag in p.agents if obs[ag]["action_mask"].any())
+    illegal = int(np.flatnonzero(obs[mover]["action_mask"] == 0)[0])
+    obs, rewards, terms, _, infos = p.step(dict.fromkeys(p.agents, illegal))
+    assert rewards[mover] == -1 and sum(rewards.values()) == -1
+    assert all(terms.values()) and p.agents == []
+    assert infos[mover] == {"illegal_action": illegal}
+    assert not any(o["action_mask"].any() for o in obs.values())
+    with pytest.raises(ValueError, match="game is over"):
+        p.step({mover: 0})

@@ -36,6 +36,11 @@ the game's own legal actions). Observations (the dict and its arrays) are new at
 ``observe()``/``last()``, the caller's to change: writing into the mask or the features
 changes nothing the env knows.
 
+:class:`parallel_env` is the same game as a PettingZoo ``ParallelEnv``: every step takes a
+dict of actions of which only the seat to act's is played (the others' masks are all
+zero; their actions are ignored), returns every live seat's observation, and ends the
+game (``agents`` empty) at its end or at an illegal action (reward -1 for its seat).
+
 The env plays :data:`moon_sdk.rules.fast.GameState`: the compiled core when it is installed
 (which then builds the feature vectors too), else the pure engine (``MOON_ENGINE=pure``
 chooses it); ``benchmarks/research_envs.py`` measures both.
@@ -51,7 +56,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
 
 from .features import (
@@ -519,4 +524,74 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name for it)
         """Nothing to release."""
 
 
-__all__ = ["env", "raw_env"]
+class parallel_env(ParallelEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's name)
+    """Moon as a ``ParallelEnv`` over :class:`raw_env` (see the module doc); arguments as
+    :class:`raw_env`."""
+
+    metadata = {"render_modes": ["ansi"], "name": "moon_parallel_v0"}
+
+    def __init__(self, ruleset: Ruleset | str = "moon3", **kwargs: Any) -> None:
+        self.aec = raw_env(ruleset, **kwargs)
+        """The turn-based env underneath (read it, do not step it)."""
+        self.possible_agents = self.aec.possible_agents[:]
+        self.agents: list[str] = []
+        self.render_mode = self.aec.render_mode
+
+    def observation_space(self, agent: str) -> gymnasium.Space[Any]:
+        return self.aec.observation_space(agent)
+
+    def action_space(self, agent: str) -> gymnasium.Space[Any]:
+        return self.aec.action_space(agent)
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """A new game (``seed`` as :meth:`raw_env.reset`): every seat's observation."""
+        self.aec.reset(seed, options)
+        self.agents = self.aec.agents[:]
+        return {a: self.aec.observe(a) for a in self.agents}, {a: {} for a in self.agents}
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float],
+                                                     dict[str, bool], dict[str, bool],
+                                                     dict[str, dict[str, Any]]]:
+        """Play the action of the seat to act (``actions[agent]``; the others' are ignored).
+
+        Raises:
+            ValueError: after the game's end, or no action for the seat to act.
+        """
+        aec = self.aec
+        if not self.agents:
+            raise ValueError("the game is over: call reset()")
+        agent = aec.agent_selection
+        if agent not in actions:
+            raise ValueError(f"{agent} is to act: actions must hold its action")
+        action = actions[agent]
+        legal = (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+                 and int(action) in aec._legal(agent))
+        if legal:
+            aec.step(int(action))
+            rewards = {a: float(aec.rewards[a]) for a in self.agents}
+            terms = {a: bool(aec.terminations[a]) for a in self.agents}
+            truncs = {a: bool(aec.truncations[a]) for a in self.agents}
+        else:
+            rewards = {a: -1.0 if a == agent else 0.0 for a in self.agents}
+            terms = dict.fromkeys(self.agents, True)
+            truncs = dict.fromkeys(self.agents, False)
+        aec._legal_now = None
+        obs = {a: aec.observe(a) for a in self.agents}
+        infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        if not legal:
+            infos[agent] = {"illegal_action": action}
+            for o in obs.values():
+                o["action_mask"][:] = 0  # (the caller's copies: the game is over)
+        if any(terms.values()) or any(truncs.values()):
+            self.agents = []
+        return obs, rewards, terms, truncs, infos
+
+    def render(self) -> str | None:
+        return self.aec.render()
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+__all__ = ["env", "parallel_env", "raw_env"]

@@ -1,10 +1,10 @@
-"""N games of Moon stepped in one call, Gymnasium vector-env style (a start; needs the
-``pettingzoo`` extra for numpy).
+"""N games of Moon stepped in one call, Gymnasium vector-env style (needs numpy: the
+``pettingzoo`` extra).
 
     from moon_sdk.vector import VectorGames
 
-    games = VectorGames(64, "moon3", max_hands=200)
-    obs, info = games.reset(seed=7)              # obs: float32[64, 397]
+    games = VectorGames(1024, "moon3", max_hands=200)
+    obs, info = games.reset(seed=7)              # obs: float32[1024, 397]
     while True:
         actions = policy(obs, info["action_mask"])   # one action per game
         obs, rewards, terminated, truncated, info = games.step(actions)
@@ -12,17 +12,21 @@
 Each game is one whole game of hands, as :func:`moon_sdk.pettingzoo_env.env` plays it: the
 action is the seat's to act (``info["seat"]``), the observation is that seat's
 :func:`moon_sdk.features.observation_features` vector (``features="information_state"``:
-the 1209-long one) and ``info["action_mask"]`` its legal actions. ``rewards`` is
-``float32[N, players]``: each seat's side's score change when a hand ends in that step
-(PettingZoo's ``reward="hand"``). A game that ends (``terminated``: by the rules;
-``truncated``: after ``max_hands`` deals) starts the next game at once (its seed drawn
-from the seed of :meth:`VectorGames.reset`); the returned row is the new game's first
-decision, and ``info["final_scores"]`` holds the ended games' scores by side.
+the 1209-long one) and ``info["action_mask"]`` (``int8[N, 72]``) its legal actions.
+``rewards`` is ``float32[N, players]``: each seat's side's score change when a hand ends in
+that step (PettingZoo's ``reward="hand"``). A game that ends (``terminated``: by the rules;
+``truncated``: after ``max_hands`` deals) starts the next game at once, with the next seed
+of a splitmix64 stream started at the seed of :meth:`VectorGames.reset`; the returned row
+is the new game's first decision, ``info["final_scores"]`` (``int64[N, sides]``) holds an
+ended game's scores by side (0 in the other rows) and ``info["game_seed"]`` each game's
+seed (its deals are `moon play --seed` ones).
 
-The games run on :data:`moon_sdk.rules.fast.GameState` (the compiled core when it is
-installed, which also builds the vectors; else the pure engine), one call per game inside
-each :meth:`VectorGames.step`; batching the N games into one call of the compiled core is
-the next step. An illegal action raises ``IllegalActionError`` (the game unchanged).
+``engine="compiled"`` steps the N games in one call of the compiled core (``moon_engine``,
+no Python object per game); ``engine="pure"`` runs the pure-Python engine one game at a
+time, the same interface and the same numbers (tests/research/test_vector.py compares
+them action for action); the default is the compiled core where it is installed (and
+``MOON_ENGINE`` is not ``pure``). ``copy=False`` returns the same arrays at every step,
+rewritten in place (faster; copy what you keep).
 """
 
 from __future__ import annotations
@@ -31,27 +35,61 @@ import random
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
 
-from .features import INFORMATION_STATE_SIZE, OBSERVATION_SIZE
+from .features import INFORMATION_STATE_SIZE, OBSERVATION_SIZE, observation_features
 from .local import resolve_ruleset
 from .pettingzoo_env import _Features
-from .rules import Phase, Ruleset
+from .rules import GameState as PureGameState
+from .rules import IllegalActionError, Phase, Ruleset, fast, observe
 from .rules.actions import NUM_ACTIONS
-from .rules.fast import GameState
 
 _GAME_OVER = Phase.GAME_OVER
+_MASK64 = (1 << 64) - 1
+_RULES = slice(2, 14)
+"""The ``rules`` piece of a feature vector."""
 
 
-class VectorGames:
-    """``num_games`` games of one ruleset (see the module doc).
+def splitmix64(state: int) -> tuple[int, int]:
+    """One step of the splitmix64 generator: ``(new state, value)``, both in [0, 2**64)."""
+    state = (state + 0x9E3779B97F4A7C15) & _MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return state, z ^ (z >> 31)
+
+
+def game_seeds(seed: int, count: int) -> list[int]:
+    """The first ``count`` game seeds a :meth:`VectorGames.reset` with ``seed`` draws (each
+    63 bits: the splitmix64 values shifted right by one)."""
+    state, out = seed & _MASK64, []
+    for _ in range(count):
+        state, z = splitmix64(state)
+        out.append(z >> 1)
+    return out
+
+
+def compiled_available() -> bool:
+    """True when the compiled core in use (:mod:`moon_sdk.rules.fast`) has the vector."""
+    return fast.core is not None and hasattr(fast.core, "VectorCore")
+
+
+class VectorGames(VectorEnv):
+    """``num_games`` games of one ruleset (see the module doc), a Gymnasium ``VectorEnv``
+    (``num_envs``, ``single_observation_space`` ``Box(-2, 2, (size,))``,
+    ``single_action_space`` ``Discrete(72)``, same-step autoreset) but for two things:
+    ``rewards`` has a column per seat, and an ended game's last observation is not kept.
 
     Raises:
         RulesetError: an unknown preset or option.
-        ValueError: a bad ``num_games``, ``max_hands`` or ``features``.
+        ValueError: a bad ``num_games``, ``max_hands``, ``features`` or ``engine``.
+        ImportError: ``engine="compiled"`` without the compiled core's vector.
     """
 
     def __init__(self, num_games: int, ruleset: Ruleset | str = "moon3", *,
-                 max_hands: int = 200, features: str = "observation", **options: Any) -> None:
+                 max_hands: int = 200, features: str = "observation",
+                 engine: str | None = None, copy: bool = True, **options: Any) -> None:
         rules, _ = resolve_ruleset(ruleset)
         if options:
             rules = Ruleset.from_dict({**rules.to_dict(), **options})
@@ -63,50 +101,141 @@ class VectorGames:
         if features not in ("observation", "information_state"):
             raise ValueError(f"features must be 'observation' or 'information_state', "
                              f"not {features!r}")
+        if engine is None:
+            engine = "compiled" if compiled_available() else "pure"
+        if engine not in ("compiled", "pure"):
+            raise ValueError(f"engine must be 'compiled' or 'pure', not {engine!r}")
+        if engine == "compiled" and not compiled_available():
+            raise ImportError("engine='compiled' needs the compiled core with its vector "
+                              f"({fast.REASON or 'moon_engine has no VectorCore: rebuild it'})")
         self.ruleset = rules
         self.num_games = num_games
         self.max_hands = max_hands
+        self.engine = engine
+        """``"compiled"`` or ``"pure"``: what steps the games."""
+        self.copy = copy
         self._sequence = features == "information_state"
         self.size = INFORMATION_STATE_SIZE if self._sequence else OBSERVATION_SIZE
         """Length of an observation row."""
-        n = rules.players
-        self._sides = [rules.side_of(p) for p in range(n)]
-        self._seeds = random.Random()
-        self.games: list[Any] = []
-        """The engine states of the games in play (read them, do not change them)."""
-        self.game_seeds: list[int] = []
-        """Each game's seed (its deals are `moon play --seed` ones)."""
+        self._rules = observation_features(observe(PureGameState(rules, 0), 0))[_RULES]
+        self._core: Any = None
+        if engine == "compiled":
+            assert fast.core is not None
+            self._core = fast.core.VectorCore(rules, num_games, max_hands, self._sequence,
+                                              self._rules)
+        self._games: list[PureGameState] = []
         self._features: list[_Features] = []
+        self._seeds: list[int] = []
+        self._stream = 0
+        self._out = self._arrays()
+        self._started = False
+        self.num_envs = num_games
+        self.single_observation_space = spaces.Box(-2.0, 2.0, (self.size,), np.float32)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = spaces.Box(-2.0, 2.0, (num_games, self.size), np.float32)
+        self.action_space = spaces.MultiDiscrete(np.full(num_games, NUM_ACTIONS))
+        self.metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        """obs, mask, seats, seeds, rewards, terminated, truncated, final_scores."""
+        k, r = self.num_games, self.ruleset
+        return (np.zeros((k, self.size), np.float32), np.zeros((k, NUM_ACTIONS), np.int8),
+                np.zeros(k, np.int64), np.zeros(k, np.int64),
+                np.zeros((k, r.players), np.float32), np.zeros(k, bool), np.zeros(k, bool),
+                np.zeros((k, r.num_sides), np.int64))
+
+    def _next_out(self) -> tuple[np.ndarray, ...]:
+        if self.copy:
+            self._out = self._arrays()
+        return self._out
+
+    def _core_out(self, out: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+        # the core writes the flags as bytes
+        return out[:5] + (out[5].view(np.uint8), out[6].view(np.uint8), out[7])
+
+    @property
+    def game_seeds(self) -> list[int]:
+        """Each game's seed now (its deals are `moon play --seed` ones)."""
+        return [int(x) for x in self._out[3]]
+
+    def state(self, i: int) -> Any:
+        """A copy of game ``i``'s engine state (a compiled or pure ``GameState``).
+
+        Raises:
+            RuntimeError: before :meth:`reset`.
+        """
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        if self._core is not None:
+            return self._core.state(i)
+        return self._games[i].clone()
+
+    # -- the pure path ------------------------------------------------------------------
     def _start(self, i: int) -> None:
-        seed = self._seeds.getrandbits(63)
-        self.game_seeds[i] = seed
-        self.games[i] = GameState(self.ruleset, seed)
-        self._features[i].new_hand()
+        self._stream, z = splitmix64(self._stream)
+        g = PureGameState(self.ruleset, z >> 1)
+        if i < len(self._games):
+            self._games[i] = g
+            self._seeds[i] = z >> 1
+            self._features[i].new_hand()
+        else:
+            self._games.append(g)
+            self._seeds.append(z >> 1)
+            self._features.append(_Features(self.ruleset, self._sequence))
 
-    def _row(self, i: int, obs: np.ndarray, mask: np.ndarray, seats: np.ndarray) -> None:
-        s = self.games[i]
+    def _row(self, i: int, out: tuple[np.ndarray, ...]) -> None:
+        s = self._games[i]
         seat = s.current
-        seats[i] = seat
-        obs[i] = self._features[i](s, seat)
-        mask[i, s.legal_actions()] = 1
+        out[2][i] = seat
+        out[3][i] = self._seeds[i]
+        row = self._features[i](s, seat)
+        row[_RULES] = self._rules
+        out[0][i] = row
+        out[1][i] = 0
+        out[1][i, s.legal_actions()] = 1
 
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start ``num_games`` new games (seeds drawn from ``seed``); their first
-        decisions: ``(obs, {"action_mask", "seat"})``."""
-        if seed is not None:
-            self._seeds = random.Random(seed)
-        k = self.num_games
-        self.games = [None] * k
-        self.game_seeds = [0] * k
-        self._features = [_Features(self.ruleset, self._sequence) for _ in range(k)]
-        obs = np.zeros((k, self.size), np.float32)
-        mask = np.zeros((k, NUM_ACTIONS), np.int8)
-        seats = np.zeros(k, np.int64)
-        for i in range(k):
-            self._start(i)
-            self._row(i, obs, mask, seats)
-        return obs, {"action_mask": mask, "seat": seats}
+    def _pure_step(self, acts: list[int], out: tuple[np.ndarray, ...]) -> None:
+        obs, mask, seats, seeds, rewards, terminated, truncated, final = out
+        n = self.ruleset.players
+        sides = [self.ruleset.side_of(p) for p in range(n)]
+        for i, action in enumerate(acts):
+            s = self._games[i]
+            hand, seat = s.hand_number, s.current
+            s.apply(action)
+            if action < 28:  # a play
+                self._features[i].played_tile(seat, action)
+            over = s.phase == _GAME_OVER
+            rewards[i] = 0
+            if over or s.hand_number != hand:
+                deltas = s.hand_records[-1].deltas
+                rewards[i] = [deltas[sides[p]] for p in range(n)]
+                if not over:
+                    self._features[i].new_hand()
+            stopped = not over and s.hand_number >= self.max_hands
+            terminated[i], truncated[i] = over, stopped
+            final[i] = s.scores if over or stopped else 0
+            if over or stopped:
+                self._start(i)
+            self._row(i, out)
+
+    # -- the interface ------------------------------------------------------------------
+    def reset(self, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start ``num_games`` new games (seeds drawn from ``seed``; none: a random one);
+        their first decisions: ``(obs, {"action_mask", "seat", "game_seed"})``;
+        ``options`` are ignored."""
+        stream = random.getrandbits(64) if seed is None else int(seed) & _MASK64
+        out = self._next_out()
+        if self._core is not None:
+            self._core.reset(stream, self._core_out(out))
+        else:
+            self._stream = stream
+            self._games, self._features, self._seeds = [], [], []
+            for i in range(self.num_games):
+                self._start(i)
+                self._row(i, out)
+        self._started = True
+        return out[0], {"action_mask": out[1], "seat": out[2], "game_seed": out[3]}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:
@@ -114,44 +243,32 @@ class VectorGames:
         act): ``(obs, rewards, terminated, truncated, info)`` (see the module doc).
 
         Raises:
-            ValueError: not one action per game.
-            IllegalActionError: an action is not legal (the games before it have moved).
+            RuntimeError: before :meth:`reset`.
+            ValueError: not one whole-number action per game.
+            IllegalActionError: an action is not legal ("game i: ..."; no game has moved).
         """
-        acts = [int(a) for a in actions]
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        acts = np.asarray(actions)
         k = self.num_games
-        if len(acts) != k:
-            raise ValueError(f"{k} games need {k} actions, not {len(acts)}")
-        n = self.ruleset.players
-        obs = np.zeros((k, self.size), np.float32)
-        mask = np.zeros((k, NUM_ACTIONS), np.int8)
-        seats = np.zeros(k, np.int64)
-        rewards = np.zeros((k, n), np.float32)
-        terminated = np.zeros(k, bool)
-        truncated = np.zeros(k, bool)
-        final: dict[int, list[int]] = {}
-        sides = self._sides
-        for i, action in enumerate(acts):
-            s = self.games[i]
-            hand = s.hand_number
-            seat = s.current
-            s.apply(action)
-            if action < 28:  # a play
-                self._features[i].played_tile(seat, action)
-            over = s.phase == _GAME_OVER
-            if over or s.hand_number != hand:
-                deltas = s.hand_records[-1].deltas
-                rewards[i] = [deltas[sides[p]] for p in range(n)]
-                if not over:
-                    self._features[i].new_hand()
-            stopped = not over and s.hand_number >= self.max_hands
-            if over or stopped:
-                terminated[i] = over
-                truncated[i] = stopped
-                final[i] = list(s.scores)
-                self._start(i)
-            self._row(i, obs, mask, seats)
-        return obs, rewards, terminated, truncated, {"action_mask": mask, "seat": seats,
-                                                     "final_scores": final}
+        if acts.shape != (k,) or (acts.size and acts.dtype.kind not in "iu"):
+            raise ValueError(f"{k} games need {k} actions (whole numbers), not an array of "
+                             f"shape {acts.shape} and type {acts.dtype}")
+        acts = np.ascontiguousarray(acts, np.int64)
+        out = self._next_out()
+        if self._core is not None:
+            self._core.step(acts, self._core_out(out))
+        else:
+            listed = acts.tolist()
+            for i, (s, action) in enumerate(zip(self._games, listed, strict=True)):
+                if not s.is_legal(action):
+                    try:
+                        s.clone().apply(action)
+                    except IllegalActionError as e:
+                        raise IllegalActionError(f"game {i}: {e}") from None
+            self._pure_step(listed, out)
+        return out[0], out[4], out[5], out[6], {"action_mask": out[1], "seat": out[2],
+                                                "game_seed": out[3], "final_scores": out[7]}
 
 
-__all__ = ["VectorGames"]
+__all__ = ["VectorGames", "compiled_available", "game_seeds", "splitmix64"]

@@ -35,6 +35,16 @@ pub fn bid_value(a: u8) -> u8 {
     }
 }
 
+/// A bid's slot in a seat's bid one-hot of the feature vectors: 1 for a pass, 2..6 for
+/// 3..7, 7 for a moon (0: no bid yet).
+pub fn bid_slot(value: u8) -> u8 {
+    match value {
+        0 => 1,
+        MOON_BID => 7,
+        v => v - 1,
+    }
+}
+
 /// Canonical text of an action (`action_name`).
 pub fn action_name(a: u8) -> String {
     if a < DISCARD_BASE {
@@ -158,6 +168,9 @@ pub struct Game {
     pub widow_taken: bool,
     pub discard: i8,
     pub bids: Vec<(u8, u8)>,
+    /// Each seat's bid this hand (`bid_slot`), 0 before it bids: `bids` by seat, inline
+    /// (the feature vectors read it; the `Vec` is another cache line per game).
+    pub bid_slots: [u8; 4],
     pub high_bid: u8,
     pub bidder: i8,
     pub trump: i8,
@@ -194,6 +207,7 @@ impl Game {
             widow_taken: false,
             discard: -1,
             bids: Vec::with_capacity(4),
+            bid_slots: [0; 4],
             high_bid: 0,
             bidder: -1,
             trump: -1,
@@ -246,6 +260,7 @@ impl Game {
         self.widow_taken = false;
         self.discard = -1;
         self.bids.clear();
+        self.bid_slots = [0; 4];
         self.high_bid = 0;
         self.bidder = -1;
         self.trump = -1;
@@ -322,6 +337,7 @@ impl Game {
                 let seat = self.current;
                 let value = bid_value(a);
                 self.bids.push((seat, value));
+                self.bid_slots[seat as usize] = bid_slot(value);
                 if value != 0 {
                     self.high_bid = value;
                     self.bidder = seat as i8;

@@ -14,24 +14,24 @@
 #![allow(clippy::needless_range_loop, clippy::collapsible_if)]
 
 mod deal;
+mod features;
 mod game;
 mod playout;
 mod tables;
+mod vector;
 
 use std::sync::{Arc, Mutex};
 
+use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyTuple, PyType};
 
-use game::{Config, Game, HandRec, Trick, GAME_OVER, MOON_BID, PHASE_NAMES};
+use features::{FEATURES, RULES_LEN, SEQUENCE};
+use game::{Config, Game, HandRec, Trick, GAME_OVER, PHASE_NAMES};
 
-/// Length of `moon_sdk.features.observation_features`' vector, and what the
-/// information-state vector adds (7 tricks: a leader, 4 positions of 28 tiles).
-const FEATURES: usize = 397;
-const SEQUENCE: usize = 7 * (4 + 4 * 28);
 
 /// The SDK's Python types the state hands out, imported once.
 struct SdkTypes {
@@ -377,80 +377,8 @@ impl GameState {
         if seat >= n {
             return Err(PyValueError::new_err(format!("seat must be 0..{}, got {}", n - 1, seat)));
         }
-        let g = &self.g;
         let mut out = vec![0f32; if sequence { FEATURES + SEQUENCE } else { FEATURES }];
-        let rel = |x: u8| (x as usize + n - seat) % n;
-        let bits = |out: &mut Vec<f32>, base: usize, mut mask: u32| {
-            while mask != 0 {
-                out[base + mask.trailing_zeros() as usize] = 1.0;
-                mask &= mask - 1;
-            }
-        };
-        out[n - 3] = 1.0;
-        if (1..=4).contains(&g.phase) {
-            out[14 + g.phase as usize - 1] = 1.0;
-        }
-        out[18 + rel(g.dealer)] = 1.0;
-        if g.phase != GAME_OVER {
-            out[22 + rel(g.current)] = 1.0;
-        }
-        bits(&mut out, 26, g.hands[seat]);
-        if g.bidder == seat as i8 {
-            if g.widow_taken {
-                bits(&mut out, 54, g.widow);
-            }
-            if g.discard >= 0 {
-                out[82 + g.discard as usize] = 1.0;
-            }
-        }
-        let mut bid_slot = [0usize; 4];
-        for &(s, v) in &g.bids {
-            bid_slot[s as usize] = if v == 0 { 1 } else if v == MOON_BID { 7 } else { v as usize - 1 };
-        }
-        for (s, slot) in bid_slot.iter().enumerate().take(n) {
-            out[110 + 8 * rel(s as u8) + slot] = 1.0;
-        }
-        let high = g.high_bid;
-        out[142 + if high == 0 { 0 } else if high == MOON_BID { 6 } else { high as usize - 2 }] = 1.0;
-        if g.bidder >= 0 {
-            out[149 + rel(g.bidder as u8)] = 1.0;
-        }
-        if g.trump >= 0 {
-            out[153 + g.trump as usize] = 1.0;
-        }
-        let current = &g.trick[..g.trick_len as usize];
-        for t in &g.tricks {
-            for &(s, tile) in &t.plays[..t.len as usize] {
-                out[162 + 28 * rel(s) + tile as usize] = 1.0;
-            }
-        }
-        for &(s, tile) in current {
-            out[162 + 28 * rel(s) + tile as usize] = 1.0;
-            out[274 + 28 * rel(s) + tile as usize] = 1.0;
-        }
-        if let Some(&(leader, _)) = current.first() {
-            out[386 + rel(leader)] = 1.0;
-        }
-        for (s, &taken) in g.tricks_taken[..n].iter().enumerate() {
-            out[390 + rel(s as u8)] = (taken as f64 / 7.0) as f32;
-        }
-        let sides = self.sides();
-        let mine = g.side_of(seat as u8) as usize;
-        let target = g.cfg.target as f64;
-        for (side, &score) in g.scores[..sides].iter().enumerate() {
-            out[394 + (side + sides - mine) % sides] = (score as f64 / target).clamp(-2.0, 2.0) as f32;
-        }
-        if sequence {
-            let plays = g.tricks.iter().map(|t| &t.plays[..t.len as usize]).chain(
-                if current.is_empty() { None } else { Some(current) });
-            for (i, trick) in plays.enumerate() {
-                let at = FEATURES + i * (4 + 4 * 28);
-                out[at + rel(trick[0].0)] = 1.0;
-                for (position, &(_, tile)) in trick.iter().enumerate() {
-                    out[at + 4 + 28 * position + tile as usize] = 1.0;
-                }
-            }
-        }
+        features::write(&self.g, seat, sequence, &mut out);
         let bytes: Vec<u8> = out.iter().flat_map(|x| x.to_le_bytes()).collect();
         Ok(PyBytes::new(py, &bytes))
     }
@@ -719,9 +647,145 @@ fn quick_count(hand: u32, trump: i64) -> PyResult<f64> {
     Ok(playout::quick_count(hand, trump as usize))
 }
 
+/// A writable C-order buffer of exactly `len` items of `T`, as a slice (`name` for errors).
+///
+/// Safety: the slice lives as long as `buf` holds the exporter's memory; the caller calls
+/// no Python while it holds it, and gives no buffer twice (`moon_sdk.vector` makes them).
+#[allow(clippy::mut_from_ref)] // the buffer, not `buf`, owns the memory
+unsafe fn out_slice<'a, T: Element>(buf: &'a PyBuffer<T>, len: usize, name: &str) -> PyResult<&'a mut [T]> {
+    if buf.readonly() || !buf.is_c_contiguous() || buf.item_count() != len {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be a writable C-contiguous array of {len} items")));
+    }
+    Ok(unsafe { std::slice::from_raw_parts_mut(buf.buf_ptr() as *mut T, len) })
+}
+
+/// The arrays a step writes, as `moon_sdk.vector` allocates them.
+struct OutBufs {
+    obs: PyBuffer<f32>,
+    mask: PyBuffer<i8>,
+    seats: PyBuffer<i64>,
+    seeds: PyBuffer<i64>,
+    rewards: PyBuffer<f32>,
+    terminated: PyBuffer<u8>,
+    truncated: PyBuffer<u8>,
+    final_scores: PyBuffer<i64>,
+}
+
+impl OutBufs {
+    fn get(out: &Bound<'_, PyTuple>) -> PyResult<OutBufs> {
+        if out.len() != 8 {
+            return Err(PyValueError::new_err("out must be 8 arrays"));
+        }
+        Ok(OutBufs {
+            obs: PyBuffer::get(&out.get_item(0)?)?,
+            mask: PyBuffer::get(&out.get_item(1)?)?,
+            seats: PyBuffer::get(&out.get_item(2)?)?,
+            seeds: PyBuffer::get(&out.get_item(3)?)?,
+            rewards: PyBuffer::get(&out.get_item(4)?)?,
+            terminated: PyBuffer::get(&out.get_item(5)?)?,
+            truncated: PyBuffer::get(&out.get_item(6)?)?,
+            final_scores: PyBuffer::get(&out.get_item(7)?)?,
+        })
+    }
+
+    fn slices(&self, v: &vector::Vector) -> PyResult<vector::Out<'_>> {
+        let k = v.num_games();
+        let (n, sides) = (v.cfg.players as usize, v.cfg.sides as usize);
+        // Safety: see out_slice; the Python wrapper passes 8 distinct arrays.
+        unsafe {
+            Ok(vector::Out {
+                obs: out_slice(&self.obs, k * v.width(), "obs")?,
+                mask: out_slice(&self.mask, k * game::NUM_ACTIONS as usize, "mask")?,
+                seats: out_slice(&self.seats, k, "seats")?,
+                seeds: out_slice(&self.seeds, k, "seeds")?,
+                rewards: out_slice(&self.rewards, k * n, "rewards")?,
+                terminated: out_slice(&self.terminated, k, "terminated")?,
+                truncated: out_slice(&self.truncated, k, "truncated")?,
+                final_scores: out_slice(&self.final_scores, k * sides, "final_scores")?,
+            })
+        }
+    }
+}
+
+/// N games stepped in one call, for `moon_sdk.vector.VectorGames` (which documents the
+/// arrays): `VectorCore(ruleset, num_games, max_hands, sequence, rules)`, `rules` the 12
+/// values of the vectors' `rules` piece.
+#[pyclass(module = "moon_engine", name = "VectorCore")]
+pub struct VectorCore {
+    v: vector::Vector,
+    ruleset: Py<PyAny>,
+}
+
+#[pymethods]
+impl VectorCore {
+    #[new]
+    fn new(ruleset: &Bound<'_, PyAny>, num_games: usize, max_hands: u64, sequence: bool, rules: Vec<f32>) -> PyResult<Self> {
+        let cfg = config(ruleset)?;
+        let rules: [f32; RULES_LEN] = rules
+            .try_into()
+            .map_err(|_| PyValueError::new_err(format!("rules must be {RULES_LEN} values")))?;
+        if num_games == 0 || max_hands == 0 {
+            return Err(PyValueError::new_err("num_games and max_hands must be at least 1"));
+        }
+        Ok(VectorCore { v: vector::Vector::new(cfg, num_games, max_hands, sequence, rules), ruleset: ruleset.clone().unbind() })
+    }
+
+    /// Start every game, seeds from `seed`'s stream, writing their first decisions into
+    /// `out` (obs, mask, seats, seeds, rewards, terminated, truncated, final_scores; the
+    /// last four are left as they are).
+    fn reset(&mut self, seed: u64, out: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let bufs = OutBufs::get(out)?;
+        let mut o = bufs.slices(&self.v)?;
+        self.v.reset(seed, &mut o);
+        Ok(())
+    }
+
+    /// Play `actions[i]` (an int64 array) in game `i` and write everything into `out`.
+    /// Raises `IllegalActionError` (naming the game; nothing moved) if one is not legal.
+    fn step(&mut self, actions: &Bound<'_, PyAny>, out: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let py = actions.py();
+        let acts: PyBuffer<i64> = PyBuffer::get(actions)?;
+        let k = self.v.num_games();
+        if acts.item_count() != k || self.v.games.len() != k {
+            return Err(PyValueError::new_err(format!("{k} games need {k} actions, not {}", acts.item_count())));
+        }
+        let acts = acts.to_vec(py)?;
+        if let Some((i, a)) = self.v.first_illegal(&acts) {
+            return Err(illegal(py, format!("game {i}: {}", self.v.games[i].why_illegal(a))));
+        }
+        let bufs = OutBufs::get(out)?;
+        let mut o = bufs.slices(&self.v)?;
+        self.v.step(&acts, &mut o);
+        Ok(())
+    }
+
+    /// A copy of game `i` as a `GameState` (its seed, ruleset and history).
+    fn state(&self, py: Python<'_>, i: usize) -> PyResult<GameState> {
+        let g = self.v.games.get(i).ok_or_else(|| PyValueError::new_err(format!("no game {i}")))?;
+        Ok(GameState {
+            g: g.clone(),
+            ruleset: self.ruleset.clone_ref(py),
+            seed: self.v.seeds[i].into_pyobject(py)?.into_any().unbind(),
+            records_py: Vec::new(),
+            outcome_py: None,
+        })
+    }
+}
+
+/// The native loop for benchmarks: `games` whole games (at most `max_hands` deals) of
+/// uniformly random legal actions, all in the core; returns the number of decisions.
+#[pyfunction]
+fn random_games(py: Python<'_>, ruleset: &Bound<'_, PyAny>, games: u64, seed: u64, max_hands: u64) -> PyResult<u64> {
+    let cfg = config(ruleset)?;
+    Ok(py.detach(|| vector::random_games(cfg, games, seed, max_hands)))
+}
+
 #[pymodule]
 fn moon_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GameState>()?;
+    m.add_class::<VectorCore>()?;
+    m.add_function(wrap_pyfunction!(random_games, m)?)?;
     m.add_function(wrap_pyfunction!(py_deal, m)?)?;
     m.add_function(wrap_pyfunction!(first_dealer, m)?)?;
     m.add_function(wrap_pyfunction!(py_playout, m)?)?;
