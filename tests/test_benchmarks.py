@@ -33,6 +33,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "search.py": ["--samples", "10", "--points", "3", "--runs", "1"],
     "soak.py": ["--games", "4", "--window", "2", "--parallel", "2", "--max-hands", "1"],
     "tables.py": ["--seconds", "3", "--repeat", "1"],
+    "vector.py": ["--decisions", "2000", "--repeats", "1", "--max-hands", "2"],
 }
 
 
