@@ -608,32 +608,45 @@ def leaks(body: str, seed: int, dealt: list[frozenset[str]]) -> list[str]:
     return found
 
 
-def crawl(url: str, game_ids: list[str]) -> dict[str, str]:
+def crawl(url: str, game_ids: list[str], received: dict[str, float] | None = None
+          ) -> dict[str, str]:
     """Every address a visitor (no token) reaches on the host at ``url``: the pages linked
     from ``/`` (breadth first, up to 300), the GETs of the API's OpenAPI schema (each
     game's for the games ``game_ids``, each bot's and version's for those the games list
     shows), and the event stream of each game of ``game_ids`` (read for up to 2 s);
-    ``{address: body}``."""
+    ``{address: body}``. ``received``, when given, gets when each answer had come in
+    (``time.time()``)."""
     seen: dict[str, str] = {}
+    at = received if received is not None else {}
     with httpx.Client(base_url=url, timeout=30) as client:
+        def get(path: str) -> httpx.Response:
+            # a visitor over the host's rate (429) waits as told and asks again: an
+            # answer that is a refusal would check nothing
+            for _ in range(20):
+                r = client.get(path)
+                if r.status_code != 429:
+                    return r
+                time.sleep(float(r.headers.get("Retry-After") or 1))
+            raise AssertionError(f"{path}: refused (429) 20 times")
+
         todo = ["/"]
         while todo and len(seen) < 300:
             path = todo.pop(0)
             if path in seen:
                 continue
-            r = client.get(path)
-            seen[path] = r.text
+            r = get(path)
+            seen[path], at[path] = r.text, time.time()
             if "text/html" in r.headers.get("content-type", ""):
                 for href in re.findall(r'href="(/[^"#]*)"', r.text):
                     href = href.replace("&amp;", "&")
                     if not href.startswith(("/static", "/signout")) \
                             and "/events" not in href and href not in seen:
                         todo.append(href)
-        games = client.get("/api/games", params={"limit": 500}).json()["games"]
+        games = get("/api/games?limit=500").json()["games"]
         names = sorted({x["bot"] for g in games for x in g["seats"]})
         versions = sorted({x["version_id"] for g in games for x in g["seats"]
                            if x["version_id"]})
-        for template, ops in client.get("/openapi.json").json()["paths"].items():
+        for template, ops in get("/openapi.json").json()["paths"].items():
             if "get" not in ops:
                 continue
             fills: list[dict[str, object]] = [{}]
@@ -647,7 +660,8 @@ def crawl(url: str, game_ids: list[str]) -> dict[str, str]:
                                           "?kind=final&limit=500"]
                 for query in queries:
                     if path + query not in seen:
-                        seen[path + query] = client.get(path + query).text
+                        seen[path + query] = get(path + query).text
+                        at[path + query] = time.time()
         for game_id in game_ids:
             path = f"/games/{game_id}/events"
             chunks: list[str] = []
@@ -660,5 +674,5 @@ def crawl(url: str, game_ids: list[str]) -> dict[str, str]:
                             break
             except httpx.HTTPError:
                 pass
-            seen[path] = "".join(chunks)
+            seen[path], at[path] = "".join(chunks), time.time()
     return seen
