@@ -606,7 +606,11 @@ def test_a_competition_goes_by_itself_from_registration_to_final_standings(
                       *(["--database", database] if database else []))
             season = json.loads(archive(again)["standings/season.json"])
             return season if season["batch"]["games"] == len(rows) - 1 else None
-        without = wait_for(refitted, 60, "the season's fit without the voided game", 2)
+        wait_for(refitted, 60, "the season's fit without the voided game", 2)
+        # once more: an export on PostgreSQL reads statement by statement, and one that
+        # straddled the fit's commit held the ratings before it beside the new count
+        without = refitted()
+        assert without is not None
         assert gone not in {g["id"] for g in json.loads(archive(again)["results.json"])[
             "games"]}
         rest = season_rows(results, leave_out=gone)
