@@ -31,7 +31,16 @@ from ..ladder.schedule import board_seed
 from . import challenges, matchmaking
 from .builds import VersionSpecs
 from .executor import GameRequest, GameSlots, InfrastructureError
-from .models import Bot, DuplicateSet, Game, GameSeat, Participant, Version, utcnow
+from .models import (
+    Bot,
+    DuplicateSet,
+    Game,
+    GameSeat,
+    Participant,
+    Version,
+    sets_ended,
+    utcnow,
+)
 from .outage import Outage, cannot_write
 from .recorder import Counters, Recorder
 from .writer import Writer
@@ -189,6 +198,7 @@ class Matchmaker:
                 if not all(i in active for i in ids):
                     g.status = "cancelled"
                     g.void_reason = "a version in it left the pool before it was played"
+                    sets_ended(s, [g.dset_id])
                     continue
                 if g.dset_id in busy:  # its board is in play: never two games of it
                     continue

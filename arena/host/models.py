@@ -16,6 +16,7 @@ Statuses are short strings, listed here once:
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import (
@@ -31,8 +32,9 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    select,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 
 def utcnow() -> dt.datetime:
@@ -275,3 +277,27 @@ class UploadRefusal(Base):
                                             index=True)
     status: Mapped[int] = mapped_column(Integer)
     """The answer's HTTP status (400, 409, 413...)."""
+
+
+def sets_ended(s: Session, set_ids: Iterable[int | None]) -> int:
+    """Count a set played whole for each version of its finished rated games, for each of
+    the duplicate sets ``set_ids`` that has no game left to play now:
+    call it after its last queued games were cancelled or its last game voided for good
+    (the recorder counts a set whose last game finishes); how many sets ended. The same
+    count as :meth:`arena.host.ratings.Ratings.rerate`'s."""
+    s.flush()
+    ended = 0
+    for d in sorted({i for i in set_ids if i is not None}):
+        left = s.scalar(select(func.count()).select_from(Game).where(
+            Game.dset_id == d, Game.status.in_(("queued", "running"))))
+        if left:
+            continue
+        vids = set(s.scalars(select(GameSeat.version_id).join(
+            Game, GameSeat.game_id == Game.id).where(
+            Game.dset_id == d, Game.kind == "rated", Game.status == "finished")))
+        for vid in sorted(v for v in vids if v is not None):
+            v = s.get(Version, vid)
+            if v is not None:
+                v.sets += 1
+        ended += bool(vids)
+    return ended

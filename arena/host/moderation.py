@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from . import audit
-from .models import Bot, Game, Meta, Participant, Version
+from .models import Bot, Game, Meta, Participant, Version, sets_ended
 
 ANNOUNCEMENT = "announcement"
 """The :class:`arena.host.models.Meta` key of the announcement (its text; "" for none)."""
@@ -229,6 +229,7 @@ def cancel_queued(s: Session, version_id: int) -> int:
     for g in games:
         g.status = "cancelled"
         g.void_reason = "a version in it was disabled by the organiser"
+    sets_ended(s, [g.dset_id for g in games if g.kind == "rated"])
     return len(games)
 
 

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..bots.manifest import BotSpec
 from .executor import FinishedGame, name_of
 from .matchmaking import side
-from .models import FaultRow, Game, GameSeat, Version, utcnow
+from .models import FaultRow, Game, GameSeat, Version, sets_ended, utcnow
 from .ratings import live_update
 from .writer import Writer
 
@@ -170,6 +170,8 @@ class Recorder:
             if g.kind == "challenge":
                 g.void_reason = (f"{reason}; voided {g.attempt + 1} times, the most: not "
                                  "played again (ask again)")
+            elif g.kind == "rated":
+                sets_ended(s, [g.dset_id])
             return
         again = Game(id=again_id(g.id, g.attempt), kind=g.kind, dset_id=g.dset_id,
                      seating=g.seating, attempt=g.attempt + 1, seed=g.seed, status="queued",

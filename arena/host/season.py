@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import audit
-from .models import Game, Meta, utcnow
+from .models import Game, Meta, sets_ended, utcnow
 from .outage import Outage, cannot_write
 from .phases import Calendar, PhaseState, allows, effective, iso, manual, next_change, refusal
 from .writer import Writer
@@ -163,6 +163,7 @@ class Season:
         for g in queued:
             g.status = "cancelled"
             g.void_reason = "the competition's phase plays no more rated games"
+        sets_ended(s, [g.dset_id for g in queued])
         return f"; {len(queued)} queued rated game(s) cancelled" if queued else ""
 
     def _keep(self, s: Session, st: PhaseState) -> None:

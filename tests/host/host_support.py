@@ -488,3 +488,191 @@ class HeldTable:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(10)
+
+
+# -- bots made for a test ----------------------------------------------------------------
+def flaky_bot(counter: Path) -> bytes:
+    """Plays like the random bot in its validation (the checks of `moon bot check` with 3
+    players: a hand against itself, 3 runs; no trumps and doubles as trumps, 2 each; its own
+    bid, 1; a dropped stream, 1; a whole game, 1: 10 runs), then
+    crashes at the start of every later game: it counts its runs in ``counter``, one byte
+    appended a run (atomic, so the 3 runs started at once each get their own number)."""
+    random_py = (EXAMPLES / "random" / "bot.py").read_text()
+    bot_py = (f"import os, sys\nfd = os.open({str(counter)!r}, "
+              "os.O_WRONLY | os.O_APPEND | os.O_CREAT)\nos.write(fd, b'x')\n"
+              "n = os.lseek(fd, 0, os.SEEK_CUR) - 1\nos.close(fd)\n"
+              "if n >= 10:\n    print('crashing on purpose', file=sys.stderr)\n"
+              "    sys.exit(1)\n" + random_py)
+    files = {"bot.toml": b'name = "flaky"\nrun = "{python} bot.py"\n',
+             "bot.py": bot_py.encode()}
+    return tar_files(files)
+
+
+def sleepy_weak(folder: Path, flag: Path, seconds: float) -> Path:
+    """The weak example bot copied to ``folder``, sleeping ``seconds`` before each decision
+    while the file ``flag`` exists (a sleep costs no CPU: a game lasts longer, on a test's
+    word); ``folder``."""
+    shutil.copytree(EXAMPLES / "weak", folder)
+    source = (folder / "bot.py").read_text()
+    assert "    def act(self, obs):\n" in source
+    (folder / "bot.py").write_text(source.replace(
+        "    def act(self, obs):\n", "    def act(self, obs):\n"
+        f"        if os.path.exists({str(flag)!r}):\n            time.sleep({seconds})\n")
+        .replace("from moon_sdk import", "import os\nimport time\n\nfrom moon_sdk import"))
+    return folder
+
+
+# -- a deal given away: what a visitor reads, against a board's hands (docs/rules.md) ------
+TILE = re.compile(r"(?<![\w-])([0-6])-([0-6])(?![\w-])")
+"""A tile's name as the pages and the records write it (``6-4``), not part of a longer
+word (``s5-3``, a game id) or number (a date)."""
+
+
+def board_hands(seed: int, rules: dict[str, Any], max_hands: int
+                ) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
+    """The board of seed ``seed`` from the rules engine (``rules``: a ruleset's table):
+    every seat's dealt hand of every hand a game of it can deal (hands 0 to ``max_hands``
+    + 1: either numbering), and each hand's tiles with the widow's (what a bidder holds
+    before the discard)."""
+    from moon_sdk.rules import Ruleset
+    from moon_sdk.rules.state import deal
+    from moon_sdk.rules.tiles import tile_name, tiles_of
+
+    ruleset = Ruleset.from_dict(rules)
+    dealt, with_widow = [], []
+    for n in range(max_hands + 2):
+        hands, widow = deal(seed, n, ruleset)
+        for h in hands:
+            dealt.append(frozenset(tile_name(t) for t in tiles_of(h)))
+            with_widow.append(frozenset(tile_name(t) for t in tiles_of(h | widow)))
+    return dealt, with_widow
+
+
+def _tile(hi: str, lo: str) -> str:
+    a, b = sorted((int(hi), int(lo)), reverse=True)
+    return f"{a}-{b}"
+
+
+def _line_groups(text: str) -> list[list[str]]:
+    return [[_tile(*m.groups()) for m in TILE.finditer(line)] for line in text.splitlines()]
+
+
+def tile_groups(body: str) -> list[list[str]]:
+    """The runs of tiles ``body`` shows together, as a hand is shown: a JSON list of
+    tiles (an API answer, an event's data), adjacent tiles of a page (the replay's
+    hands), the tiles on one line of text (a log); a string inside JSON is text."""
+    import json
+
+    out: list[list[str]] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, list):
+            if x and all(isinstance(y, str) and TILE.fullmatch(y) for y in x):
+                out.append([_tile(*TILE.fullmatch(y).groups()) for y in x])  # type: ignore
+            for y in x:
+                walk(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                walk(y)
+        elif isinstance(x, str):
+            out.extend(_line_groups(x))
+
+    for chunk in [body, *re.findall(r"(?m)^data: (.*)$", body)]:
+        try:
+            walk(json.loads(chunk))
+        except ValueError:
+            pass
+    run: list[str] = []
+    for piece in re.findall(r"<[^>]+>|[^<]+", body):
+        m = re.match(r'<span class="dom[^"]*" data-tile="([^"]+)"', piece)
+        if m and TILE.fullmatch(m.group(1)):
+            run.append(_tile(*TILE.fullmatch(m.group(1)).groups()))  # type: ignore
+        elif piece.startswith(("<i ", "</i>", "</span>")) or not piece.strip():
+            continue
+        else:
+            out.append(run)
+            run = []
+            if not piece.startswith("<"):
+                out.extend(_line_groups(piece))
+    out.append(run)
+    return out
+
+
+def leaks(body: str, seed: int, dealt: list[frozenset[str]]) -> list[str]:
+    """What of a board ``body`` gives away: its seed, or one of the hands ``dealt`` shown
+    as a group of tiles (a bidder's, with the widow tile, too)."""
+    found = [f"seed {seed}"] if str(seed) in body else []
+    for g in tile_groups(body):
+        if 7 <= len(set(g)) <= 8:
+            found += [f"hand {sorted(h)}" for h in dealt if h <= set(g)]
+    return found
+
+
+def crawl(url: str, game_ids: list[str], received: dict[str, float] | None = None
+          ) -> dict[str, str]:
+    """Every address a visitor (no token) reaches on the host at ``url``: the pages linked
+    from ``/`` (breadth first, up to 300), the GETs of the API's OpenAPI schema (each
+    game's for the games ``game_ids``, each bot's and version's for those the games list
+    shows), and the event stream of each game of ``game_ids`` (read for up to 2 s);
+    ``{address: body}``. ``received``, when given, gets when each answer had come in
+    (``time.time()``)."""
+    seen: dict[str, str] = {}
+    at = received if received is not None else {}
+    with httpx.Client(base_url=url, timeout=30) as client:
+        def get(path: str) -> httpx.Response:
+            # a visitor over the host's rate (429) waits as told and asks again: an
+            # answer that is a refusal would check nothing
+            for _ in range(20):
+                r = client.get(path)
+                if r.status_code != 429:
+                    return r
+                time.sleep(float(r.headers.get("Retry-After") or 1))
+            raise AssertionError(f"{path}: refused (429) 20 times")
+
+        todo = ["/"]
+        while todo and len(seen) < 300:
+            path = todo.pop(0)
+            if path in seen:
+                continue
+            r = get(path)
+            seen[path], at[path] = r.text, time.time()
+            if "text/html" in r.headers.get("content-type", ""):
+                for href in re.findall(r'href="(/[^"#]*)"', r.text):
+                    href = href.replace("&amp;", "&")
+                    if not href.startswith(("/static", "/signout")) \
+                            and "/events" not in href and href not in seen:
+                        todo.append(href)
+        games = get("/api/games?limit=500").json()["games"]
+        names = sorted({x["bot"] for g in games for x in g["seats"]})
+        versions = sorted({x["version_id"] for g in games for x in g["seats"]
+                           if x["version_id"]})
+        for template, ops in get("/openapi.json").json()["paths"].items():
+            if "get" not in ops:
+                continue
+            fills: list[dict[str, object]] = [{}]
+            for key, values in (("game_id", game_ids), ("seat", [0, 1, 2]),
+                                ("name", names), ("version_id", versions)):
+                if "{" + key + "}" in template:
+                    fills = [{**f, key: v} for f in fills for v in values]
+            for f in fills:
+                path = template.format(**f)
+                queries = [""] if f else ["", "?limit=500", "?status=finished&limit=500",
+                                          "?kind=final&limit=500"]
+                for query in queries:
+                    if path + query not in seen:
+                        seen[path + query] = get(path + query).text
+                        at[path + query] = time.time()
+        for game_id in game_ids:
+            path = f"/games/{game_id}/events"
+            chunks: list[str] = []
+            try:
+                with client.stream("GET", path, timeout=5) as r:
+                    deadline = time.monotonic() + 2
+                    for chunk in r.iter_text():
+                        chunks.append(chunk)
+                        if time.monotonic() > deadline or "event: end" in chunk:
+                            break
+            except httpx.HTTPError:
+                pass
+            seen[path], at[path] = "".join(chunks), time.time()
+    return seen

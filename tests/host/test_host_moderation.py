@@ -174,3 +174,36 @@ def test_a_disabled_version_plays_no_more_and_its_owner_reads_why(
         assert log[3][1].endswith("queued game(s) cancelled")
     finally:
         host.close()
+
+
+def test_a_set_ended_by_a_disable_counts_as_played_whole(
+        tmp_path: Path, database: str | None) -> None:
+    # a set of a, b and c with one game finished; c is disabled, its set's other games
+    # cancelled: the set has a finished game and none left to play, so each of them has
+    # played it whole (docs/host.md, the placement series), as `moon host rerate` counts
+    host, admin = competition(tmp_path / "comp", database)
+    try:
+        ids = versions(host)
+        host.matchmaker.specs = lambda v, name: name  # type: ignore[assignment,return-value]
+        job = host.matchmaker.claim()
+        assert job is not None
+        with host.Session() as s:
+            g = s.get(Game, job[0])
+            assert g is not None and {x.version_id for x in g.seats} == set(ids.values())
+        result = GameResult(Termination.TARGET, 0, (7, 2, 0), (1, 2, 3), 3)
+        req = GameRequest(job[0], (), host.ruleset, "moon3", 7, host.tc)
+        host.recorder.record_now(FinishedGame(req, result, (), (), None, 1000, 100))
+
+        def sets() -> dict[str, int]:
+            with host.Session() as s:
+                return {v.bot.name: v.sets for v in s.scalars(select(Version))}
+        assert sets() == {"a": 0, "b": 0, "c": 0}  # the set's five other games to play
+        c = TestClient(create_app(host))
+        r = c.post(f"/api/versions/{ids['c']}/disable", json={"reason": "reads the records"},
+                   headers=bearer(admin))
+        assert r.status_code == 200, r.text
+        assert sets() == {"a": 1, "b": 1, "c": 1}
+        host.rerate()
+        assert sets() == {"a": 1, "b": 1, "c": 1}
+    finally:
+        host.close()
