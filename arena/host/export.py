@@ -106,6 +106,7 @@ def export(folder: Path, out: Path, database: str | None = None, replace: bool =
     engine = make_engine(url)
     try:
         with Session(engine) as s:
+            snapshot(s)
             if not inspect(s.connection()).has_table("games"):
                 raise ConfigError(f"database {shown} holds no competition (no games "
                                   "table): name the host's own with --database URL")
@@ -117,6 +118,19 @@ def export(folder: Path, out: Path, database: str | None = None, replace: bool =
                           f"{first[0] if first else type(e).__name__}") from None
     finally:
         engine.dispose()
+
+
+def snapshot(s: Session) -> None:
+    """Make every later read of ``s`` see the database as it is now: one snapshot for the
+    whole archive, so that a fit the host commits meanwhile never pairs the old ratings
+    with the new fit. Call it before ``s``'s first statement."""
+    bind = s.get_bind()
+    if bind.dialect.name == "sqlite":
+        # the driver begins no transaction for reads: each SELECT would see the latest
+        # commit; an explicit one holds WAL's snapshot from its first read to the end
+        s.connection().exec_driver_sql("BEGIN")
+    else:  # PostgreSQL's default, READ COMMITTED, is a snapshot per statement
+        s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
 
 
 def _write(s: Session, folder: Path, out: Path, name: str, season_seed: int,

@@ -410,3 +410,35 @@ def test_an_export_refuses_what_it_cannot_do_in_one_line(tmp_path: Path) -> None
     code, line = export(str(folder), "--force")
     assert (code, line) == (0, f"wrote {folder / 'export.tar.gz'}: 0 games (0 of the "
                             "final), 0 records")
+
+
+def test_an_export_reads_one_snapshot_while_the_host_writes(
+        tmp_path: Path, database: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The host commits a new fit while an export is reading (here: right after the export
+    # has read the games, before it reads the fit): the archive holds the fit as it was
+    # when the export began, the one its games and ratings go with.
+    import arena.host.export as export_module
+    from arena.host.models import Meta
+
+    folder = tmp_path / "comp"
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    host = competition(folder, "", now + dt.timedelta(days=1), database=database)
+    try:
+        with host.Session.begin() as s:
+            s.merge(Meta(key="batch", value={"fit": "before"}))
+        real_in_play = export_module.in_play
+
+        def in_play(s, sets):  # the export is mid-way: the host's fit lands now
+            with host.Session.begin() as w:
+                w.merge(Meta(key="batch", value={"fit": "after"}))
+            return real_in_play(s, sets)
+
+        monkeypatch.setattr(export_module, "in_play", in_play)
+        out = tmp_path / "x.tar.gz"
+        export_module.export(folder, out, database)
+        season = json.loads(archive(out)["standings/season.json"])
+        assert season["batch"] == {"fit": "before"}
+        with host.Session() as s:  # the host's write did land
+            assert s.get(Meta, "batch").value == {"fit": "after"}
+    finally:
+        host.close()
