@@ -60,12 +60,13 @@ class Tally:
     statuses: collections.Counter[int] = field(default_factory=collections.Counter)
     resets: int = 0
     other: int = 0
+    body_bytes: int = 0
     latencies_ms: list[float] = field(default_factory=list)
 
 
-async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
-    """One HTTP/1.1 response off ``reader``: its status and whether the connection stays
-    open (Content-Length or chunked bodies)."""
+async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool, int]:
+    """One HTTP/1.1 response off ``reader``: its status, whether the connection stays
+    open (Content-Length or chunked bodies) and the bytes of its body."""
     head = await reader.readuntil(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
@@ -74,27 +75,32 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
         k, _, v = line.partition(":")
         if k:
             headers[k.strip().lower()] = v.strip()
+    size = 0
     if "content-length" in headers:
-        await reader.readexactly(int(headers["content-length"]))
+        size = int(headers["content-length"])
+        await reader.readexactly(size)
     elif headers.get("transfer-encoding", "").lower() == "chunked":
         while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            await reader.readexactly(size + 2)
-            if size == 0:
+            chunk = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            await reader.readexactly(chunk + 2)
+            size += chunk
+            if chunk == 0:
                 break
     elif status not in (204, 304):
-        await reader.read()  # to the end of the connection
-        return status, False
-    return status, headers.get("connection", "").lower() != "close"
+        size = len(await reader.read())  # to the end of the connection
+        return status, False, size
+    return status, headers.get("connection", "").lower() != "close", size
 
 
 async def client(port: int, paths: list[str], start: int, until: float, tally: Tally,
-                 forwarded: str | None) -> None:
+                 forwarded: str | None, gzip: bool = True) -> None:
     """Ask ``paths`` in turns (from ``start``) until ``until`` (monotonic), no think
-    time, on one keep-alive connection at a time."""
+    time, on one keep-alive connection at a time; with ``gzip``, accepting gzip as
+    every browser does."""
     k = start
     conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
     extra = f"X-Forwarded-For: {forwarded}\r\n" if forwarded else ""
+    extra += "Accept-Encoding: gzip, deflate, br\r\n" if gzip else ""
     while time.monotonic() < until:
         path = paths[k % len(paths)]
         k += 1
@@ -106,7 +112,7 @@ async def client(port: int, paths: list[str], start: int, until: float, tally: T
             writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}"
                          "Accept: */*\r\n\r\n".encode())
             await writer.drain()
-            status, keep = await asyncio.wait_for(_read_response(reader), 120)
+            status, keep, size = await asyncio.wait_for(_read_response(reader), 120)
         except (ConnectionError, asyncio.IncompleteReadError):
             tally.resets += 1
             conn = await _close(conn)
@@ -117,6 +123,7 @@ async def client(port: int, paths: list[str], start: int, until: float, tally: T
             continue
         tally.latencies_ms.append((time.perf_counter() - t0) * 1000)
         tally.statuses[status] += 1
+        tally.body_bytes += size
         if not keep:
             conn = await _close(conn)
     await _close(conn)
@@ -138,7 +145,7 @@ async def probe(port: int, until: float, out: list[float], errors: list[int]) ->
             writer.write(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                          b"Connection: close\r\n\r\n")
             await writer.drain()
-            status, _ = await asyncio.wait_for(_read_response(reader), 120)
+            status, _, _ = await asyncio.wait_for(_read_response(reader), 120)
             writer.close()
             out.append((time.perf_counter() - t0) * 1000)
             if status >= 500:
@@ -149,13 +156,13 @@ async def probe(port: int, until: float, out: list[float], errors: list[int]) ->
 
 
 async def crowd(port: int, paths: list[str], clients: int, seconds: float,
-                one_address: bool) -> tuple[Tally, list[float], list[int]]:
+                one_address: bool, gzip: bool = True) -> tuple[Tally, list[float], list[int]]:
     until = time.monotonic() + seconds
     tally, status_ms, status_errors = Tally(), [], []
     await asyncio.gather(
         probe(port, until, status_ms, status_errors),
         *(client(port, paths, i, until, tally,
-                 None if one_address else f"10.{i // 250}.{i % 250}.{1 + i % 7}")
+                 None if one_address else f"10.{i // 250}.{i % 250}.{1 + i % 7}", gzip)
           for i in range(clients)))
     return tally, status_ms, status_errors
 
@@ -191,6 +198,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=2, help="the host's game slots")
     ap.add_argument("--one-address", action="store_true",
                     help="every client from one address (no X-Forwarded-For)")
+    ap.add_argument("--identity", action="store_true",
+                    help="accept no compression (a script's client, not a browser)")
     ap.add_argument("--database", default=None, help="a PostgreSQL URL (default: SQLite)")
     ap.add_argument("--url", default=None,
                     help="a host already running there (e.g. make host-demo's)")
@@ -224,7 +233,7 @@ def main() -> None:
             result = None
             if what == "crowd":
                 result = asyncio.run(crowd(port, paths, args.clients, args.seconds,
-                                           args.one_address))
+                                           args.one_address, not args.identity))
             else:
                 time.sleep(args.seconds)
             n, t = count() - n0, time.monotonic() - t0
@@ -275,7 +284,7 @@ def beside(args: argparse.Namespace) -> None:
         result = None
         if what == "crowd":
             result = asyncio.run(crowd(port, paths, args.clients, args.seconds,
-                                       args.one_address))
+                                       args.one_address, not args.identity))
         else:
             time.sleep(args.seconds)
         n, t = count() - n0, time.monotonic() - t0
@@ -299,6 +308,9 @@ def report(tally: Tally, status_ms: list[float], status_errors: list[int],
           f"{refused / seconds:7.1f}/s refused (429); errors: {five} 5xx, "
           f"{tally.resets} resets, {tally.other} other, {other4} other 4xx "
           f"(statuses {dict(sorted(tally.statuses.items()))})", flush=True)
+    answers = sum(tally.statuses.values())
+    print(f"  crowd's bodies: {tally.body_bytes / max(1, answers) / 1024:.1f} KB an answer, "
+          f"{tally.body_bytes / seconds / 1e6:.1f} MB/s", flush=True)
     print(f"  crowd latency ms:  {percentiles(tally.latencies_ms)}", flush=True)
     print(f"  /api/status probe: {percentiles(status_ms)} ({len(status_ms)} asked, "
           f"{len(status_errors)} failed)", flush=True)
