@@ -555,5 +555,54 @@ class Visitors:
         await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["CACHEABLE", "Buckets", "Counts", "Entry", "Pace", "PublicCache",
-           "VisitorLimits", "Visitors", "public_record_path", "write_public_record"]
+class Corked:
+    """A transport whose writes within one turn of the event loop leave as one send: an
+    answer's head and body (uvicorn writes each on its own) are one segment, one
+    system call and one wake-up of the reader, not two (each system call is also a
+    chance for another thread to take the GIL from the loop that keeps the games'
+    clocks). Anything else is the transport's own."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._parts: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._parts:
+            self._loop.call_soon(self.flush)
+        self._parts.append(bytes(data))
+
+    def flush(self) -> None:
+        """Send what was written so far (if the transport is still open)."""
+        if self._parts:
+            data = b"".join(self._parts)
+            self._parts.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(map(len, self._parts))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def corked_http() -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (httptools) on :class:`Corked` transports (``http=`` of
+    ``uvicorn.Config``)."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class CorkedHttpTools(HttpToolsProtocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(Corked(transport, self.loop))  # type: ignore[arg-type]
+
+    return CorkedHttpTools
+
+
+__all__ = ["CACHEABLE", "Buckets", "Corked", "Counts", "Entry", "Pace", "PublicCache",
+           "VisitorLimits", "Visitors", "corked_http", "public_record_path",
+           "write_public_record"]

@@ -210,3 +210,48 @@ def test_a_client_that_takes_gzip_gets_the_same_answer_in_fewer_bytes(host) -> N
     assert record.json()["logs"] == {}
     small = c.get("/api/leaderboard", headers={"Accept-Encoding": "gzip"})
     assert "content-encoding" not in small.headers and small.json() == []
+
+
+def test_an_answers_head_and_body_leave_in_one_send() -> None:
+    import asyncio
+
+    from arena.host.visitors import Corked
+
+    class Transport:
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
+            self.closed = False
+
+        def write(self, data: bytes) -> None:
+            self.sent.append(data)
+
+        def is_closing(self) -> bool:
+            return self.closed
+
+        def close(self) -> None:
+            self.closed = True
+
+        def get_write_buffer_size(self) -> int:
+            return 0
+
+        def get_extra_info(self, name: str) -> str:
+            return f"info:{name}"
+
+    async def main() -> Transport:
+        t = Transport()
+        c = Corked(t, asyncio.get_running_loop())  # type: ignore[arg-type]
+        c.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        c.write(b"body")
+        assert t.sent == [] and c.get_write_buffer_size() == 23
+        await asyncio.sleep(0)  # the loop's next turn
+        assert t.sent == [b"HTTP/1.1 200 OK\r\n\r\nbody"]
+        c.write(b"last")
+        c.close()  # what is written goes before the close
+        assert (t.sent[-1], t.closed) == (b"last", True)
+        c.write(b"late")
+        await asyncio.sleep(0)
+        assert t.sent[-1] == b"last"  # nothing written on a closed transport
+        assert c.get_extra_info("peername") == "info:peername"
+        return t
+
+    asyncio.run(main())
