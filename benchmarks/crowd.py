@@ -3,7 +3,7 @@ playing rated games, quiet and under a crowd, side by side in one run, and what 
 was served.
 
     .venv/bin/python benchmarks/crowd.py [--clients 64] [--seconds 60] [--concurrency 2]
-        [--one-address] [--database URL] [--url URL]
+        [--one-address] [--identity] [--budget N] [--database URL] [--url URL]
 
 1. `moon host run` as a real process (SQLite unless ``--database``, local runner) with the
    example bots heuristic, random and weak of three participants, playing rated games.
@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import re
 import sqlite3
 import statistics
 import sys
@@ -198,6 +199,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=2, help="the host's game slots")
     ap.add_argument("--one-address", action="store_true",
                     help="every client from one address (no X-Forwarded-For)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="the host's [visitors] requests_per_s (default: its default)")
     ap.add_argument("--identity", action="store_true",
                     help="accept no compression (a script's client, not a browser)")
     ap.add_argument("--database", default=None, help="a PostgreSQL URL (default: SQLite)")
@@ -210,7 +213,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="moon-bench-crowd-"))
     folder = make_competition(tmp / "comp", concurrency=args.concurrency)
     toml = folder / "competition.toml"
-    toml.write_text(toml.read_text().replace("batch_every_s = 2", "batch_every_s = 30"))
+    text = toml.read_text().replace("batch_every_s = 2", "batch_every_s = 30")
+    if args.budget is not None:
+        text = re.sub(r"(?m)^requests_per_s = \S+", f"requests_per_s = {args.budget:g}", text)
+    toml.write_text(text)
     count = ((lambda: finished_pg(args.database)) if args.database
              else (lambda: finished(folder / "host.sqlite")))
     host = HostProcess(folder, args.database).start()
