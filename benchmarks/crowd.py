@@ -18,7 +18,8 @@ was served.
    ``--one-address`` sends none (one visitor with many connections). Meanwhile the games
    are counted as in 2, and ``/api/status`` is asked once a second by a probe of its own.
 4. Quiet again (the machine is shared: its load changes); the quiet figure is the mean of
-   the two.
+   the two. Each window also says the cores the host's own process (its bots apart) and
+   this one (the crowd) used.
 
 ``--url URL`` runs steps 2-4 against a host already running there (`make host-demo`, say:
 the new-user trial of the crowd), its games counted from its ``/api/status``.
@@ -36,7 +37,9 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import os
 import re
+import resource
 import sqlite3
 import statistics
 import sys
@@ -168,6 +171,18 @@ async def crowd(port: int, paths: list[str], clients: int, seconds: float,
     return tally, status_ms, status_errors
 
 
+def host_cpu(pid: int) -> float:
+    """CPU seconds process ``pid`` has used (user and system, its bots apart)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """CPU seconds this process (the crowd) has used."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def finished(db: Path) -> int:
     with contextlib.closing(sqlite3.connect(db, timeout=30)) as conn:
         return int(conn.execute("SELECT count(*) FROM games WHERE kind = 'rated' AND "
@@ -234,8 +249,12 @@ def main() -> None:
                  "/api/status", f"/api/games/{game}/record", "/bots/heuristic"]
         port = int(host.url.rsplit(":", 1)[1])
 
+        assert host.proc is not None
+        pid = host.proc.pid
+
         def window(what: str) -> tuple[float, int]:
             n0, t0 = count(), time.monotonic()
+            cpu0, own0 = host_cpu(pid), own_cpu()
             result = None
             if what == "crowd":
                 result = asyncio.run(crowd(port, paths, args.clients, args.seconds,
@@ -243,9 +262,10 @@ def main() -> None:
             else:
                 time.sleep(args.seconds)
             n, t = count() - n0, time.monotonic() - t0
+            cpu, own = (host_cpu(pid) - cpu0) / t, (own_cpu() - own0) / t
             rate = n * 60 / t
-            print(f"{what:>6}: {n:4d} games in {t:5.1f} s: {rate:6.1f} games/min",
-                  flush=True)
+            print(f"{what:>6}: {n:4d} games in {t:5.1f} s: {rate:6.1f} games/min; cores "
+                  f"used: the host's process {cpu:.2f}, this one's {own:.2f}", flush=True)
             if result is not None:
                 report(*result, t)
                 # signed in: past the cache, so the figures are today's
