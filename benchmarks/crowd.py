@@ -242,9 +242,13 @@ def main() -> None:
             versions.append((token, host.submit(token, tar_folder(EXAMPLES / bot)).json()))
         for token, v in versions:
             assert host.wait_version(token, v["id"])["status"] == "active"
-        while count() < 3:  # a finished game for the crowd to look at
+        game = None  # a finished game for the crowd to look at, its record published (a
+        while game is None:  # set's games are withheld, 409, while the set is played)
             time.sleep(1.0)
-        game = host.ok("GET", "/api/games?status=finished&limit=1")["games"][0]["id"]
+            game = next((g["id"] for g in host.ok(
+                "GET", "/api/games?status=finished&limit=50")["games"]
+                if host.call("GET", f"/api/games/{g['id']}/record").status_code == 200),
+                None)
         paths = ["/", "/games", f"/games/{game}", "/api/leaderboard", "/api/games",
                  "/api/status", f"/api/games/{game}/record", "/bots/heuristic"]
         port = int(host.url.rsplit(":", 1)[1])
