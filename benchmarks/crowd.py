@@ -3,7 +3,7 @@ playing rated games, quiet and under a crowd, side by side in one run, and what 
 was served.
 
     .venv/bin/python benchmarks/crowd.py [--clients 64] [--seconds 60] [--concurrency 2]
-        [--one-address] [--database URL] [--url URL]
+        [--one-address] [--identity] [--budget N] [--database URL] [--url URL]
 
 1. `moon host run` as a real process (SQLite unless ``--database``, local runner) with the
    example bots heuristic, random and weak of three participants, playing rated games.
@@ -18,7 +18,8 @@ was served.
    ``--one-address`` sends none (one visitor with many connections). Meanwhile the games
    are counted as in 2, and ``/api/status`` is asked once a second by a probe of its own.
 4. Quiet again (the machine is shared: its load changes); the quiet figure is the mean of
-   the two.
+   the two. Each window also says the cores the host's own process (its bots apart) and
+   this one (the crowd) used.
 
 ``--url URL`` runs steps 2-4 against a host already running there (`make host-demo`, say:
 the new-user trial of the crowd), its games counted from its ``/api/status``.
@@ -36,6 +37,9 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import os
+import re
+import resource
 import sqlite3
 import statistics
 import sys
@@ -60,12 +64,13 @@ class Tally:
     statuses: collections.Counter[int] = field(default_factory=collections.Counter)
     resets: int = 0
     other: int = 0
+    body_bytes: int = 0
     latencies_ms: list[float] = field(default_factory=list)
 
 
-async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
-    """One HTTP/1.1 response off ``reader``: its status and whether the connection stays
-    open (Content-Length or chunked bodies)."""
+async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool, int]:
+    """One HTTP/1.1 response off ``reader``: its status, whether the connection stays
+    open (Content-Length or chunked bodies) and the bytes of its body."""
     head = await reader.readuntil(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
@@ -74,27 +79,32 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bool]:
         k, _, v = line.partition(":")
         if k:
             headers[k.strip().lower()] = v.strip()
+    size = 0
     if "content-length" in headers:
-        await reader.readexactly(int(headers["content-length"]))
+        size = int(headers["content-length"])
+        await reader.readexactly(size)
     elif headers.get("transfer-encoding", "").lower() == "chunked":
         while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            await reader.readexactly(size + 2)
-            if size == 0:
+            chunk = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            await reader.readexactly(chunk + 2)
+            size += chunk
+            if chunk == 0:
                 break
     elif status not in (204, 304):
-        await reader.read()  # to the end of the connection
-        return status, False
-    return status, headers.get("connection", "").lower() != "close"
+        size = len(await reader.read())  # to the end of the connection
+        return status, False, size
+    return status, headers.get("connection", "").lower() != "close", size
 
 
 async def client(port: int, paths: list[str], start: int, until: float, tally: Tally,
-                 forwarded: str | None) -> None:
+                 forwarded: str | None, gzip: bool = True) -> None:
     """Ask ``paths`` in turns (from ``start``) until ``until`` (monotonic), no think
-    time, on one keep-alive connection at a time."""
+    time, on one keep-alive connection at a time; with ``gzip``, accepting gzip as
+    every browser does."""
     k = start
     conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
     extra = f"X-Forwarded-For: {forwarded}\r\n" if forwarded else ""
+    extra += "Accept-Encoding: gzip, deflate, br\r\n" if gzip else ""
     while time.monotonic() < until:
         path = paths[k % len(paths)]
         k += 1
@@ -106,7 +116,7 @@ async def client(port: int, paths: list[str], start: int, until: float, tally: T
             writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}"
                          "Accept: */*\r\n\r\n".encode())
             await writer.drain()
-            status, keep = await asyncio.wait_for(_read_response(reader), 120)
+            status, keep, size = await asyncio.wait_for(_read_response(reader), 120)
         except (ConnectionError, asyncio.IncompleteReadError):
             tally.resets += 1
             conn = await _close(conn)
@@ -117,6 +127,7 @@ async def client(port: int, paths: list[str], start: int, until: float, tally: T
             continue
         tally.latencies_ms.append((time.perf_counter() - t0) * 1000)
         tally.statuses[status] += 1
+        tally.body_bytes += size
         if not keep:
             conn = await _close(conn)
     await _close(conn)
@@ -138,7 +149,7 @@ async def probe(port: int, until: float, out: list[float], errors: list[int]) ->
             writer.write(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                          b"Connection: close\r\n\r\n")
             await writer.drain()
-            status, _ = await asyncio.wait_for(_read_response(reader), 120)
+            status, _, _ = await asyncio.wait_for(_read_response(reader), 120)
             writer.close()
             out.append((time.perf_counter() - t0) * 1000)
             if status >= 500:
@@ -149,15 +160,27 @@ async def probe(port: int, until: float, out: list[float], errors: list[int]) ->
 
 
 async def crowd(port: int, paths: list[str], clients: int, seconds: float,
-                one_address: bool) -> tuple[Tally, list[float], list[int]]:
+                one_address: bool, gzip: bool = True) -> tuple[Tally, list[float], list[int]]:
     until = time.monotonic() + seconds
     tally, status_ms, status_errors = Tally(), [], []
     await asyncio.gather(
         probe(port, until, status_ms, status_errors),
         *(client(port, paths, i, until, tally,
-                 None if one_address else f"10.{i // 250}.{i % 250}.{1 + i % 7}")
+                 None if one_address else f"10.{i // 250}.{i % 250}.{1 + i % 7}", gzip)
           for i in range(clients)))
     return tally, status_ms, status_errors
+
+
+def host_cpu(pid: int) -> float:
+    """CPU seconds process ``pid`` has used (user and system, its bots apart)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """CPU seconds this process (the crowd) has used."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def finished(db: Path) -> int:
@@ -191,6 +214,10 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=2, help="the host's game slots")
     ap.add_argument("--one-address", action="store_true",
                     help="every client from one address (no X-Forwarded-For)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="the host's [visitors] requests_per_s (default: its default)")
+    ap.add_argument("--identity", action="store_true",
+                    help="accept no compression (a script's client, not a browser)")
     ap.add_argument("--database", default=None, help="a PostgreSQL URL (default: SQLite)")
     ap.add_argument("--url", default=None,
                     help="a host already running there (e.g. make host-demo's)")
@@ -201,7 +228,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="moon-bench-crowd-"))
     folder = make_competition(tmp / "comp", concurrency=args.concurrency)
     toml = folder / "competition.toml"
-    toml.write_text(toml.read_text().replace("batch_every_s = 2", "batch_every_s = 30"))
+    text = toml.read_text().replace("batch_every_s = 2", "batch_every_s = 30")
+    if args.budget is not None:
+        text = re.sub(r"(?m)^requests_per_s = \S+", f"requests_per_s = {args.budget:g}", text)
+    toml.write_text(text)
     count = ((lambda: finished_pg(args.database)) if args.database
              else (lambda: finished(folder / "host.sqlite")))
     host = HostProcess(folder, args.database).start()
@@ -212,25 +242,34 @@ def main() -> None:
             versions.append((token, host.submit(token, tar_folder(EXAMPLES / bot)).json()))
         for token, v in versions:
             assert host.wait_version(token, v["id"])["status"] == "active"
-        while count() < 3:  # a finished game for the crowd to look at
+        game = None  # a finished game for the crowd to look at, its record published (a
+        while game is None:  # set's games are withheld, 409, while the set is played)
             time.sleep(1.0)
-        game = host.ok("GET", "/api/games?status=finished&limit=1")["games"][0]["id"]
+            game = next((g["id"] for g in host.ok(
+                "GET", "/api/games?status=finished&limit=50")["games"]
+                if host.call("GET", f"/api/games/{g['id']}/record").status_code == 200),
+                None)
         paths = ["/", "/games", f"/games/{game}", "/api/leaderboard", "/api/games",
                  "/api/status", f"/api/games/{game}/record", "/bots/heuristic"]
         port = int(host.url.rsplit(":", 1)[1])
 
+        assert host.proc is not None
+        pid = host.proc.pid
+
         def window(what: str) -> tuple[float, int]:
             n0, t0 = count(), time.monotonic()
+            cpu0, own0 = host_cpu(pid), own_cpu()
             result = None
             if what == "crowd":
                 result = asyncio.run(crowd(port, paths, args.clients, args.seconds,
-                                           args.one_address))
+                                           args.one_address, not args.identity))
             else:
                 time.sleep(args.seconds)
             n, t = count() - n0, time.monotonic() - t0
+            cpu, own = (host_cpu(pid) - cpu0) / t, (own_cpu() - own0) / t
             rate = n * 60 / t
-            print(f"{what:>6}: {n:4d} games in {t:5.1f} s: {rate:6.1f} games/min",
-                  flush=True)
+            print(f"{what:>6}: {n:4d} games in {t:5.1f} s: {rate:6.1f} games/min; cores "
+                  f"used: the host's process {cpu:.2f}, this one's {own:.2f}", flush=True)
             if result is not None:
                 report(*result, t)
                 # signed in: past the cache, so the figures are today's
@@ -275,7 +314,7 @@ def beside(args: argparse.Namespace) -> None:
         result = None
         if what == "crowd":
             result = asyncio.run(crowd(port, paths, args.clients, args.seconds,
-                                       args.one_address))
+                                       args.one_address, not args.identity))
         else:
             time.sleep(args.seconds)
         n, t = count() - n0, time.monotonic() - t0
@@ -299,6 +338,9 @@ def report(tally: Tally, status_ms: list[float], status_errors: list[int],
           f"{refused / seconds:7.1f}/s refused (429); errors: {five} 5xx, "
           f"{tally.resets} resets, {tally.other} other, {other4} other 4xx "
           f"(statuses {dict(sorted(tally.statuses.items()))})", flush=True)
+    answers = sum(tally.statuses.values())
+    print(f"  crowd's bodies: {tally.body_bytes / max(1, answers) / 1024:.1f} KB an answer, "
+          f"{tally.body_bytes / seconds / 1e6:.1f} MB/s", flush=True)
     print(f"  crowd latency ms:  {percentiles(tally.latencies_ms)}", flush=True)
     print(f"  /api/status probe: {percentiles(status_ms)} ({len(status_ms)} asked, "
           f"{len(status_errors)} failed)", flush=True)

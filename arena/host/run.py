@@ -73,10 +73,12 @@ def serve(host: Host, address: str | socket.socket,
     import uvicorn
 
     from .app import create_app
+    from .visitors import corked_http
 
     sock = bind(address) if isinstance(address, str) else address
     config = uvicorn.Config(create_app(host), log_level="warning", lifespan="on",
-                            access_log=False, timeout_graceful_shutdown=5)
+                            access_log=False, timeout_graceful_shutdown=5,
+                            http=corked_http())
     server = uvicorn.Server(config)
     bound = sock.getsockname()
 

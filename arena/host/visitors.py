@@ -41,6 +41,7 @@ import os
 import re
 import threading
 import time
+import zlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,6 +131,26 @@ class Entry:
     changes: int = 0
     """The count of changes (:attr:`Visitors.changes`) it was made under: after another
     change it is read anew."""
+    gz: bytes | None = None
+    """``body`` gzipped once, for the clients that accept it (None: not worth it)."""
+
+    @property
+    def gz_etag(self) -> bytes:
+        """The ETag of the gzipped body (another representation: another tag)."""
+        return self.etag[:-1] + b'-gz"'
+
+
+GZIP_MIN = 1024
+"""The smallest body worth gzipping, bytes."""
+
+
+def gzipped(body: bytes) -> bytes | None:
+    """``body`` gzipped (level 6), or None if it is too small for it to pay."""
+    if len(body) < GZIP_MIN:
+        return None
+    c = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: the gzip wrapper
+    out = c.compress(body) + c.flush()
+    return out if len(out) < len(body) * 0.9 else None
 
 
 class PublicCache:
@@ -151,15 +172,19 @@ class PublicCache:
     def put(self, key: str, e: Entry) -> None:
         old = self.entries.pop(key, None)
         if old is not None:
-            self.bytes -= len(old.body)
+            self.bytes -= _size(old)
         if len(e.body) > self.max_bytes // 8:
             return
         self.entries[key] = e
-        self.bytes += len(e.body)
+        self.bytes += _size(e)
         while self.entries and (len(self.entries) > self.max_entries
                                 or self.bytes > self.max_bytes):
             _, gone = self.entries.popitem(last=False)
-            self.bytes -= len(gone.body)
+            self.bytes -= _size(gone)
+
+
+def _size(e: Entry) -> int:
+    return len(e.body) + len(e.gz or b"")
 
 
 class Pace:
@@ -241,6 +266,24 @@ def _wants_fresh(scope: Scope) -> bool:
     cc = _header(scope, b"cache-control").lower()
     return b"no-cache" in cc or b"max-age=0" in cc or b"no-cache" in _header(
         scope, b"pragma").lower()
+
+
+def _accepts_gzip(scope: Scope) -> bool:
+    """Whether the request's ``Accept-Encoding`` takes gzip (named, or ``*``, with a
+    ``q`` other than 0)."""
+    for part in _header(scope, b"accept-encoding").lower().split(b","):
+        coding, _, params = part.partition(b";")
+        if coding.strip() in (b"gzip", b"x-gzip", b"*"):
+            q = params.strip().removeprefix(b"q=")
+            try:
+                return not params.strip() or float(q) > 0
+            except ValueError:
+                return True
+    return False
+
+
+def _etag(body: bytes) -> bytes:
+    return b'"' + hashlib.blake2b(body, digest_size=12).hexdigest().encode() + b'"'
 
 
 def _http_date(t: float) -> bytes:
@@ -429,48 +472,59 @@ class Visitors:
 
     def _entry(self, old: Entry | None, status: int, headers: list[tuple[bytes, bytes]],
                body: bytes) -> Entry:
-        etag = b'"' + hashlib.blake2b(body, digest_size=12).hexdigest().encode() + b'"'
+        etag = _etag(body)
         age = _max_age(headers)  # the route's own say, if any
         ttl = self.limits.ttl_s if age is None else float(age)
         kept = [(k, v) for k, v in headers
                 if k.lower() not in (b"set-cookie", b"content-length", b"etag",
                                      b"last-modified", b"cache-control", b"vary")]
         modified = old.modified if old is not None and old.etag == etag else time.time()
+        gz = old.gz if old is not None and old.etag == etag else gzipped(body)
         return Entry(status, kept, body, etag, modified, time.monotonic() + ttl,
-                     math.ceil(ttl) if ttl > 0 else 0)
+                     math.ceil(ttl) if ttl > 0 else 0, gz=gz)
 
     async def _record_file(self, key: str, game_id: str) -> Entry | None:
         path = public_record_path(self.record_dir, game_id)
+
+        def read() -> tuple[bytes, bytes | None]:  # gzipped off the event loop
+            body = path.read_bytes()
+            return body, gzipped(body)
+
         try:
-            body = await asyncio.to_thread(path.read_bytes)
+            body, gz = await asyncio.to_thread(read)
         except OSError:
             return None
-        entry = self._entry(None, 200, [(b"content-type", b"application/json")], body)
+        old = Entry(0, [], b"", _etag(body), time.time(), 0.0, 0, gz=gz)
+        entry = self._entry(old, 200, [(b"content-type", b"application/json")], body)
         entry.max_age, entry.fresh_until = 3600, time.monotonic() + 60.0
         entry.changes = self.changes
         self.cache.put(key, entry)
         return entry
 
     async def _serve(self, scope: Scope, send: Send, e: Entry) -> None:
-        common = [(b"etag", e.etag), (b"last-modified", _http_date(e.modified)),
+        gz = e.gz is not None and _accepts_gzip(scope)
+        common = [(b"etag", e.gz_etag if gz else e.etag),
+                  (b"last-modified", _http_date(e.modified)),
                   (b"cache-control", b"public, max-age=%d" % e.max_age),
-                  (b"vary", b"Authorization, Cookie")]
+                  (b"vary", b"Authorization, Cookie, Accept-Encoding")]
         if self._not_modified(scope, e):
             self.counts.not_modified += 1
             await send({"type": "http.response.start", "status": 304, "headers": common})
             await send({"type": "http.response.body", "body": b""})
             return
+        body = e.gz if gz and e.gz is not None else e.body
+        extra = [(b"content-encoding", b"gzip")] if gz else []
         await send({"type": "http.response.start", "status": e.status,
-                    "headers": [*e.headers, *common,
-                                (b"content-length", str(len(e.body)).encode())]})
-        await send({"type": "http.response.body", "body": e.body})
+                    "headers": [*e.headers, *common, *extra,
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
     @staticmethod
     def _not_modified(scope: Scope, e: Entry) -> bool:
         inm = _header(scope, b"if-none-match")
         if inm:
             tags = [t.strip().removeprefix(b"W/") for t in inm.split(b",")]
-            return b"*" in tags or e.etag in tags
+            return b"*" in tags or e.etag in tags or (e.gz is not None and e.gz_etag in tags)
         ims = _header(scope, b"if-modified-since")
         if ims:
             try:
@@ -501,5 +555,54 @@ class Visitors:
         await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["CACHEABLE", "Buckets", "Counts", "Entry", "Pace", "PublicCache",
-           "VisitorLimits", "Visitors", "public_record_path", "write_public_record"]
+class Corked:
+    """A transport whose writes within one turn of the event loop leave as one send: an
+    answer's head and body (uvicorn writes each on its own) are one segment, one
+    system call and one wake-up of the reader, not two (each system call is also a
+    chance for another thread to take the GIL from the loop that keeps the games'
+    clocks). Anything else is the transport's own."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._parts: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._parts:
+            self._loop.call_soon(self.flush)
+        self._parts.append(bytes(data))
+
+    def flush(self) -> None:
+        """Send what was written so far (if the transport is still open)."""
+        if self._parts:
+            data = b"".join(self._parts)
+            self._parts.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(map(len, self._parts))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+def corked_http() -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol (httptools) on :class:`Corked` transports (``http=`` of
+    ``uvicorn.Config``)."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class CorkedHttpTools(HttpToolsProtocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(Corked(transport, self.loop))  # type: ignore[arg-type]
+
+    return CorkedHttpTools
+
+
+__all__ = ["CACHEABLE", "Buckets", "Corked", "Counts", "Entry", "Pace", "PublicCache",
+           "VisitorLimits", "Visitors", "corked_http", "public_record_path",
+           "write_public_record"]

@@ -185,3 +185,73 @@ def test_a_database_that_cannot_answer_is_a_503_or_the_stale_copy_never_500(
     assert down.status_code == 503 and down.headers["retry-after"] == "5"
     assert "database" in down.json()["detail"]
     assert c.get("/games").status_code == 503
+
+
+def test_a_client_that_takes_gzip_gets_the_same_answer_in_fewer_bytes(host) -> None:
+    c = client(host)
+    plain = c.get("/", headers={"Accept-Encoding": "identity"})
+    assert plain.status_code == 200 and "content-encoding" not in plain.headers
+    assert int(plain.headers["content-length"]) == len(plain.content) > 1024
+    assert "Accept-Encoding" in plain.headers["vary"]
+    for accept in ("gzip, deflate, br", "br;q=1, gzip;q=0.5", "*"):
+        raw = c.get("/", headers={"Accept-Encoding": accept})
+        assert raw.headers["content-encoding"] == "gzip", accept
+        assert raw.content == plain.content  # decoded by the client: the same page
+        assert int(raw.headers["content-length"]) < len(plain.content) // 2
+        # another representation, another tag; either tag answers 304
+        assert raw.headers["etag"] == plain.headers["etag"][:-1] + '-gz"'
+    for tag in (plain.headers["etag"], raw.headers["etag"]):
+        assert c.get("/", headers={"If-None-Match": tag}).status_code == 304
+    refused = c.get("/", headers={"Accept-Encoding": "gzip;q=0, br"})
+    assert "content-encoding" not in refused.headers and refused.content == plain.content
+    # a record served from its file too; a small answer is not worth it
+    finished_game(host)
+    record = c.get("/api/games/s1-0/record", headers={"Accept-Encoding": "gzip"})
+    assert record.json()["logs"] == {}
+    small = c.get("/api/leaderboard", headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in small.headers and small.json() == []
+
+
+def test_an_answers_head_and_body_leave_in_one_send() -> None:
+    import asyncio
+
+    from arena.host.visitors import Corked
+
+    class Transport:
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
+            self.closed = False
+
+        def write(self, data: bytes) -> None:
+            self.sent.append(data)
+
+        def is_closing(self) -> bool:
+            return self.closed
+
+        def close(self) -> None:
+            self.closed = True
+
+        def get_write_buffer_size(self) -> int:
+            return 0
+
+        def get_extra_info(self, name: str) -> str:
+            return f"info:{name}"
+
+    async def main() -> Transport:
+        t = Transport()
+        c = Corked(t, asyncio.get_running_loop())  # type: ignore[arg-type]
+        c.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        c.write(b"body")
+        assert t.sent == [] and c.get_write_buffer_size() == 23
+        await asyncio.sleep(0)  # the loop's next turn
+        assert t.sent == [b"HTTP/1.1 200 OK\r\n\r\nbody"]
+        c.write(b"last")
+        c.close()  # what is written goes before the close
+        assert (t.sent[-1], t.closed) == (b"last", True)
+        c.write(b"late")
+        await asyncio.sleep(0)
+        assert t.sent[-1] == b"last"  # nothing written on a closed transport
+        assert c.get_extra_info("peername") == "info:peername"
+        return t
+
+    asyncio.run(main())
