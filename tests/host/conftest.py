@@ -19,19 +19,19 @@ Which tests run on PostgreSQL too, and why: those whose SQL could differ between
   migrations, the restart and its recovery, raw and page queries (test_page_queries.py,
   the leaderboard's tally), NUL characters (which PostgreSQL refuses), quotas.
 - One long flow end to end: test_host_final.py, a whole competition through a real `moon
-  host run` by itself (registration, the season and its placement series, the freeze,
-  the final with a restart mid-final, the end, the export). Its statements are the parts'
-  above, but a real host on PostgreSQL is more than its statements (its processes and
-  connections across restarts, the batch worker's fits, the export's reads while it
-  serves), and one flow that goes through every phase shows that on PostgreSQL for the
-  price of one run (about 2 min), not one a flow.
+  host run` by itself with real bots (registration, the season with its challenges, the
+  disabled bot and participant and its placement series, the freeze, the final with a
+  restart mid-final and the embargo's crawl, the end, the export and a void). Its
+  statements are the parts' above, but a real host on PostgreSQL is more than its
+  statements (its processes and connections across restarts, the batch worker's fits,
+  the export's reads while it serves), and one flow that goes through every phase shows
+  that on PostgreSQL for the price of one run (about 2-3 min), not one a flow.
 
 A test marked ``one_database`` runs on SQLite alone: its subject is the host's policy
 (the build queue's order, a slow bot's share of the slots, forfeits), or it is another
-long flow through a real `moon host run` with real bots (the e2e competition, placement
-of a version that joins later, the embargo's crawl, challenges end to end) whose queries
-the parts above run on PostgreSQL in process, in seconds, not minutes, and whose host on
-PostgreSQL the flow above has shown."""
+long flow through a real `moon host run` with real bots (the e2e competition, no two
+games of one set at once, the crowd) whose queries the parts above run on PostgreSQL in
+process, in seconds, not minutes, and whose host on PostgreSQL the flow above has shown."""
 
 from __future__ import annotations
 
