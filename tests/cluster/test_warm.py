@@ -136,19 +136,23 @@ def test_a_fork_server_killed_mid_game_voids_that_game_and_the_worker_recovers(
     assert len(now) == 1 and now[0] not in killed
 
 
-def test_the_node_example_bot_plays_on_a_worker(own_cluster, tmp_path):
-    own_cluster.add_worker("n1", "seats=3")
+def test_the_example_bots_of_four_languages_play_on_a_worker(own_cluster, tmp_path):
+    # Go, Rust (through the stdio bridge), Node.js and Python at one table of moon4: each
+    # unpacked alone in the worker's cache, built there when it needs a build
+    own_cluster.add_worker("n1", "seats=4")
+    names = ("go-heuristic", "rust-stdio", "node-heuristic", "heuristic")
 
     async def main() -> None:
-        async with DaskExecutor(own_cluster.address, tmp_path / "recs", players=3) as ex:
-            g = await ex.play(game("node-1", ("node-heuristic", "heuristic", "random"),
-                                   hands=2))
-            # the bot loads the protocol from ../../proto in the repository; unpacked
-            # alone in the worker's cache it finds the copy its artifact carries
+        async with DaskExecutor(own_cluster.address, tmp_path / "recs", players=4) as ex:
+            g = await ex.play(game("langs-1", names, hands=2))
+            # the Node bot loads the protocol from ../../proto in the repository; alone in
+            # the worker's cache it finds the copy its artifact carries
             assert g.faults == () and g.result.termination.scored, g.faults
-            # the random bot is not seeded: a made moon bid would end the game at hand 1
+            # a made moon bid would end the game at hand 1
             assert g.result.hands_played == 2 or (
                 g.result.hands_played == 1 and g.result.termination is Termination.MOON)
+        record = json.loads((tmp_path / "recs" / "langs-1.json").read_text())
+        assert [seat["name"] for seat in record["seats"]] == list(names)
 
     asyncio.run(main())
     cached = list((own_cluster.cache("n1") / "bots").iterdir())
