@@ -3,7 +3,7 @@ and of `moon ladder run` on the same bots, rules and time control, in one run, a
 host's memory as games accumulate.
 
     .venv/bin/python benchmarks/host.py [--games 1000] [--window 48] [--concurrency 2]
-        [--diagnostics] [--memory-only] [--host-env NAME=VALUE ...]
+        [--repeat 3] [--diagnostics] [--memory-only] [--host-env NAME=VALUE ...]
 
 1. A ladder of heuristic, random and weak (duplicate sets of 6 games) through the real
    runner; its sustained rate is timed from its first finished game to its last.
@@ -13,6 +13,10 @@ host's memory as games accumulate.
 3. The ladder again (the machine is shared: its load changes), then the host, restarted,
    plays on to ``games`` games; its resident memory (VmRSS of the host process,
    bots aside) is printed every 100 games, to show it stays flat.
+
+Steps 1 and 2 and the ladder again are one repetition; ``--repeat R`` makes R of them, each
+with a new host, and prints the overhead's median [min-max] over them. Step 3 restarts the
+last host.
 
 Prints the two rates side by side and the host's overhead (ladder rate / host rate; the
 aim is at most 1.1). A figure, not a test: the machine is shared and noisy.
@@ -43,6 +47,7 @@ import json
 import math
 import os
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -161,6 +166,8 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=1000, help="host games for the memory run")
     ap.add_argument("--window", type=int, default=48, help="games timed for the rates")
     ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rate measurements, each with a new host (the median is printed)")
     ap.add_argument("--diagnostics", action="store_true",
                     help="print where the host's memory is, beside VmRSS")
     ap.add_argument("--memory-only", action="store_true", help="skip the rates")
@@ -177,6 +184,25 @@ def main() -> None:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(DIAG_DIR), os.environ.get("PYTHONPATH", "")) if p)
 
+    overheads = []
+    folder = tmp
+    for k in range(1 if args.memory_only else args.repeat):
+        if args.repeat > 1 and not args.memory_only:
+            print(f"repetition {k + 1} of {args.repeat}:", flush=True)
+        folder, overhead = repetition(args, tmp / f"r{k}", env)
+        overheads.append(overhead)
+    if len(overheads) > 1:
+        ordered = sorted(overheads)
+        print(f"host overhead over {len(ordered)} repetitions: median "
+              f"{statistics.median(ordered):.2f}x [{ordered[0]:.2f}-{ordered[-1]:.2f}] "
+              "(each a new host; aim <= 1.1)", flush=True)
+    memory(args, folder, env, inside)
+
+
+def repetition(args: argparse.Namespace, tmp: Path, env: dict[str, str]
+               ) -> tuple[Path, float]:
+    """The ladder, a new host on the same bots, the ladder again: the host's competition
+    folder and its overhead (mean ladder rate / host rate; 0.0 with ``--memory-only``)."""
     if args.memory_only:
         n_ladder = 0
     else:
@@ -204,13 +230,14 @@ def main() -> None:
             time.sleep(2.0)
     finally:
         host.stop()
-    if not args.memory_only:
-        rates(args, tmp, folder, n0, n_ladder, ladder_a, wall_a)
-    memory(args, folder, env, inside)
+    if args.memory_only:
+        return folder, 0.0
+    return folder, rates(args, tmp, folder, n0, n_ladder, ladder_a, wall_a)
 
 
 def rates(args: argparse.Namespace, tmp: Path, folder: Path, n0: int, n_ladder: int,
-          ladder_a: float, wall_a: float) -> None:
+          ladder_a: float, wall_a: float) -> float:
+    """Prints the host's rate, the ladder's again and the overhead; returns the overhead."""
     hosted, n_host, wall_ms = host_rate(folder / "host.sqlite", n0 + 1, n_ladder)
     print(f"host:   {n_host} games, {hosted:.1f} games/min sustained", flush=True)
 
@@ -222,11 +249,11 @@ def rates(args: argparse.Namespace, tmp: Path, folder: Path, n0: int, n_ladder: 
           flush=True)
     print(f"mean game wall time: ladder {(wall_a + ladder_wall) / 2:.0f} ms, host "
           f"{wall_ms:.0f} ms", flush=True)
-
+    return ladder / hosted
 
 
 def memory(args: argparse.Namespace, folder: Path, env: dict[str, str], inside: Path) -> None:
-    """The same host, restarted, plays on to ``args.games`` games; its memory every 100."""
+    """The last host, restarted, plays on to ``args.games`` games; its memory every 100."""
     host = HostProcess(folder, None, env).start()
     try:
         assert host.proc is not None

@@ -20,7 +20,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "distributed.py": ["--boards", "1", "--workers", "1", "--repeat", "1", "--max-hands", "1"],
     "engine.py": ["--seconds", "0.2", "--runs", "1"],
     "escapees.py": ["--games", "1"],
-    "host.py": ["--games", "12", "--window", "6", "--diagnostics"],
+    "host.py": ["--games", "12", "--window", "6", "--repeat", "1", "--diagnostics"],
     "ladder.py": ["--boards", "1"],
     "ladder_cpu.py": ["--boards", "1", "--reps", "1"],
     "local.py": ["--boards", "1", "--games", "12"],
