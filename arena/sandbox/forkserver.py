@@ -218,10 +218,12 @@ class ForkServer:
         """Whether the server runs (started, not closed, not dead)."""
         return self.proc is not None and self.proc.poll() is None
 
-    def spawn(self, request: dict[str, Any], log_fd: int) -> tuple[socket.socket, int]:
+    def spawn(self, request: dict[str, Any], log_fd: int
+              ) -> tuple[socket.socket, int, bytes]:
         """Fork a bot: ``request`` says what (see :func:`_child`), ``log_fd`` is where its
         stdout and stderr go. Returns the connection (on which its exit status comes, a
-        JSON line ``{"exit": rc}``) and its pid.
+        JSON line ``{"exit": rc}``), its pid, and what came after the pid's line (a bot
+        that exits at once: its exit status, in the same read).
 
         Raises:
             OSError: the server is gone or could not fork.
@@ -232,12 +234,12 @@ class ForkServer:
             conn.connect(self.path)
             data = json.dumps(request).encode() + b"\n"
             socket.send_fds(conn, [data], [log_fd])
-            reply = _read_line(conn)
+            reply, rest = _read_line(conn)
             answer = json.loads(reply) if reply else {}
             if "pid" not in answer:
                 raise OSError(answer.get("error") or "the fork server closed the connection")
             conn.settimeout(None)
-            return conn, int(answer["pid"])
+            return conn, int(answer["pid"]), rest
         except (OSError, ValueError) as e:
             conn.close()
             raise OSError(f"fork server: {e}") from None
@@ -262,14 +264,16 @@ class ForkServer:
             self._tmp = None
 
 
-def _read_line(conn: socket.socket) -> bytes:
+def _read_line(conn: socket.socket) -> tuple[bytes, bytes]:
+    """The first line that comes on ``conn`` (stripped), and what came after it."""
     buf = b""
-    while not buf.endswith(b"\n"):
+    while b"\n" not in buf:
         chunk = conn.recv(4096)
         if not chunk:
             break
         buf += chunk
-    return buf.strip()
+    line, _, rest = buf.partition(b"\n")
+    return line.strip(), rest
 
 
 class _ForkedChild:
@@ -278,12 +282,12 @@ class _ForkedChild:
     (``poll``, ``wait``). A server that died without saying counts as SIGKILL (its
     children get SIGKILL when it dies)."""
 
-    def __init__(self, conn: socket.socket, pid: int) -> None:
+    def __init__(self, conn: socket.socket, pid: int, buf: bytes = b"") -> None:
         self.conn = conn
         self.pid = pid
         self.returncode: int | None = None
         self._lock = threading.Lock()
-        self._buf = b""
+        self._buf = buf  # what the server said after the pid (its exit, if that quick)
 
     def _read(self, timeout_s: float) -> None:
         import select
@@ -291,21 +295,22 @@ class _ForkedChild:
         with self._lock:
             if self.returncode is not None:
                 return
-            ready, _, _ = select.select([self.conn], [], [], timeout_s)
-            if not ready:
-                return
-            try:
-                chunk = self.conn.recv(4096)
-            except OSError:
-                chunk = b""
-            self._buf += chunk
+            if b"\n" not in self._buf:
+                ready, _, _ = select.select([self.conn], [], [], timeout_s)
+                if not ready:
+                    return
+                try:
+                    chunk = self.conn.recv(4096)
+                except OSError:
+                    chunk = b""
+                self._buf += chunk
+                if not chunk and b"\n" not in self._buf:
+                    self.returncode = -signal.SIGKILL
             if b"\n" in self._buf:
                 try:
                     self.returncode = int(json.loads(self._buf.split(b"\n")[0])["exit"])
                 except (ValueError, KeyError, TypeError):
                     self.returncode = -signal.SIGKILL
-            elif not chunk:
-                self.returncode = -signal.SIGKILL
             if self.returncode is not None:
                 self.conn.close()
 
@@ -368,7 +373,7 @@ class ForkedProcess(LocalProcess):
         log = open(self.log_path, "wb")  # noqa: SIM115 - the drain thread closes it
         read_fd, write_fd = os.pipe()
         try:
-            conn, pid = self.server.spawn(request, write_fd)
+            conn, pid, said = self.server.spawn(request, write_fd)
         except OSError as e:  # the server's failure, never the bot's: start it as a process
             log.close()
             os.close(read_fd)
@@ -381,7 +386,7 @@ class ForkedProcess(LocalProcess):
             super().start()
             return
         os.close(write_fd)
-        self.proc = _ForkedChild(conn, pid)  # type: ignore[assignment]
+        self.proc = _ForkedChild(conn, pid, said)  # type: ignore[assignment]
         self.containment.started(pid)
         self._drain = _LogDrain(read_fd, log, self.spec.name)
         self._drain.start()

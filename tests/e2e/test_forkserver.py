@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -25,7 +27,7 @@ from arena.core.timecontrol import TimeControl
 from arena.errors import ConfigError, InfrastructureError
 from arena.executor.local import FinishedGame, GameRequest, LocalExecutor
 from arena.sandbox.containment import cgroup_parent
-from arena.sandbox.forkserver import forkable
+from arena.sandbox.forkserver import _ForkedChild, _read_line, forkable
 
 MOON3 = Ruleset.preset("moon3")
 TC = TimeControl(startup_ms=30_000)
@@ -248,13 +250,18 @@ def folder_bot(tmp_path: Path, name: str, files: dict[str, str]) -> BotSpec:
     {"bot.py": "import moon_sdk\nimport helper\n", "helper.py": "def f(:\n    pass\n"},
     {"bot.py": "import moon_sdk\n\ndef go():\n    raise ValueError('boom')\n\ngo()\n"},
 ], ids=["syntax", "syntax-in-import", "raises"])
-def test_a_broken_bots_error_reaches_its_log_as_from_a_started_process(tmp_path, files):
+def test_a_broken_bots_error_reaches_its_log_as_from_a_started_process(tmp_path, files,
+                                                                       caplog):
     bot = folder_bot(tmp_path, "broken", files)
     assert forkable(bot) is not None
     tc = TimeControl(startup_ms=10_000)
     request = [GameRequest("broken", (bot, example("weak"), probe()), MOON3, "moon3", 1,
                            tc)]
-    (forked,), _ = play(tmp_path, request, fork=True)
+    with caplog.at_level(logging.INFO, logger="arena"):
+        (forked,), _ = play(tmp_path, request, fork=True)
+    # it was forked, not started as a process after all: a bot that exits at once has its
+    # exit status come in the same read as its pid, which is not the server's failure
+    assert not [r.getMessage() for r in caplog.records if "as a process" in r.getMessage()]
     (started,), _ = play(tmp_path, request, fork=False)
     log = seat_log(forked, 0)
     assert log == seat_log(started, 0)  # the interpreter's report, word for word
@@ -262,6 +269,19 @@ def test_a_broken_bots_error_reaches_its_log_as_from_a_started_process(tmp_path,
     assert log.splitlines()[-1].startswith(("SyntaxError", "ValueError: boom"))
     assert [f.reason.key for f in forked.faults] == [f.reason.key for f in started.faults]
     assert forked.faults and forked.faults[0].seat == 0
+
+
+def test_a_bot_that_exits_before_its_pid_is_read_is_still_seen_forked():
+    """The server writes the pid, then the exit status when the child has ended; a bot
+    that dies at once (on a loaded machine, before the arena reads) puts both lines in
+    one read: the pid's line is the answer, the exit status the child's."""
+    ours, server = socket.socketpair()
+    with ours, server:
+        server.sendall(b'{"pid": 41}\n{"exit": 3}\n')
+        line, rest = _read_line(ours)
+        assert json.loads(line) == {"pid": 41}
+        child = _ForkedChild(ours, 41, rest)
+        assert child.poll() == 3 and child.wait(1) == 3
 
 
 def diff_bot(name: str = "diff") -> BotSpec:
