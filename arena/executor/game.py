@@ -133,6 +133,9 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
     match = referee.create_match(ruleset, [(b.name, b.version) for b in bots], preset=preset,
                                  seed=seed, tc=tc, match_id=match_id, seat_clocks=seat_clocks,
                                  match_cls=match_cls)
+    # written once, below, with the bots' output tails and off the event loop (its JSON
+    # and fsync would hold up the turns of every other game and the host's pages)
+    match.record_at_finish = False
     if on_start is not None:
         on_start(match)
     logs = log_dir or (referee.record_dir / "logs" if referee.record_dir else None)
@@ -191,7 +194,11 @@ async def play_game(referee: Referee, endpoint: Endpoint, bots: list[BotSpec],
             await asyncio.sleep(0.025)
         await asyncio.gather(*(loop.run_in_executor(_STARTER, p.kill) for p in procs))
         match.logs = {i: p.log_tail() for i, p in enumerate(procs)}
-        match.write_record()
+        try:
+            await loop.run_in_executor(None, match.write_record)
+        except asyncio.CancelledError:  # stopped meanwhile: written here, then stopped
+            match.write_record()
+            raise
         if tmp is not None:
             tmp.cleanup()
     return match

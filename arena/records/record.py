@@ -57,7 +57,10 @@ def result_dict(r: GameResult | None) -> dict[str, Any]:
 def write_json_atomic(path: str | Path, data: dict[str, Any]) -> None:
     """Write JSON to ``path`` atomically (temp file + rename), so a crash never leaves a
     half-written record."""
-    write_atomic(path, (json.dumps(data, indent=1) + "\n").encode())
+    # compact, one line: an indented document goes through the json module's pure-Python
+    # encoder, some 40 times slower (12 ms against 0.3 ms for a 40 KB record), and every
+    # game's record is written on a busy host (`python -m json.tool` indents one to read)
+    write_atomic(path, (json.dumps(data, separators=(",", ":")) + "\n").encode())
 
 
 def write_atomic(path: str | Path, data: bytes, sync: bool = True) -> None:

@@ -528,6 +528,9 @@ class Match:
         self.record_path = ""
         self.record_error: OSError | None = None
         """Why the record's last write failed (a full disk, say); None once written."""
+        self.record_at_finish = True
+        """Whether the match writes its record as it ends (on the event loop); a caller that
+        writes it afterwards itself (:func:`arena.executor.game.play_game`) turns it off."""
         self.logs: dict[int, str] = {}
         self.inbox = Inbox()
         self.done = asyncio.Event()
@@ -799,7 +802,8 @@ class Match:
         self._turn = None
         self.inbox.close()
         self._emit(game_ended=result_to_pb(result))
-        self.write_record()
+        if self.record_at_finish:
+            self.write_record()
         for s in self.seats:
             if s.link is not None:
                 s.link.close()
