@@ -3,7 +3,8 @@ places hold as a whole table? Simulated ladders with known strengths, today's me
 beside the previous ones, per setting, in one run.
 
     .venv/bin/python benchmarks/rating_coverage.py [--ladders 200] [--bootstrap 200]
-        [--quick] [--only TEXT] [--method all|sets+pct,before,now] [--power]
+        [--quick] [--only TEXT] [--skip TEXT] [--method all|sets+pct,before,refit,now,sandwich]
+        [--power]
 
 The ladders come from ``tests/stats/ladder_sim.py`` (the project's schedule; Plackett–Luce
 finishing orders, or team Bradley–Terry with 4 players, plus a per-board, per-seat deal
@@ -13,7 +14,10 @@ deal-averaged strength, computed from the model). Methods:
 - ``now``: the project's :func:`arena.ladder.ratings.rate` (a bootstrap of whole boards
   of the results as played, t quantile with boards − 1 degrees of freedom and a floor,
   the scale anchored on the strongly connected part of the results, one-sided bounds from
-  softened results only where the data cannot bound, places by Holm's step-down).
+  softened results only where the data cannot bound, places by Holm's step-down; a
+  resample that separates bots the results do not is one Newton step from the point fit).
+- ``refit``: the same with every resample refitted (:class:`RefitFit`: the method before
+  the one-step resamples, whose separated resamples' gaps the prior held).
 - ``sandwich``: the same with every two-sided standard error cluster-robust by board
   (:class:`SandwichFit`: the sandwich at the point fit) instead of the bootstrap's
   standard deviation, a candidate measured beside it.
@@ -24,10 +28,11 @@ deal-averaged strength, computed from the model). Methods:
   percentiles as the interval and the share of resamples as LOS (the ladder's method
   before the bootstrap resampled boards).
 
-Settings: evenly spread fields (3 or 8 bots, 3 or 4 players, 4 or 24 boards, no deal luck
-or strong), two equal bots and a weaker one, a field with a bot that always loses (3 and 4
-players), 8 bots in 4 pairs of equal strength, and a tie-heavy field (half the games end
-with every side tied), at 4, 12 and 48 boards.
+Settings, each at 4, 12 and 48 boards: evenly spread fields (3 or 8 bots, 3 or 4 players,
+no deal luck or strong), two equal bots and a weaker one, a field with a bot that always
+loses (3 and 4 players), 8 bots in 4 pairs of equal strength, a tie-heavy field (half the
+games end with every side tied), and 4 bots with 4 players. (The 4-player 8-bot fields
+take minutes a setting: ``--skip "4p 8 bots"``, or fewer ``--ladders`` for them.)
 
 Columns: coverage of the bots' ratings (the truth taken relative to the method's anchor),
 of the differences of every pair, the same of the two-sided intervals alone ("2-sided": a
@@ -107,7 +112,23 @@ class SandwichFit(BoardFit):
 
 def sandwich(games, bots, bootstrap, seed) -> Scored:  # noqa: ANN001
     """The ratings with :class:`SandwichFit`, places by Holm's step-down."""
-    bf = SandwichFit(boards_of(games), bots, bootstrap=bootstrap, seed=seed)
+    return _scored(SandwichFit(boards_of(games), bots, bootstrap=bootstrap, seed=seed), bots)
+
+
+class RefitFit(BoardFit):
+    """The project's fit before the one-step resamples: every resample refitted, those
+    that separate bots the results do not included (their gap held by the prior)."""
+
+    one_step_apart = False
+
+
+def refit(games, bots, bootstrap, seed) -> Scored:  # noqa: ANN001
+    """The ratings with :class:`RefitFit`, places by Holm's step-down."""
+    return _scored(RefitFit(boards_of(games), bots, bootstrap=bootstrap, seed=seed), bots)
+
+
+def _scored(bf: BoardFit, bots: list[str]) -> Scored:
+    """What a fit says of one ladder, its places by Holm's step-down."""
     table = leaderboard(bf)
     shown = places([r.los_next for r in table])
     place = {r.bot: int(p.rstrip("=")) for r, p in zip(table, shown, strict=True)}
@@ -128,6 +149,7 @@ class BeforeFit(BoardFit):
 
     prior_sigma = 3.0
     margin_floor = 0.0
+    one_step_apart = False
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
         super().__init__(*args, **kwargs)
@@ -190,13 +212,16 @@ LOSER = -3000.0
 """A bot that always loses (Elo): it finishes ahead about once in 10⁵ comparisons."""
 EQUAL_PAIRS = (150.0, 150.0, 50.0, 50.0, -50.0, -50.0, -150.0, -150.0)
 """8 bots in 4 pairs of equal strength (Elo)."""
-SETTINGS = ([Setting(p, n, g, tau) for p in (3, 4) for n in (3, 8) for g in (4, 24)
+BOARDS = (4, 12, 48)
+"""The numbers of boards every setting is measured at."""
+SETTINGS = ([Setting(p, n, g, tau) for p in (3, 4) for n in (3, 8) for g in BOARDS
              for tau in (0.0, 1.5)]
-            + [Setting(3, 3, g, 1.5, strengths=(50.0, 50.0, -100.0)) for g in (4, 24)]
+            + [Setting(3, 3, g, 1.5, strengths=(50.0, 50.0, -100.0)) for g in BOARDS]
             + [Setting(p, 5, g, 1.5, strengths=(150.0, 50.0, -50.0, -150.0, LOSER))
-               for p in (3, 4) for g in (4, 12, 48)]
-            + [Setting(3, 8, g, 1.5, strengths=EQUAL_PAIRS) for g in (4, 12, 48)]
-            + [Setting(p, 3, g, 1.5, ties=0.5) for p in (3, 4) for g in (4, 12, 48)])
+               for p in (3, 4) for g in BOARDS]
+            + [Setting(3, 8, g, 1.5, strengths=EQUAL_PAIRS) for g in BOARDS]
+            + [Setting(p, 3, g, 1.5, ties=0.5) for p in (3, 4) for g in BOARDS]
+            + [Setting(4, 4, g, 1.5) for g in BOARDS])
 
 
 POWER_GAPS = (25.0, 50.0, 100.0)
@@ -233,8 +258,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="40 ladders, 100 resamples")
     ap.add_argument("--only", default="", help="only the settings whose name holds this")
+    ap.add_argument("--skip", default="", help="leave out the settings whose name holds this")
     ap.add_argument("--method", default="all",
-                    help="all, or some of sets+pct, before, now, sandwich (comma-separated)")
+                    help="all, or some of sets+pct, before, refit, now, sandwich "
+                    "(comma-separated)")
     ap.add_argument("--power", action="store_true",
                     help="Holm's power cost in fields of truly different bots instead")
     a = ap.parse_args()
@@ -250,9 +277,9 @@ def main() -> None:
           f"{'n/a':>5} {'1-side':>6} {'wrong':>5} {'apart':>5} {'LOS≥95% right':>15} "
           f"{'tied':>5} {'s':>4}")
     methods = (("sets+pct", sets_percentile), ("before", before), ("now", project_method),
-               ("sandwich", sandwich))
+               ("refit", refit), ("sandwich", sandwich))
     for s in SETTINGS:
-        if a.only not in str(s):
+        if a.only not in str(s) or (a.skip and a.skip in str(s)):
             continue
         for name, method in methods:
             if a.method != "all" and name not in a.method.split(","):

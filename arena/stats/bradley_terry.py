@@ -14,7 +14,11 @@ seats at every table that plays it), so the unit of resampling is the *board*: a
 groups and tables that played it, together. The interval is the point fit ± t × SE, with
 SE from the bootstrap spread scaled by √(G/(G − 1)) and t the quantile of Student's t
 with G − 1 degrees of freedom, G the number of boards (:mod:`.intervals`), and the
-margin t × SE is never below a floor of :data:`MARGIN_FLOOR` / √G.
+margin t × SE is never below a floor of :data:`MARGIN_FLOOR` / √G. A resample that
+separates bots the results do not (it drew none of the boards of a pair's only upsets)
+would have its gap held by the prior alone, a figure of the prior rather than of the
+data, and so inflate the spread; such a resample is one Newton step of its own posterior
+from the point fit instead (the one-step bootstrap), every other resample a full refit.
 
 Degenerate data. When some bots never finished behind some others (the "beat graph",
 with an edge from every side that was ever ahead to the side it was ahead of, is not
@@ -184,6 +188,37 @@ def fit_weights(x: np.ndarray, w: np.ndarray, prior_sigma: float = PRIOR_SIGMA,
     return theta[0] if single else theta
 
 
+def newton_step(x: np.ndarray, w: np.ndarray, theta: np.ndarray,
+                prior_sigma: float = PRIOR_SIGMA) -> np.ndarray:
+    """One Newton step of the posterior from ``theta`` (``(n,)``, natural units) for each
+    row of weights ``w`` (``(R, K)``) on design ``x`` (``(K, n)``): the gradient and
+    Hessian of each row's own posterior at ``theta``, the step, centred on the mean (the
+    one-step bootstrap's replicate). Returns ``(R, n)``."""
+    lam = 1.0 / prior_sigma ** 2
+    p = expit(x @ theta)
+    grad = (w * (1.0 - p)) @ x - lam * theta
+    hess = np.einsum("rk,ki,kj->rij", w * (p * (1.0 - p)), x, x) + lam * np.eye(x.shape[1])
+    out: np.ndarray = theta + np.linalg.solve(hess, grad[..., None])[..., 0]
+    centred: np.ndarray = out - out.mean(axis=1, keepdims=True)
+    return centred
+
+
+def reach_of(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``(R, n, n)``: for each row of weights ``w`` (``(R, K)``) on design ``x``
+    (``(K, n)``), whether a chain of 'was ahead of' leads from bot i to bot j (every bot
+    reaches itself)."""
+    played = (w > 0).astype(float)
+    ahead, behind = (x > 0).astype(float), (x < 0).astype(float)
+    beat: np.ndarray = (np.einsum("ki,rk,kj->rij", ahead, played, behind) > 0) \
+        | np.eye(x.shape[1], dtype=bool)
+    while True:
+        b = beat.astype(float)
+        nxt = beat | (b @ b > 0)
+        if (nxt == beat).all():
+            return beat
+        beat = nxt
+
+
 def fit(comps: Sequence[Comparison], bots: Sequence[str]) -> dict[str, float]:
     """Maximum a posteriori strengths θ (natural units, mean 0) of ``bots`` from
     ``comps`` (see the module doc).
@@ -219,6 +254,9 @@ class BoardFit:
     margin_floor = MARGIN_FLOOR
     """The floor of a one-board interval's half-width (natural units; see
     :data:`MARGIN_FLOOR`)."""
+    one_step_apart = True
+    """A resample that separates bots the results do not is one Newton step from the
+    point fit, not a refit (see the module doc)."""
 
     def __init__(self, boards: Mapping[Board, Iterable[Comparison]], bots: Sequence[str],
                  bootstrap: int = 200, seed: int = 0, center: float = 1500.0) -> None:
@@ -240,12 +278,26 @@ class BoardFit:
         when no such part holds two bots."""
         self.samples = np.zeros((0, n))
         """Strengths refitted to resamples of the results as played (two-sided figures)."""
-        counts: np.ndarray = np.zeros((0, self.boards))
+        counts: np.ndarray = np.zeros((0, self.boards), dtype=int)
+        self.apart = np.zeros(0, dtype=bool)
+        """Which resamples separate bots the results do not (one Newton step each)."""
         if bootstrap > 0 and self.boards >= 2 and len(d.rows):
             rng = np.random.default_rng(seed)
             counts = rng.multinomial(self.boards, np.full(self.boards, 1 / self.boards),
                                      size=bootstrap)
-            self.samples = fit_weights(d.x, counts @ d.w, self.prior_sigma)
+            weights = counts @ d.w
+            self.samples = fit_weights(d.x, weights, self.prior_sigma)
+            self.apart = np.zeros(len(counts), dtype=bool)
+            if self.one_step_apart:
+                # a resample that separates bots the results do not (it missed the boards
+                # of a pair's only upsets) has its gap held by the prior alone: one Newton
+                # step from the point fit measures it instead
+                self.apart = (reach_of(d.x, weights) != self.reach).any(axis=(1, 2))
+                if self.apart.any():
+                    self.samples[self.apart] = newton_step(
+                        d.x, weights[self.apart], self.theta, self.prior_sigma)
+        self.counts = counts
+        """The bootstrap's resamples: how many times each board is drawn in each."""
         separated = not self.reach.all()
         if separated:
             # the softened copy only bounds what the results cannot: the two-sided
@@ -432,4 +484,4 @@ class BoardFit:
 
 
 __all__ = ["ELO", "LEVEL", "PRIOR_SIGMA", "MARGIN_FLOOR", "BoardFit", "Comparison", "Design", "fit",
-           "fit_weights"]
+           "fit_weights", "newton_step", "reach_of"]
