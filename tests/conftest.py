@@ -124,8 +124,8 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
 def _longest_first(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Sort ``items`` by their unit of work's time in the last run (the cache), longest
     first; units of no known time keep their order, the :data:`SHARED` groups first."""
-    took: dict[str, float] = (config.cache.get(DURATIONS_KEY, {})
-                              if config.cache is not None else {})
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    took: dict[str, float] = cache.get(DURATIONS_KEY, {}) if cache is not None else {}
     total: dict[str, float] = {}
     first: dict[str, int] = {}
     for i, item in enumerate(items):
@@ -201,8 +201,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     xdist, which hears every worker's reports); kill what this worker's bots left in its
     cgroup parent and remove it."""
     config = session.config
-    if _TOOK and config.cache is not None and not hasattr(config, "workerinput"):
-        config.cache.set(DURATIONS_KEY, {**config.cache.get(DURATIONS_KEY, {}), **_TOOK})
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    if _TOOK and cache is not None and not hasattr(config, "workerinput"):
+        cache.set(DURATIONS_KEY, {**cache.get(DURATIONS_KEY, {}), **_TOOK})
     if _CGROUPS is None or not _CGROUPS.is_dir():
         return
     from arena.sandbox import containment
