@@ -21,7 +21,7 @@ FAST = (
     "test_bot_replies.py", "test_server_watchdog.py", "test_observation_reader.py",
     "test_referee_startup.py",
     "test_doctests.py", "test_sdk_docs.py", "test_codegen.py", "test_docs.py",
-    "test_config_documents.py",
+    "test_config_documents.py", "test_work_units.py",
     # the CLI through click's CliRunner
     "test_cli.py", "test_cli_stops.py", "test_help.py", "test_builds_seen.py",
     "ladder/test_bot_names.py",
