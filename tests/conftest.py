@@ -21,7 +21,7 @@ FAST = (
     "test_bot_replies.py", "test_server_watchdog.py", "test_observation_reader.py",
     "test_referee_startup.py",
     "test_doctests.py", "test_sdk_docs.py", "test_codegen.py", "test_docs.py",
-    "test_config_documents.py",
+    "test_config_documents.py", "test_work_units.py",
     # the CLI through click's CliRunner
     "test_cli.py", "test_cli_stops.py", "test_help.py", "test_builds_seen.py",
     "ladder/test_bot_names.py",
@@ -65,32 +65,88 @@ another, and the groups start first; every test marked ``docker`` must be in the
 group."""
 
 
+ONE_WORKER = (
+    "e2e/test_grpcurl.py", "ladder/test_ladder_guards.py", "test_replay_html.py",
+    "host/test_host_abuse.py", "host/test_host_hostile.py", "host/test_host_log_budget.py",
+    "host/test_host_reported_names.py", "host/test_host_streams.py",
+    "host/test_host_submit_race.py", "host/test_openapi.py",
+    "web/test_final_challenges_pages.py", "web/test_page_states.py", "web/test_pages.py",
+    "web/test_live_page.py", "web/test_replay_player.py",
+)
+"""Test files whose tests share a fixture of module scope (a host, a server, a ladder
+played once): under pytest-xdist each file is one unit of work, so that its fixture is
+made once, in one worker, not once in each worker that takes one of its tests. A file
+with such a fixture missing here fails the collection."""
+
+DURATIONS_KEY = "moon/durations"
+"""pytest's cache key of each test's time (set-up, call and teardown) in the last run:
+under xdist the units of work go out longest first."""
+
+
 def shared_group(nodeid: str) -> str | None:
     """The :data:`SHARED` group of a test id (``tests/sandbox/test_x.py::test_y``), if any."""
     rel = nodeid.removeprefix("tests/")
     return next((g for start, g in SHARED.items() if rel.startswith(start)), None)
 
 
+def work_unit(nodeid: str) -> str:
+    """The unit of work of a test under xdist: its :data:`SHARED` group, its file (one of
+    :data:`ONE_WORKER`), or the test alone."""
+    group = shared_group(nodeid)
+    if group is not None:
+        return group
+    file = nodeid.split("::", 1)[0]
+    return file if file.removeprefix("tests/") in ONE_WORKER else nodeid
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of xdist's: without xdist, never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """xdist's load balancing, but the tests of one :data:`SHARED` group as one unit of
-    work (xdist's own ``--dist loadgroup`` reads ``xdist_group`` marks through a node
-    attribute that pytest 9.2 no longer has)."""
+    """xdist's load balancing over :func:`work_unit`'s units, in the order the workers
+    collected them (:func:`pytest_collection_modifyitems`: longest first), not xdist's
+    order by the count of tests (xdist's own ``--dist loadgroup`` reads ``xdist_group``
+    marks through a node attribute that pytest 9.2 no longer has)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class SharedScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return shared_group(nodeid) or nodeid
+            return work_unit(nodeid)
 
+    config.option.loadscopereorder = False
     return SharedScheduling(config, log)
 
 
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
+
+
+def _longest_first(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Sort ``items`` by their unit of work's time in the last run (the cache), longest
+    first; units of no known time keep their order, the :data:`SHARED` groups first."""
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    took: dict[str, float] = cache.get(DURATIONS_KEY, {}) if cache is not None else {}
+    total: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        unit = work_unit(item.nodeid)
+        total[unit] = total.get(unit, 0.0) + float(took.get(item.nodeid, 0.0))
+        first.setdefault(unit, i)
+
+    def key(item: pytest.Item) -> tuple[float, bool, int]:
+        unit = work_unit(item.nodeid)
+        return -total[unit], shared_group(item.nodeid) is None, first[unit]
+
+    items.sort(key=key)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the fast tier's tests ``fast`` (:data:`FAST`); under xdist, put the
-    :data:`SHARED` groups first (the longest units of work start first).
+    """Mark the fast tier's tests ``fast`` (:data:`FAST`); under xdist, put the units of
+    work longest first (:func:`_longest_first`).
 
     Raises:
-        pytest.UsageError: a test marked ``docker`` outside the Docker group.
+        pytest.UsageError: a test marked ``docker`` outside the Docker group, or a test of
+            a fixture of module scope in a file outside :data:`ONE_WORKER`.
     """
     for item in items:
         rel = Path(item.path).resolve().relative_to(TESTS).as_posix()
@@ -101,8 +157,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 and shared_group(f"tests/{rel}::{item.name}") != "docker":
             raise pytest.UsageError(f"{item.nodeid} is marked docker: add it to the Docker "
                                     "group of tests/conftest.py's SHARED")
+        if _uses_a_module_fixture(item) and rel not in ONE_WORKER \
+                and shared_group(f"tests/{rel}::{item.name}") is None:
+            raise pytest.UsageError(f"{item.nodeid} uses a fixture of module scope: add "
+                                    f"{rel} to tests/conftest.py's ONE_WORKER")
     if hasattr(config, "workerinput"):  # an xdist worker: every worker sorts alike
-        items.sort(key=lambda item: shared_group(item.nodeid) is None)
+        _longest_first(config, items)
+
+
+_TOOK: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add up each test's time (set-up, call, teardown) for :data:`DURATIONS_KEY`."""
+    _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+
 
 def _own_containment() -> Path | None:
     """Under xdist, this worker's bot runs in a run registry and a cgroup parent of their
@@ -128,7 +197,13 @@ _CGROUPS = _own_containment()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Kill what this worker's bots left in its cgroup parent and remove it."""
+    """Keep the tests' times in the cache (:data:`DURATIONS_KEY`; by the controller under
+    xdist, which hears every worker's reports); kill what this worker's bots left in its
+    cgroup parent and remove it."""
+    config = session.config
+    cache = getattr(config, "cache", None)  # None under -p no:cacheprovider
+    if _TOOK and cache is not None and not hasattr(config, "workerinput"):
+        cache.set(DURATIONS_KEY, {**cache.get(DURATIONS_KEY, {}), **_TOOK})
     if _CGROUPS is None or not _CGROUPS.is_dir():
         return
     from arena.sandbox import containment

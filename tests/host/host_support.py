@@ -224,7 +224,7 @@ class HostProcess:
         return versions
 
 
-def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
+def wait_for(check: Callable[[], Any], timeout: float, what: str, every: float = 0.2) -> Any:
     """Poll ``check`` until it returns something truthy; fail after ``timeout`` s."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -319,11 +319,11 @@ def assert_nothing_lost(rows: Callable[[str], list[tuple]], what: str,
 
 def make_competition(folder: Path, *, runner: str = "local", concurrency: int = 2,
                      extra: str = "") -> Path:
-    """A competition folder (`moon host init`) with fast games."""
-    argv = [*MOON, "host", "init", str(folder), "--seed", str(SEED)]
-    if runner == "local":
-        argv.append("--trust-local")
-    subprocess.run(argv, check=True, capture_output=True, cwd=ROOT)
+    """A competition folder (what `moon host init` writes, written in process: the command
+    itself is tests/host/test_settings.py's) with fast games."""
+    from arena.host import init_competition
+
+    init_competition(folder, trust_local=runner == "local", seed=SEED)
     path = folder / "competition.toml"
     text = path.read_text()
     text = re.sub(r"(?m)^\[rules\].*$", "[rules]\n" + FAST["rules"], text)
