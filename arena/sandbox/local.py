@@ -179,6 +179,10 @@ def run_build_command(spec: BotSpec, timeout_s: float = 600.0) -> str:
             raise BotError(f"bot {spec.name}: build timed out after {timeout_s:.0f} s") \
                 from None
         finally:
+            # the build's processes go first, so that its pipes close and the readers end
+            # with what it wrote (still in the pipes): a build stopped mid-way (Ctrl-C) or
+            # one that left a process holding them would make each join wait its 10 s
+            held.kill()
             for r, pipe in zip(readers, (proc.stdout, proc.stderr), strict=True):
                 r.join(10)
                 if pipe is not None and not r.is_alive():  # never close one being read
