@@ -9,9 +9,9 @@ Random play (every game to its end or ``--max-hands`` deals), side by side in on
   ``legal_actions()``, a random choice, ``apply()``, a new game at each end;
 - ``vector N``: :class:`moon_sdk.vector.VectorGames` (compiled; ``pure`` for N = 64) with
   ``copy=False``, the actions drawn in numpy (``argmax(mask * random int8)``: a random
-  legal action, near uniform), the policy's time included; N = 1024 on one thread and on
-  two (the default from 256 games: on two threads the CPU figure counts both, so the wall
-  one is its speed, when the machine has two cores free);
+  legal action, near uniform), the policy's time included; N = 1024 on one thread (the
+  default) and on two (``threads=2``: the CPU figure counts both threads, so the wall one
+  is its speed, when the machine has two cores free);
 - ``native``: ``moon_engine.random_games``, the same random play all inside the core.
 
 The variants take turns, ``--repeats`` times; the table shows decisions per second of
@@ -72,7 +72,7 @@ def one_at_a_time(state_class: type, ruleset: Ruleset, max_hands: int,
 
 
 def vectored(n: int, preset: str, max_hands: int, decisions: int,
-             engine: str, threads: int | None = None) -> Callable[[], int]:
+             engine: str, threads: int = 1) -> Callable[[], int]:
     games = vector.VectorGames(n, preset, max_hands=max_hands, engine=engine, copy=False,
                                threads=threads)
     noise = np.random.default_rng(0).integers(1, 128, (16, n, 72), dtype=np.int8)

@@ -4,7 +4,6 @@ for action over 2,000 games (benchmarks/vector.py --differential runs more)."""
 
 from __future__ import annotations
 
-import os
 import random
 
 import numpy as np
@@ -198,10 +197,10 @@ def test_threads_change_no_number(threads, num_games):
     assert counts["terminated"] + counts["truncated"] >= 300
 
 
-def test_many_games_use_two_threads_by_default():
+def test_one_thread_unless_asked():
     _need("compiled")
-    assert vector.VectorGames(vector.THREADED_FROM, "moon3").threads == min(2, os.cpu_count() or 1)
-    assert vector.VectorGames(vector.THREADED_FROM - 1, "moon3").threads == 1
+    assert vector.VectorGames(1024, "moon3").threads == 1
+    assert vector.VectorGames(4, "moon3", threads=2).threads == 2
     with pytest.raises(ValueError, match="threads must be"):
         vector.VectorGames(4, "moon3", threads=0)
 

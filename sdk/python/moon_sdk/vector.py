@@ -26,15 +26,15 @@ no Python object per game); ``engine="pure"`` runs the pure-Python engine one ga
 time, the same interface and the same numbers (tests/research/test_vector.py compares
 them action for action); the default is the compiled core where it is installed (and
 ``MOON_ENGINE`` is not ``pure``). ``copy=False`` returns the same arrays at every step,
-rewritten in place (faster; copy what you keep). The compiled core steps without the GIL
-and, by default, splits 256 games or more between two threads (``threads=``: how many;
-each takes a contiguous share of the games, and the games that end restart in order on
-the calling thread, so the numbers are the same on any number of threads).
+rewritten in place (faster; copy what you keep). The compiled core steps without the GIL;
+``threads=2`` splits the games between this thread and a worker (each a contiguous share;
+the games that end restart in order on the calling thread, so the numbers are the same on
+any number of threads): faster with a core free for it, slower on a machine whose cores
+are all busy, hence not the default.
 """
 
 from __future__ import annotations
 
-import os
 import random
 from typing import Any
 
@@ -53,8 +53,6 @@ _GAME_OVER = Phase.GAME_OVER
 _MASK64 = (1 << 64) - 1
 _RULES = slice(2, 14)
 """The ``rules`` piece of a feature vector."""
-THREADED_FROM = 256
-"""From how many games a compiled vector uses two threads by default."""
 
 
 def splitmix64(state: int) -> tuple[int, int]:
@@ -96,7 +94,7 @@ class VectorGames(VectorEnv):
 
     def __init__(self, num_games: int, ruleset: Ruleset | str = "moon3", *,
                  max_hands: int = 200, features: str = "observation",
-                 engine: str | None = None, copy: bool = True, threads: int | None = None,
+                 engine: str | None = None, copy: bool = True, threads: int = 1,
                  **options: Any) -> None:
         rules, _ = resolve_ruleset(ruleset)
         if options:
@@ -109,8 +107,6 @@ class VectorGames(VectorEnv):
         if features not in ("observation", "information_state"):
             raise ValueError(f"features must be 'observation' or 'information_state', "
                              f"not {features!r}")
-        if threads is None:
-            threads = min(2, os.cpu_count() or 1) if num_games >= THREADED_FROM else 1
         if not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
         if engine is None:

@@ -3,7 +3,7 @@
 //! the seat to act, legal-action mask, seat), rewards and end flags into flat arrays;
 //! an ended game restarts with the next seed of a splitmix64 stream. No Python here.
 
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use crate::features::{self, FEATURES, RULES_AT, RULES_LEN, SEQUENCE};
 use crate::game::{Config, Game, GAME_OVER, NUM_ACTIONS};
@@ -40,12 +40,23 @@ pub struct Vector {
     pub max_hands: u64,
     pub sequence: bool,
     rules: [f32; RULES_LEN],
+    /// In a `Mutex` only to be `Sync` (a Python class must be); `step` has `&mut self`.
+    pool: std::sync::Mutex<Pool>,
 }
 
 impl Vector {
     /// `rules`: the `rules` piece of this ruleset's vectors.
     pub fn new(cfg: Arc<Config>, num_games: usize, max_hands: u64, sequence: bool, rules: [f32; RULES_LEN]) -> Vector {
-        Vector { cfg, games: Vec::with_capacity(num_games), seeds: vec![0; num_games], stream: 0, max_hands, sequence, rules }
+        Vector {
+            cfg,
+            games: Vec::with_capacity(num_games),
+            seeds: vec![0; num_games],
+            stream: 0,
+            max_hands,
+            sequence,
+            rules,
+            pool: Default::default(),
+        }
     }
 
     pub fn num_games(&self) -> usize {
@@ -116,7 +127,7 @@ impl Vector {
             max_hands: self.max_hands,
             sequence: self.sequence,
         };
-        let mut ended: Vec<usize> = Vec::new();
+        let ended: Vec<usize>;
         {
             let rules = &self.rules;
             let seeds = &self.seeds[..];
@@ -137,26 +148,77 @@ impl Vector {
                 rest = more_out;
                 at += m;
             }
-            let mut first = shares.remove(0);
             let shape = &shape;
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = shares
-                    .into_iter()
-                    .map(|(at, g, a, mut o)| {
-                        scope.spawn(move || step_share(shape, rules, &seeds[at..at + g.len()], g, a, &mut o, at))
-                    })
-                    .collect();
-                let (at, g, a, o) = &mut first;
-                let n = g.len();
-                ended = step_share(shape, rules, &seeds[*at..*at + n], g, a, o, *at);
-                for h in handles {
-                    ended.extend(h.join().expect("a share of the vector's step panicked"));
-                }
-            });
+            let mut results: Vec<Vec<usize>> = vec![Vec::new(); shares.len()];
+            let jobs: Vec<Job<'_>> = shares
+                .into_iter()
+                .zip(results.iter_mut())
+                .map(|((at, g, a, mut o), r)| -> Job<'_> {
+                    Box::new(move || *r = step_share(shape, rules, &seeds[at..at + g.len()], g, a, &mut o, at))
+                })
+                .collect();
+            self.pool.get_mut().unwrap_or_else(|e| e.into_inner()).run(jobs);
+            ended = results.concat();
         }
         for i in ended {
             self.start(i);
             self.row(i, out);
+        }
+    }
+}
+
+/// A share of a step, run on some thread.
+type Job<'a> = Box<dyn FnOnce() + Send + 'a>;
+
+/// Threads kept for the steps' shares (a thread started per step cost about a sixth of a
+/// step at N = 1024): each waits for a job, runs it and says so.
+#[derive(Default)]
+struct Pool {
+    workers: Vec<(mpsc::Sender<Job<'static>>, mpsc::Receiver<()>)>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Pool {
+    /// Run the first job on this thread and each other on a worker (started the first
+    /// time it is needed); returns when every job has ended.
+    fn run(&mut self, mut jobs: Vec<Job<'_>>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let first = jobs.remove(0);
+        while self.workers.len() < jobs.len() {
+            let (job_tx, job_rx) = mpsc::channel::<Job<'static>>();
+            let (done_tx, done_rx) = mpsc::channel();
+            self.handles.push(std::thread::spawn(move || {
+                for job in job_rx {
+                    job();
+                    if done_tx.send(()).is_err() {
+                        break;
+                    }
+                }
+            }));
+            self.workers.push((job_tx, done_rx));
+        }
+        let sent = jobs.len();
+        for (job, (tx, _)) in jobs.into_iter().zip(&self.workers) {
+            // Safety: the job borrows from the caller's frame for `'a`; it is erased to
+            // 'static to cross the channel, and this function waits below until every job
+            // sent has run (or its worker died, the job dropped with it) before returning.
+            let job: Job<'static> = unsafe { std::mem::transmute::<Job<'_>, Job<'static>>(job) };
+            tx.send(job).expect("a vector worker stopped");
+        }
+        first();
+        for (_, done) in &self.workers[..sent] {
+            done.recv().expect("a share of the vector's step panicked");
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.workers.clear(); // the workers' loops end
+        for h in self.handles.drain(..) {
+            let _ = h.join();
         }
     }
 }
