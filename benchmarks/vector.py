@@ -20,7 +20,8 @@ machine CPU time is the steadier figure) and each CPU median's share of the nati
 
 ``--differential GAMES`` instead steps a compiled and a pure vector side by side with the
 same random legal actions over every configuration of tests/research/test_vector.py until
-GAMES games have ended, comparing every array of every step, and prints the counts.
+GAMES games have ended, comparing every array of every step, and prints the counts
+(``--threads 2``: the compiled vector on two threads).
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ def benchmark(args: argparse.Namespace) -> None:
               f"{max(cs) / 1e6:>7.3f}{share}")
 
 
-def differential(games: int, num_games: int, only: list[int] | None = None) -> None:
+def differential(games: int, num_games: int, only: list[int] | None = None,
+                 threads: int = 1) -> None:
     if not vector.compiled_available():
         sys.exit("the differential needs the compiled core with its vector (make setup)")
     chosen = [c for i, c in enumerate(CONFIGS) if only is None or i in only]
@@ -155,7 +157,8 @@ def differential(games: int, num_games: int, only: list[int] | None = None) -> N
         if only is not None and number not in only:
             continue
         a, b = (vector.VectorGames(num_games, preset, max_hands=max_hands, features=features,
-                                   engine=e, **options) for e in ("compiled", "pure"))
+                                   engine=e, threads=t, **options)
+                for e, t in (("compiled", threads), ("pure", 1)))
         oa, ia = a.reset(seed=1000 + number)
         ob, ib = b.reset(seed=1000 + number)
         if not (np.array_equal(oa, ob) and all(np.array_equal(ia[k], ib[k]) for k in ia)):
@@ -199,12 +202,14 @@ def main() -> None:
                     help="compare the compiled and pure vectors over GAMES games instead")
     ap.add_argument("--num-games", type=int, default=256,
                     help="games per vector in the differential [256]")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads of the compiled vector in the differential [1]")
     ap.add_argument("--configs", help="the differential's configurations to run, by number "
                     "from 0 (comma-separated; to split it over processes) [all]")
     args = ap.parse_args()
     if args.differential:
         only = [int(x) for x in args.configs.split(",")] if args.configs else None
-        differential(args.differential, args.num_games, only)
+        differential(args.differential, args.num_games, only, args.threads)
     else:
         benchmark(args)
 
