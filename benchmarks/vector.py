@@ -9,7 +9,9 @@ Random play (every game to its end or ``--max-hands`` deals), side by side in on
   ``legal_actions()``, a random choice, ``apply()``, a new game at each end;
 - ``vector N``: :class:`moon_sdk.vector.VectorGames` (compiled; ``pure`` for N = 64) with
   ``copy=False``, the actions drawn in numpy (``argmax(mask * random int8)``: a random
-  legal action, near uniform), the policy's time included;
+  legal action, near uniform), the policy's time included; N = 1024 on one thread (the
+  default) and on two (``threads=2``: the CPU figure counts both threads, so the wall one
+  is its speed, when the machine has two cores free);
 - ``native``: ``moon_engine.random_games``, the same random play all inside the core.
 
 The variants take turns, ``--repeats`` times; the table shows decisions per second of
@@ -18,7 +20,8 @@ machine CPU time is the steadier figure) and each CPU median's share of the nati
 
 ``--differential GAMES`` instead steps a compiled and a pure vector side by side with the
 same random legal actions over every configuration of tests/research/test_vector.py until
-GAMES games have ended, comparing every array of every step, and prints the counts.
+GAMES games have ended, comparing every array of every step, and prints the counts
+(``--threads 2``: the compiled vector on two threads).
 """
 
 from __future__ import annotations
@@ -70,8 +73,9 @@ def one_at_a_time(state_class: type, ruleset: Ruleset, max_hands: int,
 
 
 def vectored(n: int, preset: str, max_hands: int, decisions: int,
-             engine: str) -> Callable[[], int]:
-    games = vector.VectorGames(n, preset, max_hands=max_hands, engine=engine, copy=False)
+             engine: str, threads: int = 1) -> Callable[[], int]:
+    games = vector.VectorGames(n, preset, max_hands=max_hands, engine=engine, copy=False,
+                               threads=threads)
     noise = np.random.default_rng(0).integers(1, 128, (16, n, 72), dtype=np.int8)
     steps = max(1, decisions // n)
 
@@ -111,9 +115,12 @@ def benchmark(args: argparse.Namespace) -> None:
     variants["one at a time (pure)"] = one_at_a_time(PureGameState, ruleset, mh, d // 40)
     variants["vector N=64 (pure)"] = vectored(64, args.preset, mh, d // 40, "pure")
     if vector.compiled_available():
-        for n in (1, 64, 1024):
+        for n in (1, 64):
             variants[f"vector N={n} (compiled)"] = vectored(n, args.preset, mh,
                                                             d // 8 if n == 1 else d, "compiled")
+        for t in (1, 2):
+            variants[f"vector N=1024 ({t} thread{'s' * (t > 1)})"] = vectored(
+                1024, args.preset, mh, d, "compiled", threads=t)
         variants["native"] = native(ruleset, mh, d * 4)
     for run in variants.values():  # warm-up
         run()
@@ -138,7 +145,8 @@ def benchmark(args: argparse.Namespace) -> None:
               f"{max(cs) / 1e6:>7.3f}{share}")
 
 
-def differential(games: int, num_games: int, only: list[int] | None = None) -> None:
+def differential(games: int, num_games: int, only: list[int] | None = None,
+                 threads: int = 1) -> None:
     if not vector.compiled_available():
         sys.exit("the differential needs the compiled core with its vector (make setup)")
     chosen = [c for i, c in enumerate(CONFIGS) if only is None or i in only]
@@ -149,7 +157,8 @@ def differential(games: int, num_games: int, only: list[int] | None = None) -> N
         if only is not None and number not in only:
             continue
         a, b = (vector.VectorGames(num_games, preset, max_hands=max_hands, features=features,
-                                   engine=e, **options) for e in ("compiled", "pure"))
+                                   engine=e, threads=t, **options)
+                for e, t in (("compiled", threads), ("pure", 1)))
         oa, ia = a.reset(seed=1000 + number)
         ob, ib = b.reset(seed=1000 + number)
         if not (np.array_equal(oa, ob) and all(np.array_equal(ia[k], ib[k]) for k in ia)):
@@ -193,12 +202,14 @@ def main() -> None:
                     help="compare the compiled and pure vectors over GAMES games instead")
     ap.add_argument("--num-games", type=int, default=256,
                     help="games per vector in the differential [256]")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads of the compiled vector in the differential [1]")
     ap.add_argument("--configs", help="the differential's configurations to run, by number "
                     "from 0 (comma-separated; to split it over processes) [all]")
     args = ap.parse_args()
     if args.differential:
         only = [int(x) for x in args.configs.split(",")] if args.configs else None
-        differential(args.differential, args.num_games, only)
+        differential(args.differential, args.num_games, only, args.threads)
     else:
         benchmark(args)
 

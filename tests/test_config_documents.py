@@ -286,8 +286,8 @@ LADDER_KEYS = ("boards, check, cluster, concurrency, fork_server, gauntlet, max_
     ("[ladder]\nname = 5\n", 2, "ladder name must be a string (in quotes), not 5"),
     ("[ladder]\ngauntlet = \"c\"\n", 2,
      "gauntlet challenger 'c' is neither a bot of this ladder (a, b) nor a bot folder nor an "
-     "example bot (go-heuristic, heuristic, node-heuristic, openspiel-ismcts, random, "
-     "rust-stdio, search, weak)"),
+     "example bot (go-heuristic, heuristic, learned, node-heuristic, openspiel-ismcts, "
+     "random, rust-stdio, search, weak)"),
     ("[time_control]\ndecision_ms = 5\nbank_ms = -5\n", 3,
      "time control bank_ms=-5: must be a whole number 0..86400000 ms"),
     ("[time_control]\nbank = 5\n", 1, "unknown time control option(s): bank; known: bank_ms, "

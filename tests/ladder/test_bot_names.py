@@ -18,8 +18,8 @@ from arena.ladder.config import load_ladder
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "example_bots"
-NAMES = "go-heuristic, heuristic, node-heuristic, openspiel-ismcts, random, rust-stdio, " \
-        "search, weak"
+NAMES = "go-heuristic, heuristic, learned, node-heuristic, openspiel-ismcts, random, " \
+        "rust-stdio, search, weak"
 """The folders of example_bots/, written out by hand."""
 
 

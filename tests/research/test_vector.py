@@ -145,12 +145,13 @@ DIFFERENTIAL = [
 
 
 def differential(preset: str, options: dict, features: str, max_hands: int, games: int,
-                 num_games: int = 64, seed: int = 0) -> dict[str, int]:
+                 num_games: int = 64, seed: int = 0, threads: int = 1) -> dict[str, int]:
     """Step a compiled and a pure vector side by side with the same random legal actions
     until ``games`` games have ended; every array of every step must be equal. Returns the
     counts of steps and of games terminated and truncated."""
     a = vector.VectorGames(num_games, preset, max_hands=max_hands, features=features,
-                           engine="compiled", **options)
+                           engine="compiled", threads=threads, **options)
+    assert a.threads == threads
     b = vector.VectorGames(num_games, preset, max_hands=max_hands, features=features,
                            engine="pure", **options)
     oa, ia = a.reset(seed=seed)
@@ -183,6 +184,25 @@ def test_the_compiled_vector_agrees_with_the_pure_one(preset, options, features,
     assert counts["terminated"] + counts["truncated"] >= 340
     if max_hands >= 20:
         assert counts["terminated"] > 0
+
+
+@pytest.mark.parametrize("threads,num_games", [(2, 64), (3, 50)])
+def test_threads_change_no_number(threads, num_games):
+    """Split between threads (50 games in shares of 17, 17 and 16), the compiled vector
+    still agrees with the pure one at every step, through games that end in several
+    shares at once (their seeds drawn in the order of the games)."""
+    _need("compiled")
+    counts = differential("moon3", {}, "observation", 2, games=300, num_games=num_games,
+                          seed=threads, threads=threads)
+    assert counts["terminated"] + counts["truncated"] >= 300
+
+
+def test_one_thread_unless_asked():
+    _need("compiled")
+    assert vector.VectorGames(1024, "moon3").threads == 1
+    assert vector.VectorGames(4, "moon3", threads=2).threads == 2
+    with pytest.raises(ValueError, match="threads must be"):
+        vector.VectorGames(4, "moon3", threads=0)
 
 
 def test_it_is_a_gymnasium_vector_env():

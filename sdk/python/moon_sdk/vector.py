@@ -26,7 +26,11 @@ no Python object per game); ``engine="pure"`` runs the pure-Python engine one ga
 time, the same interface and the same numbers (tests/research/test_vector.py compares
 them action for action); the default is the compiled core where it is installed (and
 ``MOON_ENGINE`` is not ``pure``). ``copy=False`` returns the same arrays at every step,
-rewritten in place (faster; copy what you keep).
+rewritten in place (faster; copy what you keep). The compiled core steps without the GIL;
+``threads=2`` splits the games between this thread and a worker (each a contiguous share;
+the games that end restart in order on the calling thread, so the numbers are the same on
+any number of threads): faster with a core free for it, slower on a machine whose cores
+are all busy, hence not the default.
 """
 
 from __future__ import annotations
@@ -83,13 +87,15 @@ class VectorGames(VectorEnv):
 
     Raises:
         RulesetError: an unknown preset or option.
-        ValueError: a bad ``num_games``, ``max_hands``, ``features`` or ``engine``.
+        ValueError: a bad ``num_games``, ``max_hands``, ``features``, ``engine`` or
+            ``threads``.
         ImportError: ``engine="compiled"`` without the compiled core's vector.
     """
 
     def __init__(self, num_games: int, ruleset: Ruleset | str = "moon3", *,
                  max_hands: int = 200, features: str = "observation",
-                 engine: str | None = None, copy: bool = True, **options: Any) -> None:
+                 engine: str | None = None, copy: bool = True, threads: int = 1,
+                 **options: Any) -> None:
         rules, _ = resolve_ruleset(ruleset)
         if options:
             rules = Ruleset.from_dict({**rules.to_dict(), **options})
@@ -101,6 +107,8 @@ class VectorGames(VectorEnv):
         if features not in ("observation", "information_state"):
             raise ValueError(f"features must be 'observation' or 'information_state', "
                              f"not {features!r}")
+        if not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
         if engine is None:
             engine = "compiled" if compiled_available() else "pure"
         if engine not in ("compiled", "pure"):
@@ -114,6 +122,8 @@ class VectorGames(VectorEnv):
         self.engine = engine
         """``"compiled"`` or ``"pure"``: what steps the games."""
         self.copy = copy
+        self.threads = threads
+        """Threads a compiled step uses (the pure engine: one)."""
         self._sequence = features == "information_state"
         self.size = INFORMATION_STATE_SIZE if self._sequence else OBSERVATION_SIZE
         """Length of an observation row."""
@@ -122,12 +132,13 @@ class VectorGames(VectorEnv):
         if engine == "compiled":
             assert fast.core is not None
             self._core = fast.core.VectorCore(rules, num_games, max_hands, self._sequence,
-                                              self._rules)
+                                              self._rules, threads)
         self._games: list[PureGameState] = []
         self._features: list[_Features] = []
         self._seeds: list[int] = []
         self._stream = 0
         self._out = self._arrays()
+        self._core_view = self._core_out(self._out)
         self._started = False
         self.num_envs = num_games
         self.single_observation_space = spaces.Box(-2.0, 2.0, (self.size,), np.float32)
@@ -147,6 +158,7 @@ class VectorGames(VectorEnv):
     def _next_out(self) -> tuple[np.ndarray, ...]:
         if self.copy:
             self._out = self._arrays()
+            self._core_view = self._core_out(self._out)
         return self._out
 
     def _core_out(self, out: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
@@ -227,7 +239,7 @@ class VectorGames(VectorEnv):
         stream = random.getrandbits(64) if seed is None else int(seed) & _MASK64
         out = self._next_out()
         if self._core is not None:
-            self._core.reset(stream, self._core_out(out))
+            self._core.reset(stream, self._core_view)
         else:
             self._stream = stream
             self._games, self._features, self._seeds = [], [], []
@@ -257,7 +269,7 @@ class VectorGames(VectorEnv):
         acts = np.ascontiguousarray(acts, np.int64)
         out = self._next_out()
         if self._core is not None:
-            self._core.step(acts, self._core_out(out))
+            self._core.step(acts, self._core_view)
         else:
             listed = acts.tolist()
             for i, (s, action) in enumerate(zip(self._games, listed, strict=True)):

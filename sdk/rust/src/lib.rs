@@ -715,20 +715,30 @@ impl OutBufs {
 pub struct VectorCore {
     v: vector::Vector,
     ruleset: Py<PyAny>,
+    /// How many threads a step uses (its games split between them), 1 or more.
+    #[pyo3(get)]
+    threads: usize,
 }
 
 #[pymethods]
 impl VectorCore {
     #[new]
-    fn new(ruleset: &Bound<'_, PyAny>, num_games: usize, max_hands: u64, sequence: bool, rules: Vec<f32>) -> PyResult<Self> {
+    #[pyo3(signature = (ruleset, num_games, max_hands, sequence, rules, threads = 1))]
+    fn new(
+        ruleset: &Bound<'_, PyAny>, num_games: usize, max_hands: u64, sequence: bool, rules: Vec<f32>, threads: usize,
+    ) -> PyResult<Self> {
         let cfg = config(ruleset)?;
         let rules: [f32; RULES_LEN] = rules
             .try_into()
             .map_err(|_| PyValueError::new_err(format!("rules must be {RULES_LEN} values")))?;
-        if num_games == 0 || max_hands == 0 {
-            return Err(PyValueError::new_err("num_games and max_hands must be at least 1"));
+        if num_games == 0 || max_hands == 0 || threads == 0 {
+            return Err(PyValueError::new_err("num_games, max_hands and threads must be at least 1"));
         }
-        Ok(VectorCore { v: vector::Vector::new(cfg, num_games, max_hands, sequence, rules), ruleset: ruleset.clone().unbind() })
+        Ok(VectorCore {
+            v: vector::Vector::new(cfg, num_games, max_hands, sequence, rules),
+            ruleset: ruleset.clone().unbind(),
+            threads,
+        })
     }
 
     /// Start every game, seeds from `seed`'s stream, writing their first decisions into
@@ -741,8 +751,9 @@ impl VectorCore {
         Ok(())
     }
 
-    /// Play `actions[i]` (an int64 array) in game `i` and write everything into `out`.
-    /// Raises `IllegalActionError` (naming the game; nothing moved) if one is not legal.
+    /// Play `actions[i]` (an int64 array) in game `i` and write everything into `out`,
+    /// without the GIL (on `threads` threads). Raises `IllegalActionError` (naming the
+    /// game; nothing moved) if one is not legal.
     fn step(&mut self, actions: &Bound<'_, PyAny>, out: &Bound<'_, PyTuple>) -> PyResult<()> {
         let py = actions.py();
         let acts: PyBuffer<i64> = PyBuffer::get(actions)?;
@@ -750,13 +761,31 @@ impl VectorCore {
         if acts.item_count() != k || self.v.games.len() != k {
             return Err(PyValueError::new_err(format!("{k} games need {k} actions, not {}", acts.item_count())));
         }
-        let acts = acts.to_vec(py)?;
-        if let Some((i, a)) = self.v.first_illegal(&acts) {
+        let owned;
+        let acts: &[i64] = if acts.is_c_contiguous() {
+            // Safety: C-contiguous, `k` items, alive while `acts` is; read only while no
+            // Python runs (the caller's own array: see out_slice)
+            unsafe { std::slice::from_raw_parts(acts.buf_ptr() as *const i64, k) }
+        } else {
+            owned = acts.to_vec(py)?;
+            &owned
+        };
+        if let Some((i, a)) = self.v.first_illegal(acts) {
             return Err(illegal(py, format!("game {i}: {}", self.v.games[i].why_illegal(a))));
         }
         let bufs = OutBufs::get(out)?;
         let mut o = bufs.slices(&self.v)?;
-        self.v.step(&acts, &mut o);
+        let (v, threads) = (&mut self.v, self.threads);
+        py.detach(|| v.step(acts, &mut o, threads));
+        Ok(())
+    }
+
+    /// Set how many threads a step uses (at least 1).
+    fn set_threads(&mut self, threads: usize) -> PyResult<()> {
+        if threads == 0 {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
+        self.threads = threads;
         Ok(())
     }
 
