@@ -93,6 +93,10 @@ pub fn deal(seed: u64, hand_number: u64, tile_set: u32, players: u8) -> ([u32; 4
     for (seat, hand) in hands.iter_mut().enumerate().take(players as usize) {
         *hand = tiles[7 * seat..7 * seat + 7].iter().sum();
     }
-    let widow = if k > 7 * players as usize { tiles[7 * players as usize..k].iter().sum() } else { 0 };
+    let widow = if k > 7 * players as usize {
+        tiles[7 * players as usize..k].iter().sum()
+    } else {
+        0
+    };
     (hands, widow)
 }

@@ -2,7 +2,7 @@
 //! `information_state_features`) written from a `Game`, the ruleset's options aside (the
 //! `rules` piece, which a caller fills: it does not change in a game). No Python here.
 
-use crate::game::{Game, GAME_OVER, MOON_BID};
+use crate::game::{GAME_OVER, Game, MOON_BID};
 
 /// Length of the observation vector, and what the information-state vector adds (7 tricks:
 /// a leader, 4 positions of 28 tiles).
@@ -46,7 +46,14 @@ pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
         out[110 + 8 * table[s] + g.bid_slots[s] as usize] = 1.0;
     }
     let high = g.high_bid;
-    out[142 + if high == 0 { 0 } else if high == MOON_BID { 6 } else { high as usize - 2 }] = 1.0;
+    out[142
+        + if high == 0 {
+            0
+        } else if high == MOON_BID {
+            6
+        } else {
+            high as usize - 2
+        }] = 1.0;
     if g.bidder >= 0 {
         out[149 + rel(g.bidder as u8)] = 1.0;
     }
@@ -83,11 +90,15 @@ pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
         out[394 + (side + sides - mine) % sides] = (score as f64 / target).clamp(-2.0, 2.0) as f32;
     }
     if sequence {
-        let plays = g
-            .tricks
-            .iter()
-            .map(|t| &t.plays[..t.len as usize])
-            .chain(if current.is_empty() { None } else { Some(current) });
+        let plays =
+            g.tricks
+                .iter()
+                .map(|t| &t.plays[..t.len as usize])
+                .chain(if current.is_empty() {
+                    None
+                } else {
+                    Some(current)
+                });
         for (i, trick) in plays.enumerate() {
             let at = FEATURES + i * (4 + 4 * 28);
             out[at + rel(trick[0].0)] = 1.0;

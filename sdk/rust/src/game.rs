@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use crate::deal::{deal, first_dealer};
-use crate::tables::{format_tiles, tile_name, trump_name, DOUBLES, LED_TRUMPS, NO_TRUMP, SUIT_NAMES, TABLES};
+use crate::tables::{
+    DOUBLES, LED_TRUMPS, NO_TRUMP, SUIT_NAMES, TABLES, format_tiles, tile_name, trump_name,
+};
 
 // Phases (moon_sdk.rules.Phase).
 pub const DEAL: u8 = 0;
@@ -15,7 +17,15 @@ pub const TRUMP: u8 = 3;
 pub const PLAY: u8 = 4;
 pub const HAND_OVER: u8 = 5;
 pub const GAME_OVER: u8 = 6;
-pub const PHASE_NAMES: [&str; 7] = ["DEAL", "BIDDING", "DISCARD", "TRUMP", "PLAY", "HAND_OVER", "GAME_OVER"];
+pub const PHASE_NAMES: [&str; 7] = [
+    "DEAL",
+    "BIDDING",
+    "DISCARD",
+    "TRUMP",
+    "PLAY",
+    "HAND_OVER",
+    "GAME_OVER",
+];
 
 // Actions (moon_sdk.rules.actions).
 pub const DISCARD_BASE: u8 = 28;
@@ -84,8 +94,16 @@ pub struct Config {
 impl Config {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        players: u8, tile_set: u32, min_bid: u8, force_dealer: bool, trump_before_widow: bool,
-        moon_wins_game: bool, marks: bool, team_made_bid: bool, target: i64, allowed_trumps: &[u8],
+        players: u8,
+        tile_set: u32,
+        min_bid: u8,
+        force_dealer: bool,
+        trump_before_widow: bool,
+        moon_wins_game: bool,
+        marks: bool,
+        team_made_bid: bool,
+        target: i64,
+        allowed_trumps: &[u8],
     ) -> Config {
         let bids = |forced: bool, lo: u8| -> Vec<u8> {
             let mut out = Vec::new();
@@ -98,7 +116,9 @@ impl Config {
             out.push(MOON);
             out
         };
-        let open_bids = (0..=MOON_BID).map(|high| bids(false, min_bid.max(high + 1).min(8))).collect();
+        let open_bids = (0..=MOON_BID)
+            .map(|high| bids(false, min_bid.max(high + 1).min(8)))
+            .collect();
         Config {
             players,
             sides: if players == 3 { 3 } else { 2 },
@@ -246,7 +266,11 @@ impl Game {
 
     #[inline]
     pub fn side_of(&self, seat: u8) -> u8 {
-        if self.cfg.players == 3 { seat } else { seat % 2 }
+        if self.cfg.players == 3 {
+            seat
+        } else {
+            seat % 2
+        }
     }
 
     fn start_hand(&mut self) {
@@ -276,7 +300,11 @@ impl Game {
     /// The seat to act, -1 when the game is over.
     #[inline]
     pub fn current_player(&self) -> i32 {
-        if self.phase == GAME_OVER { -1 } else { self.current as i32 }
+        if self.phase == GAME_OVER {
+            -1
+        } else {
+            self.current as i32
+        }
     }
 
     /// In the play phase, the tiles the current seat may play.
@@ -321,7 +349,8 @@ impl Game {
             PLAY => a < DISCARD_BASE && self.legal_plays() >> a & 1 == 1,
             BIDDING => self.legal_bids().contains(&a),
             DISCARD => {
-                (DISCARD_BASE..PASS).contains(&a) && self.hands[self.current as usize] >> (a - DISCARD_BASE) & 1 == 1
+                (DISCARD_BASE..PASS).contains(&a)
+                    && self.hands[self.current as usize] >> (a - DISCARD_BASE) & 1 == 1
             }
             TRUMP => self.cfg.trump_actions.contains(&a),
             _ => false,
@@ -395,7 +424,12 @@ impl Game {
                 top = ranks[tile as usize];
             }
         }
-        self.tricks.push(Trick { leader: self.trick[0].0, plays: self.trick, len: n, winner });
+        self.tricks.push(Trick {
+            leader: self.trick[0].0,
+            plays: self.trick,
+            len: n,
+            winner,
+        });
         self.tricks_taken[winner as usize] += 1;
         self.trick_len = 0;
         self.current = winner;
@@ -516,7 +550,11 @@ impl Game {
                     .count() as u8
             };
         }
-        self.outcome = Some(Outcome { moon, winner, places });
+        self.outcome = Some(Outcome {
+            moon,
+            winner,
+            places,
+        });
     }
 
     /// Why `action` (an int) is illegal now: `GameState._why_illegal`, word for word.
@@ -555,27 +593,45 @@ impl Game {
             BIDDING => {
                 let v = bid_value(a);
                 if v == 0 {
-                    "the dealer may not pass when everyone else passed (all_pass=force_dealer)".to_string()
+                    "the dealer may not pass when everyone else passed (all_pass=force_dealer)"
+                        .to_string()
                 } else if v < self.cfg.min_bid {
-                    format!("bid {v} is below the minimum bid {} (min_bid)", self.cfg.min_bid)
+                    format!(
+                        "bid {v} is below the minimum bid {} (min_bid)",
+                        self.cfg.min_bid
+                    )
                 } else {
-                    format!("bid {v} must be higher than the bid {} already made", self.high_bid)
+                    format!(
+                        "bid {v} must be higher than the bid {} already made",
+                        self.high_bid
+                    )
                 }
             }
             TRUMP => match a - TRUMP_BASE {
                 0 => "trump 0 cannot be named: this tile set has no tile with a blank".to_string(),
-                DOUBLES => "doubles may not be named trumps (allow_doubles_trump=false)".to_string(),
+                DOUBLES => {
+                    "doubles may not be named trumps (allow_doubles_trump=false)".to_string()
+                }
                 NO_TRUMP => "no trumps may not be named (allow_no_trump=false)".to_string(),
                 _ => unreachable!("trump {} refused", a - TRUMP_BASE),
             },
-            DISCARD => format!("cannot discard {}: seat {seat} does not hold it", tile_name(a - DISCARD_BASE)),
+            DISCARD => format!(
+                "cannot discard {}: seat {seat} does not hold it",
+                tile_name(a - DISCARD_BASE)
+            ),
             _ => {
                 if self.hands[seat as usize] >> a & 1 == 0 {
                     format!("cannot play {}: seat {seat} does not hold it", tile_name(a))
                 } else {
-                    let suit =
-                        if self.led as u8 == LED_TRUMPS { "trumps" } else { SUIT_NAMES[self.led as usize] };
-                    format!("must follow {suit}: holds {}", format_tiles(self.legal_plays()))
+                    let suit = if self.led as u8 == LED_TRUMPS {
+                        "trumps"
+                    } else {
+                        SUIT_NAMES[self.led as usize]
+                    };
+                    format!(
+                        "must follow {suit}: holds {}",
+                        format_tiles(self.legal_plays())
+                    )
                 }
             }
         }

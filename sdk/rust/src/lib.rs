@@ -30,8 +30,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyTuple, PyType};
 
 use features::{FEATURES, RULES_LEN, SEQUENCE};
-use game::{Config, Game, HandRec, Trick, GAME_OVER, PHASE_NAMES};
-
+use game::{Config, GAME_OVER, Game, HandRec, PHASE_NAMES, Trick};
 
 /// The SDK's Python types the state hands out, imported once.
 struct SdkTypes {
@@ -65,7 +64,10 @@ fn sdk(py: Python<'_>) -> PyResult<&SdkTypes> {
             outcome: m.getattr("Outcome")?.unbind(),
             target: term.getattr("TARGET")?.unbind(),
             moon: term.getattr("MOON")?.unbind(),
-            illegal: m.getattr("IllegalActionError")?.cast_into::<PyType>()?.unbind(),
+            illegal: m
+                .getattr("IllegalActionError")?
+                .cast_into::<PyType>()?
+                .unbind(),
             tuple_new: builtins.getattr("tuple")?.getattr("__new__")?.unbind(),
             object_new: builtins.getattr("object")?.getattr("__new__")?.unbind(),
         })
@@ -115,7 +117,10 @@ fn config(ruleset: &Bound<'_, PyAny>) -> PyResult<Arc<Config>> {
         &allowed,
     ));
     if !matches!(cfg.players, 3 | 4) {
-        return Err(PyValueError::new_err(format!("players must be 3 or 4, got {}", cfg.players)));
+        return Err(PyValueError::new_err(format!(
+            "players must be 3 or 4, got {}",
+            cfg.players
+        )));
     }
     let mut cache = CONFIGS.lock().unwrap();
     if cache.len() >= 32 {
@@ -152,10 +157,17 @@ fn tricks_py<'py>(py: Python<'py>, ts: &[Trick]) -> PyResult<Vec<Bound<'py, PyAn
     ts.iter().map(|t| trick_py(py, t)).collect()
 }
 
-fn record_py<'py>(py: Python<'py>, h: &HandRec, n: usize, sides: usize) -> PyResult<Bound<'py, PyAny>> {
+fn record_py<'py>(
+    py: Python<'py>,
+    h: &HandRec,
+    n: usize,
+    sides: usize,
+) -> PyResult<Bound<'py, PyAny>> {
     let s = sdk(py)?;
     let rec = s.object_new.bind(py).call1((s.hand_record.bind(py),))?;
-    let d = rec.getattr(intern!(py, "__dict__"))?.cast_into::<PyDict>()?;
+    let d = rec
+        .getattr(intern!(py, "__dict__"))?
+        .cast_into::<PyDict>()?;
     d.set_item(intern!(py, "number"), h.number)?;
     d.set_item(intern!(py, "dealer"), h.dealer)?;
     d.set_item(intern!(py, "dealt"), PyTuple::new(py, &h.dealt[..n])?)?;
@@ -165,8 +177,14 @@ fn record_py<'py>(py: Python<'py>, h: &HandRec, n: usize, sides: usize) -> PyRes
     d.set_item(intern!(py, "bid"), h.bid)?;
     d.set_item(intern!(py, "discard"), h.discard)?;
     d.set_item(intern!(py, "trump"), h.trump)?;
-    d.set_item(intern!(py, "tricks"), PyTuple::new(py, tricks_py(py, &h.tricks)?)?)?;
-    d.set_item(intern!(py, "tricks_taken"), PyTuple::new(py, &h.tricks_taken[..n])?)?;
+    d.set_item(
+        intern!(py, "tricks"),
+        PyTuple::new(py, tricks_py(py, &h.tricks)?)?,
+    )?;
+    d.set_item(
+        intern!(py, "tricks_taken"),
+        PyTuple::new(py, &h.tricks_taken[..n])?,
+    )?;
     d.set_item(intern!(py, "made"), h.made)?;
     d.set_item(intern!(py, "deltas"), PyTuple::new(py, &h.deltas[..sides])?)?;
     d.set_item(intern!(py, "scores"), PyTuple::new(py, &h.scores[..sides])?)?;
@@ -341,7 +359,10 @@ impl GameState {
                 let term = if o.moon { &s.moon } else { &s.target };
                 let scores = PyTuple::new(py, &self.g.scores[..sides])?;
                 let places = PyTuple::new(py, &o.places[..sides])?;
-                let obj = s.outcome.bind(py).call1((term.bind(py), o.winner, scores, places))?;
+                let obj = s
+                    .outcome
+                    .bind(py)
+                    .call1((term.bind(py), o.winner, scores, places))?;
                 self.outcome_py = Some(obj.unbind());
             }
         }
@@ -361,7 +382,11 @@ impl GameState {
 
     /// Scoring side of `seat`: the seat (3 players) or its partnership, `seat % 2`.
     fn side_of(&self, seat: i64) -> i64 {
-        if self.g.cfg.players == 3 { seat } else { seat.rem_euclid(2) }
+        if self.g.cfg.players == 3 {
+            seat
+        } else {
+            seat.rem_euclid(2)
+        }
     }
 
     /// In the play phase, the tiles the current seat may play, as a mask.
@@ -372,12 +397,28 @@ impl GameState {
     /// `moon_sdk.features.observation_features(observe(state, seat))` (`sequence`: the
     /// information-state vector) as little-endian float32 bytes, except the ruleset's
     /// options (the `rules` piece, left 0: they do not change in a game).
-    fn features<'py>(&self, py: Python<'py>, seat: usize, sequence: bool) -> PyResult<Bound<'py, PyBytes>> {
+    fn features<'py>(
+        &self,
+        py: Python<'py>,
+        seat: usize,
+        sequence: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let n = self.seats();
         if seat >= n {
-            return Err(PyValueError::new_err(format!("seat must be 0..{}, got {}", n - 1, seat)));
+            return Err(PyValueError::new_err(format!(
+                "seat must be 0..{}, got {}",
+                n - 1,
+                seat
+            )));
         }
-        let mut out = vec![0f32; if sequence { FEATURES + SEQUENCE } else { FEATURES }];
+        let mut out = vec![
+            0f32;
+            if sequence {
+                FEATURES + SEQUENCE
+            } else {
+                FEATURES
+            }
+        ];
         features::write(&self.g, seat, sequence, &mut out);
         let bytes: Vec<u8> = out.iter().flat_map(|x| x.to_le_bytes()).collect();
         Ok(PyBytes::new(py, &bytes))
@@ -409,7 +450,8 @@ impl GameState {
     /// Whether the current seat may take `action` now (exactly the actions
     /// `legal_actions` lists; False for anything that is not an int).
     fn is_legal(&self, action: &Bound<'_, PyAny>) -> bool {
-        action.is_exact_instance_of::<PyInt>() && action.extract::<i64>().is_ok_and(|a| self.g.is_legal(a))
+        action.is_exact_instance_of::<PyInt>()
+            && action.extract::<i64>().is_ok_and(|a| self.g.is_legal(a))
     }
 
     /// Apply an action `legal_actions` gave, for searches: the pure engine skips the check
@@ -445,8 +487,13 @@ impl GameState {
     #[classmethod]
     #[pyo3(signature = (ruleset, hands, widow = 0, *, dealer, seed = None, scores = None))]
     fn from_deal<'py>(
-        cls: &Bound<'py, PyType>, ruleset: &Bound<'py, PyAny>, hands: &Bound<'py, PyAny>, widow: u64,
-        dealer: i64, seed: Option<&Bound<'py, PyAny>>, scores: Option<&Bound<'py, PyAny>>,
+        cls: &Bound<'py, PyType>,
+        ruleset: &Bound<'py, PyAny>,
+        hands: &Bound<'py, PyAny>,
+        widow: u64,
+        dealer: i64,
+        seed: Option<&Bound<'py, PyAny>>,
+        scores: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
         let cfg = config(ruleset)?;
@@ -464,7 +511,10 @@ impl GameState {
         let mut seen = 0u64;
         for (seat, &h) in masks.iter().enumerate() {
             if h.count_ones() != 7 {
-                return bad(format!("seat {seat} has {} tiles; a hand has 7", h.count_ones()));
+                return bad(format!(
+                    "seat {seat} has {} tiles; a hand has 7",
+                    h.count_ones()
+                ));
             }
             if h & seen != 0 {
                 return bad(format!("{} dealt twice (seat {seat})", names(h & seen)));
@@ -473,17 +523,29 @@ impl GameState {
         }
         let want = tile_set.count_ones() as usize - 7 * n;
         if widow.count_ones() as usize != want {
-            return bad(format!("the widow has {} tiles; this ruleset's has {want}", widow.count_ones()));
+            return bad(format!(
+                "the widow has {} tiles; this ruleset's has {want}",
+                widow.count_ones()
+            ));
         }
         if widow & seen != 0 {
-            return bad(format!("{} in a hand and in the widow", names(widow & seen)));
+            return bad(format!(
+                "{} in a hand and in the widow",
+                names(widow & seen)
+            ));
         }
         seen |= widow;
         if seen >> 28 != 0 {
-            return bad(format!("{:#x} is not a set of tiles (a 28-bit mask)", seen >> 28 << 28));
+            return bad(format!(
+                "{:#x} is not a set of tiles (a 28-bit mask)",
+                seen >> 28 << 28
+            ));
         }
         if seen != tile_set {
-            return bad(format!("{} not in this ruleset's tile set", names(seen & !tile_set)));
+            return bad(format!(
+                "{} not in this ruleset's tile set",
+                names(seen & !tile_set)
+            ));
         }
         let mut start = [0i64; 3];
         if let Some(sc) = scores {
@@ -505,7 +567,12 @@ impl GameState {
             for (i, &h) in masks.iter().enumerate() {
                 hs[i] = h as u32;
             }
-            s.g.set_deal(dealer as u8, hs, widow as u32, scores.is_some().then_some(start));
+            s.g.set_deal(
+                dealer as u8,
+                hs,
+                widow as u32,
+                scores.is_some().then_some(start),
+            );
         }
         Ok(obj)
     }
@@ -514,7 +581,9 @@ impl GameState {
     /// `IllegalActionError` naming the index of the first illegal action.
     #[classmethod]
     fn replay<'py>(
-        cls: &Bound<'py, PyType>, ruleset: &Bound<'py, PyAny>, seed: &Bound<'py, PyAny>,
+        cls: &Bound<'py, PyType>,
+        ruleset: &Bound<'py, PyAny>,
+        seed: &Bound<'py, PyAny>,
         actions: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = cls.py();
@@ -537,7 +606,10 @@ impl GameState {
     }
 
     fn __repr__(&self) -> String {
-        let scores: Vec<String> = self.g.scores[..self.sides()].iter().map(|s| s.to_string()).collect();
+        let scores: Vec<String> = self.g.scores[..self.sides()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let trump = if self.g.trump >= 0 {
             format!(" trump={}", tables::trump_name(self.g.trump as u8))
         } else {
@@ -558,10 +630,18 @@ impl GameState {
 /// `moon_sdk.rules.deal` (deal version 2).
 #[pyfunction(name = "deal")]
 fn py_deal<'py>(
-    py: Python<'py>, seed: &Bound<'py, PyAny>, hand_number: &Bound<'py, PyAny>, ruleset: &Bound<'py, PyAny>,
+    py: Python<'py>,
+    seed: &Bound<'py, PyAny>,
+    hand_number: &Bound<'py, PyAny>,
+    ruleset: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyTuple>, u32)> {
     let cfg = config(ruleset)?;
-    let (hands, widow) = deal::deal(seed64(seed)?, seed64(hand_number)?, cfg.tile_set, cfg.players);
+    let (hands, widow) = deal::deal(
+        seed64(seed)?,
+        seed64(hand_number)?,
+        cfg.tile_set,
+        cfg.players,
+    );
     Ok((PyTuple::new(py, &hands[..cfg.players as usize])?, widow))
 }
 
@@ -569,7 +649,9 @@ fn py_deal<'py>(
 #[pyfunction]
 fn first_dealer(seed: &Bound<'_, PyAny>, players: u8) -> PyResult<u8> {
     if !matches!(players, 3 | 4) {
-        return Err(PyValueError::new_err(format!("players must be 3 or 4, got {players}")));
+        return Err(PyValueError::new_err(format!(
+            "players must be 3 or 4, got {players}"
+        )));
     }
     Ok(deal::first_dealer(seed64(seed)?, players))
 }
@@ -584,8 +666,17 @@ fn first_dealer(seed: &Bound<'_, PyAny>, players: u8) -> PyResult<u8> {
 #[pyo3(signature = (hands, trump, bidder, cur, k, led, win_seat, win_tile, taken, first=-1, trace=None))]
 #[allow(clippy::too_many_arguments)]
 fn py_playout<'py>(
-    hands: &Bound<'py, PyList>, trump: i64, bidder: i64, cur: i64, k: i64, led: i64, win_seat: i64,
-    win_tile: i64, taken: &Bound<'py, PyList>, first: i64, trace: Option<&Bound<'py, PyList>>,
+    hands: &Bound<'py, PyList>,
+    trump: i64,
+    bidder: i64,
+    cur: i64,
+    k: i64,
+    led: i64,
+    win_seat: i64,
+    win_tile: i64,
+    taken: &Bound<'py, PyList>,
+    first: i64,
+    trace: Option<&Bound<'py, PyList>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let n = hands.len();
     let bad = |what: &str| Err(PyValueError::new_err(format!("playout: {what}")));
@@ -593,7 +684,8 @@ fn py_playout<'py>(
         return bad("hands and taken must have one entry per seat (3 or 4)");
     }
     let seat_ok = |s: i64| (0..n as i64).contains(&s);
-    if !(0..=8).contains(&trump) || !seat_ok(bidder) || !seat_ok(cur) || !(0..n as i64).contains(&k) {
+    if !(0..=8).contains(&trump) || !seat_ok(bidder) || !seat_ok(cur) || !(0..n as i64).contains(&k)
+    {
         return bad("trump, bidder, cur or k out of range");
     }
     if k > 0 && (!(0..=7).contains(&led) || !seat_ok(win_seat) || !(0..28).contains(&win_tile)) {
@@ -642,7 +734,9 @@ fn py_playout<'py>(
 #[pyfunction]
 fn quick_count(hand: u32, trump: i64) -> PyResult<f64> {
     if !(0..=8).contains(&trump) || hand >> 28 != 0 {
-        return Err(PyValueError::new_err("quick_count: a 28-bit hand and a contract 0..8"));
+        return Err(PyValueError::new_err(
+            "quick_count: a 28-bit hand and a contract 0..8",
+        ));
     }
     Ok(playout::quick_count(hand, trump as usize))
 }
@@ -652,10 +746,15 @@ fn quick_count(hand: u32, trump: i64) -> PyResult<f64> {
 /// Safety: the slice lives as long as `buf` holds the exporter's memory; the caller calls
 /// no Python while it holds it, and gives no buffer twice (`moon_sdk.vector` makes them).
 #[allow(clippy::mut_from_ref)] // the buffer, not `buf`, owns the memory
-unsafe fn out_slice<'a, T: Element>(buf: &'a PyBuffer<T>, len: usize, name: &str) -> PyResult<&'a mut [T]> {
+unsafe fn out_slice<'a, T: Element>(
+    buf: &'a PyBuffer<T>,
+    len: usize,
+    name: &str,
+) -> PyResult<&'a mut [T]> {
     if buf.readonly() || !buf.is_c_contiguous() || buf.item_count() != len {
         return Err(PyValueError::new_err(format!(
-            "{name} must be a writable C-contiguous array of {len} items")));
+            "{name} must be a writable C-contiguous array of {len} items"
+        )));
     }
     Ok(unsafe { std::slice::from_raw_parts_mut(buf.buf_ptr() as *mut T, len) })
 }
@@ -725,14 +824,21 @@ impl VectorCore {
     #[new]
     #[pyo3(signature = (ruleset, num_games, max_hands, sequence, rules, threads = 1))]
     fn new(
-        ruleset: &Bound<'_, PyAny>, num_games: usize, max_hands: u64, sequence: bool, rules: Vec<f32>, threads: usize,
+        ruleset: &Bound<'_, PyAny>,
+        num_games: usize,
+        max_hands: u64,
+        sequence: bool,
+        rules: Vec<f32>,
+        threads: usize,
     ) -> PyResult<Self> {
         let cfg = config(ruleset)?;
         let rules: [f32; RULES_LEN] = rules
             .try_into()
             .map_err(|_| PyValueError::new_err(format!("rules must be {RULES_LEN} values")))?;
         if num_games == 0 || max_hands == 0 || threads == 0 {
-            return Err(PyValueError::new_err("num_games, max_hands and threads must be at least 1"));
+            return Err(PyValueError::new_err(
+                "num_games, max_hands and threads must be at least 1",
+            ));
         }
         Ok(VectorCore {
             v: vector::Vector::new(cfg, num_games, max_hands, sequence, rules),
@@ -759,7 +865,10 @@ impl VectorCore {
         let acts: PyBuffer<i64> = PyBuffer::get(actions)?;
         let k = self.v.num_games();
         if acts.item_count() != k || self.v.games.len() != k {
-            return Err(PyValueError::new_err(format!("{k} games need {k} actions, not {}", acts.item_count())));
+            return Err(PyValueError::new_err(format!(
+                "{k} games need {k} actions, not {}",
+                acts.item_count()
+            )));
         }
         let owned;
         let acts: &[i64] = if acts.is_c_contiguous() {
@@ -771,7 +880,10 @@ impl VectorCore {
             &owned
         };
         if let Some((i, a)) = self.v.first_illegal(acts) {
-            return Err(illegal(py, format!("game {i}: {}", self.v.games[i].why_illegal(a))));
+            return Err(illegal(
+                py,
+                format!("game {i}: {}", self.v.games[i].why_illegal(a)),
+            ));
         }
         let bufs = OutBufs::get(out)?;
         let mut o = bufs.slices(&self.v)?;
@@ -791,7 +903,11 @@ impl VectorCore {
 
     /// A copy of game `i` as a `GameState` (its seed, ruleset and history).
     fn state(&self, py: Python<'_>, i: usize) -> PyResult<GameState> {
-        let g = self.v.games.get(i).ok_or_else(|| PyValueError::new_err(format!("no game {i}")))?;
+        let g = self
+            .v
+            .games
+            .get(i)
+            .ok_or_else(|| PyValueError::new_err(format!("no game {i}")))?;
         Ok(GameState {
             g: g.clone(),
             ruleset: self.ruleset.clone_ref(py),
@@ -805,7 +921,13 @@ impl VectorCore {
 /// The native loop for benchmarks: `games` whole games (at most `max_hands` deals) of
 /// uniformly random legal actions, all in the core; returns the number of decisions.
 #[pyfunction]
-fn random_games(py: Python<'_>, ruleset: &Bound<'_, PyAny>, games: u64, seed: u64, max_hands: u64) -> PyResult<u64> {
+fn random_games(
+    py: Python<'_>,
+    ruleset: &Bound<'_, PyAny>,
+    games: u64,
+    seed: u64,
+    max_hands: u64,
+) -> PyResult<u64> {
     let cfg = config(ruleset)?;
     Ok(py.detach(|| vector::random_games(cfg, games, seed, max_hands)))
 }

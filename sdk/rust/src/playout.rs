@@ -38,7 +38,9 @@ fn build() -> PlayoutTables {
         .map(|tr| {
             (0..8)
                 .map(|led| {
-                    let mut v: Vec<u8> = (0..NUM_TILES as u8).filter(|&t| rank[tr][led][t as usize] >= 0).collect();
+                    let mut v: Vec<u8> = (0..NUM_TILES as u8)
+                        .filter(|&t| rank[tr][led][t as usize] >= 0)
+                        .collect();
                     v.sort_by_key(|&t| rank[tr][led][t as usize]);
                     v
                 })
@@ -55,7 +57,9 @@ fn build() -> PlayoutTables {
             v
         })
         .collect();
-    let trump_desc = (0..9).map(|tr| asc[tr][7].iter().rev().copied().collect()).collect();
+    let trump_desc = (0..9)
+        .map(|tr| asc[tr][7].iter().rev().copied().collect())
+        .collect();
     let cheap = (0..9)
         .map(|tr| {
             let mut v: Vec<u8> = (0..NUM_TILES as u8).collect();
@@ -64,7 +68,11 @@ fn build() -> PlayoutTables {
                 let trump = TABLES.trump_mask[tr] >> t & 1;
                 (
                     trump,
-                    if trump == 1 { rank[tr][7][t as usize] as i32 } else { 0 },
+                    if trump == 1 {
+                        rank[tr][7][t as usize] as i32
+                    } else {
+                        0
+                    },
                     (h == lo && tr != 7) as u8,
                     h + lo,
                 )
@@ -72,7 +80,13 @@ fn build() -> PlayoutTables {
             v
         })
         .collect();
-    PlayoutTables { beats, asc, lead_desc, trump_desc, cheap }
+    PlayoutTables {
+        beats,
+        asc,
+        lead_desc,
+        trump_desc,
+        cheap,
+    }
 }
 
 static PT: LazyLock<PlayoutTables> = LazyLock::new(build);
@@ -90,11 +104,20 @@ fn seats(n: usize) -> Seats {
     for (s, x) in side.iter_mut().enumerate().take(n) {
         *x = if n == 3 { s as u8 } else { (s % 2) as u8 };
     }
-    let opps = std::array::from_fn(|s| if s < n { (0..n).filter(|&o| side[o] != side[s]).collect() } else { vec![] });
+    let opps = std::array::from_fn(|s| {
+        if s < n {
+            (0..n).filter(|&o| side[o] != side[s]).collect()
+        } else {
+            vec![]
+        }
+    });
     let later = std::array::from_fn(|s| {
         std::array::from_fn(|k| {
             if s < n && k < n {
-                (1..n - k).map(|i| (s + i) % n).filter(|&o| side[o] != side[s]).collect()
+                (1..n - k)
+                    .map(|i| (s + i) % n)
+                    .filter(|&o| side[o] != side[s])
+                    .collect()
             } else {
                 vec![]
             }
@@ -124,7 +147,10 @@ pub struct Position {
 /// `(seat, tile)` played goes to `trace` if given. Errors if a seat must play and holds
 /// nothing (an inconsistent position).
 pub fn playout(
-    hands: &mut [u32], p: &Position, taken: &mut [i64], mut trace: Option<&mut Vec<(u8, u8)>>,
+    hands: &mut [u32],
+    p: &Position,
+    taken: &mut [i64],
+    mut trace: Option<&mut Vec<(u8, u8)>>,
 ) -> Result<(), String> {
     let n = hands.len();
     let st: &Seats = if n == 3 { &SEATS3 } else { &SEATS4 };

@@ -11,7 +11,9 @@ pub const DOUBLES: u8 = 7;
 pub const NO_TRUMP: u8 = 8;
 pub const LED_TRUMPS: u8 = 7;
 
-pub const SUIT_NAMES: [&str; 7] = ["blanks", "ones", "twos", "threes", "fours", "fives", "sixes"];
+pub const SUIT_NAMES: [&str; 7] = [
+    "blanks", "ones", "twos", "threes", "fours", "fives", "sixes",
+];
 
 /// `(high, low)` of each tile.
 pub const PIPS: [(u8, u8); NUM_TILES] = {
@@ -102,7 +104,11 @@ fn build() -> Tables {
     let mut led_suit = [[0u8; NUM_TILES]; 9];
     for tr in 0..9 {
         for t in 0..NUM_TILES {
-            led_suit[tr][t] = if is_trump(tr as u8, t) { LED_TRUMPS } else { PIPS[t].0 };
+            led_suit[tr][t] = if is_trump(tr as u8, t) {
+                LED_TRUMPS
+            } else {
+                PIPS[t].0
+            };
         }
     }
     let mut rank = [[[-1i8; NUM_TILES]; 8]; 9];
@@ -114,17 +120,34 @@ fn build() -> Tables {
                     if tr as u8 == DOUBLES {
                         100 + h as i8
                     } else {
-                        100 + if h == lo { 7 } else if h as usize == tr { lo as i8 } else { h as i8 }
+                        100 + if h == lo {
+                            7
+                        } else if h as usize == tr {
+                            lo as i8
+                        } else {
+                            h as i8
+                        }
                     }
                 } else if led < 7 && follow[tr][led] >> t & 1 == 1 {
-                    if h == lo { 7 } else if h as usize == led { lo as i8 } else { h as i8 }
+                    if h == lo {
+                        7
+                    } else if h as usize == led {
+                        lo as i8
+                    } else {
+                        h as i8
+                    }
                 } else {
                     -1
                 };
             }
         }
     }
-    Tables { trump_mask, follow, led_suit, rank }
+    Tables {
+        trump_mask,
+        follow,
+        led_suit,
+        rank,
+    }
 }
 
 pub static TABLES: LazyLock<Tables> = LazyLock::new(build);

@@ -3,10 +3,10 @@
 //! the seat to act, legal-action mask, seat), rewards and end flags into flat arrays;
 //! an ended game restarts with the next seed of a splitmix64 stream. No Python here.
 
-use std::sync::{mpsc, Arc};
+use std::sync::{Arc, mpsc};
 
 use crate::features::{self, FEATURES, RULES_AT, RULES_LEN, SEQUENCE};
-use crate::game::{Config, Game, GAME_OVER, NUM_ACTIONS};
+use crate::game::{Config, GAME_OVER, Game, NUM_ACTIONS};
 
 /// The next value of a splitmix64 stream (`state` advanced); `moon_sdk.vector` has the
 /// same generator for the pure engine.
@@ -46,7 +46,13 @@ pub struct Vector {
 
 impl Vector {
     /// `rules`: the `rules` piece of this ruleset's vectors.
-    pub fn new(cfg: Arc<Config>, num_games: usize, max_hands: u64, sequence: bool, rules: [f32; RULES_LEN]) -> Vector {
+    pub fn new(
+        cfg: Arc<Config>,
+        num_games: usize,
+        max_hands: u64,
+        sequence: bool,
+        rules: [f32; RULES_LEN],
+    ) -> Vector {
         Vector {
             cfg,
             games: Vec::with_capacity(num_games),
@@ -64,7 +70,11 @@ impl Vector {
     }
 
     pub fn width(&self) -> usize {
-        if self.sequence { FEATURES + SEQUENCE } else { FEATURES }
+        if self.sequence {
+            FEATURES + SEQUENCE
+        } else {
+            FEATURES
+        }
     }
 
     fn next_seed(&mut self) -> u64 {
@@ -108,7 +118,12 @@ impl Vector {
 
     /// The first game whose action is not legal, `(game, action)`, if any.
     pub fn first_illegal(&self, actions: &[i64]) -> Option<(usize, i64)> {
-        self.games.iter().zip(actions).enumerate().find(|(_, (g, a))| !g.is_legal(**a)).map(|(i, (_, a))| (i, *a))
+        self.games
+            .iter()
+            .zip(actions)
+            .enumerate()
+            .find(|(_, (g, a))| !g.is_legal(**a))
+            .map(|(i, (_, a))| (i, *a))
     }
 
     /// Play `actions[i]` in game `i` (all legal: `first_illegal` is None) and write the
@@ -154,10 +169,15 @@ impl Vector {
                 .into_iter()
                 .zip(results.iter_mut())
                 .map(|((at, g, a, mut o), r)| -> Job<'_> {
-                    Box::new(move || *r = step_share(shape, rules, &seeds[at..at + g.len()], g, a, &mut o, at))
+                    Box::new(move || {
+                        *r = step_share(shape, rules, &seeds[at..at + g.len()], g, a, &mut o, at)
+                    })
                 })
                 .collect();
-            self.pool.get_mut().unwrap_or_else(|e| e.into_inner()).run(jobs);
+            self.pool
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .run(jobs);
             ended = results.concat();
         }
         for i in ended {
@@ -257,7 +277,16 @@ impl<'a> Out<'a> {
         let (truncated, truncated2) = self.truncated.split_at_mut(m);
         let (final_scores, final2) = self.final_scores.split_at_mut(m * s.sides);
         (
-            Out { obs, mask, seats, seeds, rewards, terminated, truncated, final_scores },
+            Out {
+                obs,
+                mask,
+                seats,
+                seeds,
+                rewards,
+                terminated,
+                truncated,
+                final_scores,
+            },
             Out {
                 obs: obs2,
                 mask: mask2,
@@ -277,8 +306,14 @@ impl<'a> Out<'a> {
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn write_row(
-    g: &Game, seed: u64, sequence: bool, rules: &[f32; RULES_LEN], obs: &mut [f32], mask: &mut [i8],
-    seat_out: &mut i64, seed_out: &mut i64,
+    g: &Game,
+    seed: u64,
+    sequence: bool,
+    rules: &[f32; RULES_LEN],
+    obs: &mut [f32],
+    mask: &mut [i8],
+    seat_out: &mut i64,
+    seed_out: &mut i64,
 ) {
     obs.fill(0.0);
     let seat = g.current as usize;
@@ -301,7 +336,7 @@ fn write_row(
 fn prefetch_struct(g: &Game) {
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         let p = g as *const Game as *const i8;
         for line in 0..std::mem::size_of::<Game>().div_ceil(64) {
             _mm_prefetch::<_MM_HINT_T0>(p.add(64 * line));
@@ -315,7 +350,7 @@ fn prefetch_struct(g: &Game) {
 fn prefetch_history(g: &Game) {
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>(g.history.as_ptr().add(g.history.len()) as *const i8);
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -326,7 +361,12 @@ fn prefetch_history(g: &Game) {
 /// action, write its rewards and flags and, if it goes on, its next row. Returns the
 /// (global) numbers of the games that ended, ascending, which the caller restarts.
 fn step_share(
-    s: &Shape, rules: &[f32; RULES_LEN], seeds: &[u64], games: &mut [Game], actions: &[i64], out: &mut Out<'_>,
+    s: &Shape,
+    rules: &[f32; RULES_LEN],
+    seeds: &[u64],
+    games: &mut [Game],
+    actions: &[i64],
+    out: &mut Out<'_>,
     at: usize,
 ) -> Vec<usize> {
     const FAR: usize = 8;
