@@ -15,7 +15,7 @@ import pytest
 CHROMIUM = os.environ.get("MOON_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 
 
-@pytest.fixture(scope="session")  # one Chromium a worker: each test opens its own pages
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     try:
         from playwright.sync_api import sync_playwright

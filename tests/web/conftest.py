@@ -14,7 +14,7 @@ import pytest
 from web_support import CHROMIUM, Competition, HostProcess, browser_problem, make_competition
 
 
-@pytest.fixture(scope="session")  # one Chromium a worker: each test opens its own pages
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     problem = browser_problem()
     if problem:
