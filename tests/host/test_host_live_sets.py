@@ -31,7 +31,10 @@ import pytest
 from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
 
 WATCH_S = 45.0
-"""How long the visitor watches."""
+"""How long the visitor watches at least; longer (up to :data:`WATCH_MAX_S`) until a stream
+has shown a tile and one was refused: on a loaded machine a set's last game, the one whose
+stream is public, comes seldom, and may be read while its seats still bid."""
+WATCH_MAX_S = 240.0
 
 
 def _running(client: httpx.Client) -> list[dict]:
@@ -86,8 +89,12 @@ def test_no_two_games_of_one_set_run_at_once(tmp_path: Path, database: str | Non
         streamed: dict[str, list[str]] = {}  # tiles each stream showed
         refused: dict[str, str] = {}  # why a stream was refused
         with httpx.Client(base_url=host.url, timeout=30) as client:
-            end = time.monotonic() + WATCH_S
-            while time.monotonic() < end:
+            start = time.monotonic()
+            while True:
+                watched = time.monotonic() - start
+                if watched > WATCH_MAX_S or (watched > WATCH_S and refused
+                                             and any(streamed.values())):
+                    break
                 running = _running(client)
                 together.append(sorted(g["id"] for g in running))
                 for g in running:
@@ -95,7 +102,7 @@ def test_no_two_games_of_one_set_run_at_once(tmp_path: Path, database: str | Non
                     seen = any(streamed.values())
                     if (len(streamed) < 6 or not seen) and g["id"] not in streamed \
                             and g["id"] not in refused:
-                        tiles = _stream_tiles(client, g["id"], 1.5)
+                        tiles = _stream_tiles(client, g["id"], 5.0)
                         if isinstance(tiles, str):
                             refused[g["id"]] = tiles
                             continue
