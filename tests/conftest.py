@@ -115,10 +115,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return SharedScheduling(config, log)
 
 
+PER_MODULE = frozenset({"browser"})
+"""Fixtures of module scope that may be made in each worker that takes a test of their
+file: a headless Chromium (seconds to start, nothing shared). It stays of module scope:
+Playwright's sync API runs its own event loop while it is open, so a browser kept for a
+worker's whole session made the next one (tests/web's and tests/table's each have one)
+fail with "using Playwright Sync API inside the asyncio loop"."""
+
+
 def _uses_a_module_fixture(item: pytest.Item) -> bool:
     info = getattr(item, "_fixtureinfo", None)
     return info is not None and any(
-        defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
+        defs and defs[-1].scope == "module" and name not in PER_MODULE
+        for name, defs in info.name2fixturedefs.items())
 
 
 def _longest_first(config: pytest.Config, items: list[pytest.Item]) -> None:
