@@ -268,10 +268,12 @@ def test_a_competition_goes_by_itself_from_registration_to_final_standings(
         assert 2 <= len(games) <= 3
         assert host.ok("GET", f"/api/versions/{flaky}", zed)["games"] == len(games)
         for g in games:
-            seat = next(s["seat"] for s in g["seats"] if s["version_id"] == flaky)
+            # (one seat, or two: while fewer versions than seats were active, one sat twice)
+            seats = {s["seat"] for s in g["seats"] if s["version_id"] == flaky}
             assert g["termination"] == "forfeit"
-            assert {(f["seat"], f["reason"]) for f in g["faults"] if f["forfeit"]} \
-                == {(seat, "crash")}
+            forfeits = {(f["seat"], f["reason"]) for f in g["faults"] if f["forfeit"]}
+            assert len(forfeits) == 1 and forfeits <= {(s, "crash") for s in seats}, \
+                (g["seats"], g["faults"])
         assert host.ok("GET", "/api/bots/flaky")["active_version"] is None
         assert "flaky" not in {r["bot"] for r in host.ok("GET", "/api/leaderboard")}
         assert games_of(host, flaky, "running") + games_of(host, flaky, "queued") == 0
