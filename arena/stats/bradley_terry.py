@@ -286,16 +286,19 @@ class BoardFit:
             counts = rng.multinomial(self.boards, np.full(self.boards, 1 / self.boards),
                                      size=bootstrap)
             weights = counts @ d.w
-            self.samples = fit_weights(d.x, weights, self.prior_sigma)
             self.apart = np.zeros(len(counts), dtype=bool)
             if self.one_step_apart:
                 # a resample that separates bots the results do not (it missed the boards
                 # of a pair's only upsets) has its gap held by the prior alone: one Newton
-                # step from the point fit measures it instead
+                # step from the point fit measures it instead, the others are refitted
                 self.apart = (reach_of(d.x, weights) != self.reach).any(axis=(1, 2))
-                if self.apart.any():
-                    self.samples[self.apart] = newton_step(
-                        d.x, weights[self.apart], self.theta, self.prior_sigma)
+            self.samples = np.zeros((len(counts), n))
+            if self.apart.any():
+                self.samples[self.apart] = newton_step(
+                    d.x, weights[self.apart], self.theta, self.prior_sigma)
+            if not self.apart.all():
+                self.samples[~self.apart] = fit_weights(d.x, weights[~self.apart],
+                                                        self.prior_sigma)
         self.counts = counts
         """The bootstrap's resamples: how many times each board is drawn in each."""
         separated = not self.reach.all()
@@ -313,16 +316,9 @@ class BoardFit:
         """The softened data's resamples (the bounds' margins)."""
 
     def _reach(self) -> np.ndarray:
-        d, n = self.design, len(self.bots)
-        played = (d.w.sum(axis=0) > 0)[:, None]
-        ahead = ((d.x > 0) & played).astype(int)
-        behind = ((d.x < 0) & played).astype(int)
-        beat: np.ndarray = (ahead.T @ behind > 0) | np.eye(n, dtype=bool)
-        while True:
-            nxt = beat | ((beat.astype(int) @ beat.astype(int)) > 0)
-            if (nxt == beat).all():
-                return beat
-            beat = nxt
+        d = self.design
+        reach: np.ndarray = reach_of(d.x, d.w.sum(axis=0)[None, :])[0]
+        return reach
 
     def _anchor(self) -> np.ndarray:
         """Indices of the anchor (see ``anchor``): of equal-sized parts, the strongest."""
