@@ -219,18 +219,31 @@ impl Pool {
             }));
             self.workers.push((job_tx, done_rx));
         }
-        let sent = jobs.len();
+        let wanted = jobs.len();
+        let mut sent = 0;
         for (job, (tx, _)) in jobs.into_iter().zip(&self.workers) {
             // Safety: the job borrows from the caller's frame for `'a`; it is erased to
             // 'static to cross the channel, and this function waits below until every job
-            // sent has run (or its worker died, the job dropped with it) before returning.
+            // sent has run (or its worker died, the job dropped with it) before it
+            // returns or unwinds: nothing here panics before that wait.
             let job: Job<'static> = unsafe { std::mem::transmute::<Job<'_>, Job<'static>>(job) };
-            tx.send(job).expect("a vector worker stopped");
+            if tx.send(job).is_err() {
+                break; // a worker that died in an earlier step: the job comes back, dropped
+            }
+            sent += 1;
         }
-        first();
+        let here = std::panic::catch_unwind(std::panic::AssertUnwindSafe(first));
+        let mut lost = sent < wanted;
         for (_, done) in &self.workers[..sent] {
-            done.recv().expect("a share of the vector's step panicked");
+            lost |= done.recv().is_err();
         }
+        if let Err(panic) = here {
+            std::panic::resume_unwind(panic);
+        }
+        assert!(
+            !lost,
+            "a share of the vector's step panicked, or its worker had stopped"
+        );
     }
 }
 
