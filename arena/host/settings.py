@@ -184,7 +184,7 @@ class Visitors(_Table):
     """``[visitors]``: what the host serves its visitors (docs/host.md, "A crowd of
     visitors"); the games are never made to wait for them."""
 
-    requests_per_s: float = Field(400.0, gt=0)
+    requests_per_s: float = Field(250.0, gt=0)
     """Requests served a second in all; more wait their turn (at most 2 s, then 429)."""
     per_client_per_s: float = Field(20.0, gt=0)
     """Requests a second one client address may make that the host must compute (not a
@@ -443,7 +443,7 @@ max_boards = 10             # ... are told apart, up to this many boards in all
 
 # A crowd of visitors: public answers from memory, and a budget that keeps the games' pace.
 [visitors]
-requests_per_s = 400        # served a second in all; more wait their turn (2 s at most, then 429)
+requests_per_s = 250        # served a second in all; more wait their turn (2 s at most, then 429)
 per_client_per_s = 20       # requests one address may make that the host must compute (429 over)
 burst = 60                  # ... at once after a pause
 cache_s = 5                 # a public page or list is read again after this many seconds

@@ -76,7 +76,7 @@ SESSION_COOKIE = "moon_session="
 class VisitorLimits:
     """The visitors' budget (module docstring); every figure per second or at once."""
 
-    rate: float = 400.0
+    rate: float = 250.0
     """Requests a second served in all; more wait their turn."""
     max_wait_s: float = 2.0
     """The longest a request waits for its turn or a place before a 429."""
