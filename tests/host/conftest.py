@@ -31,12 +31,17 @@ Which tests run on PostgreSQL, and why: those whose SQL could differ between the
   the batch worker's fits, the export's reads while it serves), and one flow that goes
   through every phase shows that on PostgreSQL for the price of one run (about 2 min),
   not one a flow.
+- The crowd (test_host_crowd.py), on PostgreSQL alone (``postgres_only``): a real host
+  under 32 visitors at once, whose failure mode is the pages' pool of connections running
+  dry (8, apart from the games'), a pool PostgreSQL alone has (on SQLite the pages read
+  through the host's one engine, whose readers never wait for its writer: WAL).
 
 A test marked ``one_database`` runs on SQLite alone: its subject is the host's policy
-(the build queue's order, a slow bot's share of the slots, forfeits), or it is another
-long flow through a real `moon host run` with real bots (the e2e competition, no two
-games of one set at once, the crowd) whose queries the parts above run on PostgreSQL in
-process, in seconds, not minutes, and whose host on PostgreSQL the flow above has shown."""
+(the build queue's order, a slow bot's share of the slots, forfeits, one address's limit
+behind a proxy), or it is another long flow through a real `moon host run` with real bots
+(the e2e competition, no two games of one set at once) whose queries the parts above run
+on PostgreSQL in process, in seconds, not minutes, and whose host on PostgreSQL the flow
+above has shown."""
 
 from __future__ import annotations
 
