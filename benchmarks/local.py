@@ -1,9 +1,10 @@
 """The in-process runner against the arena: games per minute for the same random bots.
 
     .venv/bin/python benchmarks/local.py [--boards N] [--games N] [--processes N]
+        [--max-hands N]
 
 Plays the example random bot three times over (3-player Moon, max_hands 200 as the arena's
-default time control) twice, in one run:
+default time control, or ``--max-hands``) twice, in one run:
 
 - in the arena: a duplicate ladder through the real runner `moon ladder` uses (a referee
   over gRPC, a fresh process per bot and game, records written), at concurrency N;
@@ -55,10 +56,11 @@ def cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def arena(boards: int, concurrency: int, tmp: Path) -> dict[str, float]:
+def arena(boards: int, concurrency: int, tmp: Path, max_hands: int) -> dict[str, float]:
     """A ladder of three random bots through the ladder's runner."""
     data = {"ladder": {"name": "bench-local", "preset": "moon3", "boards": boards,
                        "seed": 7, "concurrency": concurrency},
+            "time_control": {"max_hands": max_hands},
             "bots": [{"path": str(RANDOM), "name": f"random-{c}"} for c in "abc"]}
     cfg = ladder_from_dict(data, tmp / "bench.toml")
     results = tmp / "arena.sqlite"
@@ -72,14 +74,15 @@ def arena(boards: int, concurrency: int, tmp: Path) -> dict[str, float]:
     return {"games": summary.played, "wall_s": wall, "cpu_s": cpu, "decisions": decisions}
 
 
-def local(games: int, processes: int) -> dict[str, float]:
+def local(games: int, processes: int, max_hands: int) -> dict[str, float]:
     """The same bots, ``games`` seeds, in process."""
     bot = random_bot_class()
     t0, c0 = time.monotonic(), cpu_seconds()
     decisions = 0
     played = 0
     for record in play_games([bot, bot, bot], range(1000, 1000 + games), "moon3",
-                             processes=processes, chunksize=8):
+                             processes=processes, chunksize=8,
+                             time_control={"max_hands": max_hands}):
         decisions += len(record["actions"])
         played += 1
     return {"games": played, "wall_s": time.monotonic() - t0, "cpu_s": cpu_seconds() - c0,
@@ -94,17 +97,19 @@ def main() -> None:
                     help="in-process games [default: 400]")
     ap.add_argument("--processes", type=int, default=2,
                     help="ladder concurrency and worker processes [default: 2]")
+    ap.add_argument("--max-hands", type=int, default=200,
+                    help="hands a game deals at most [default: 200, the arena's]")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        rows = {"arena": arena(args.boards, args.processes, Path(d)),
-                "in-process": local(args.games, args.processes)}
+        rows = {"arena": arena(args.boards, args.processes, Path(d), args.max_hands),
+                "in-process": local(args.games, args.processes, args.max_hands)}
     for r in rows.values():
         r["per_min"] = r["games"] / r["wall_s"] * 60
         r["per_cpu_min"] = r["games"] / r["cpu_s"] * 60
         r["per_game"] = r["decisions"] / r["games"]
         r["per_s"] = r["decisions"] / r["wall_s"]
         r["per_cpu_s"] = r["decisions"] / r["cpu_s"]
-    print(f"random x3, moon3, max_hands 200; {args.processes} games at once "
+    print(f"random x3, moon3, max_hands {args.max_hands}; {args.processes} games at once "
           f"(ladder concurrency, worker processes)")
     print(f"{'':27}{'games':>6}{'wall s':>8}{'CPU s':>8}{'games/min':>11}"
           f"{'games/CPU-min':>15}{'decisions/game':>16}{'decisions/s':>13}"

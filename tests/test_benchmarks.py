@@ -16,14 +16,14 @@ BENCHMARKS = ROOT / "benchmarks"
 
 # The smallest run of each benchmark script; a new script needs its entry here.
 SMOKE_ARGS: dict[str, list[str]] = {
-    "crowd.py": ["--clients", "4", "--seconds", "3"],
+    "crowd.py": ["--clients", "4", "--seconds", "1"],
     "distributed.py": ["--boards", "1", "--workers", "1", "--repeat", "1", "--max-hands", "1"],
     "engine.py": ["--seconds", "0.2", "--runs", "1"],
     "escapees.py": ["--games", "1"],
     "host.py": ["--games", "12", "--window", "6", "--repeat", "1", "--diagnostics"],
     "ladder.py": ["--boards", "1"],
     "ladder_cpu.py": ["--boards", "1", "--reps", "1"],
-    "local.py": ["--boards", "1", "--games", "12"],
+    "local.py": ["--boards", "1", "--games", "4", "--max-hands", "4"],
     "rating_coverage.py": ["--ladders", "4", "--bootstrap", "20",
                            "--only", "3p 3 bots  4 boards luck 0"],
     "pages.py": ["--games", "300,600", "--views", "1", "--between", "1", "--others"],
@@ -32,7 +32,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "research_envs.py": ["--games", "1", "--repeats", "1", "--max-hands", "2"],
     "search.py": ["--samples", "10", "--points", "3", "--runs", "1"],
     "soak.py": ["--games", "4", "--window", "2", "--parallel", "2", "--max-hands", "1"],
-    "tables.py": ["--seconds", "3", "--repeat", "1"],
+    "tables.py": ["--concurrency", "2", "--tables", "1", "--seconds", "1", "--repeat", "1"],
     "vector.py": ["--decisions", "2000", "--repeats", "1", "--max-hands", "2"],
 }
 

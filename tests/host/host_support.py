@@ -508,18 +508,28 @@ def flaky_bot(counter: Path) -> bytes:
     return tar_files(files)
 
 
+def sleepy_example(folder: Path, example: str, seconds: float, flag: Path | None = None
+                   ) -> Path:
+    """The example bot ``example`` copied to ``folder``, sleeping ``seconds`` before each
+    decision (while the file ``flag`` exists, if one is given): a sleep costs no CPU, so
+    its games last longer and a host playing them burns less; ``folder``."""
+    shutil.copytree(EXAMPLES / example, folder,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    source = (folder / "bot.py").read_text()
+    assert "    def act(self, obs):\n" in source and "\nfrom moon_sdk import" in source
+    sleep = f"        time.sleep({seconds})\n"
+    if flag is not None:
+        sleep = f"        if os.path.exists({str(flag)!r}):\n    " + sleep
+    (folder / "bot.py").write_text(source.replace(
+        "    def act(self, obs):\n", "    def act(self, obs):\n" + sleep, 1)
+        .replace("\nfrom moon_sdk import", "\nimport os\nimport time\n\nfrom moon_sdk import", 1))
+    return folder
+
+
 def sleepy_weak(folder: Path, flag: Path, seconds: float) -> Path:
     """The weak example bot copied to ``folder``, sleeping ``seconds`` before each decision
-    while the file ``flag`` exists (a sleep costs no CPU: a game lasts longer, on a test's
-    word); ``folder``."""
-    shutil.copytree(EXAMPLES / "weak", folder)
-    source = (folder / "bot.py").read_text()
-    assert "    def act(self, obs):\n" in source
-    (folder / "bot.py").write_text(source.replace(
-        "    def act(self, obs):\n", "    def act(self, obs):\n"
-        f"        if os.path.exists({str(flag)!r}):\n            time.sleep({seconds})\n")
-        .replace("from moon_sdk import", "import os\nimport time\n\nfrom moon_sdk import"))
-    return folder
+    while the file ``flag`` exists (a game lasts longer, on a test's word); ``folder``."""
+    return sleepy_example(folder, "weak", seconds, flag)
 
 
 # -- a deal given away: what a visitor reads, against a board's hands (docs/rules.md) ------

@@ -1,7 +1,13 @@
 """A real `moon host run` under a crowd of visitors (bounded, loopback): rated games keep
 being recorded while it lasts and no visitor gets a 5xx or a reset connection; behind a
 reverse proxy each visitor's own address is held to its limit (429 with Retry-After).
-The games' pace under a crowd is a figure, in benchmarks/crowd.py."""
+The games' pace under a crowd is a figure, in benchmarks/crowd.py.
+
+The crowd runs on PostgreSQL alone (``postgres_only``): its failure mode is the pages'
+pool of connections running dry (arena.host.db.web_engine: 8, apart from the games'), a
+pool PostgreSQL alone has (on SQLite the pages read through the host's one engine, whose
+readers never wait for its writer: WAL); the limit behind a proxy is the host's policy,
+on SQLite alone (``one_database``)."""
 
 from __future__ import annotations
 
@@ -77,6 +83,7 @@ async def crowd(host: HostProcess, paths: list[str], clients: int, target: int
 
 
 @pytest.mark.slow
+@pytest.mark.postgres_only
 def test_rated_games_keep_being_recorded_under_a_crowd(tmp_path, database) -> None:
     host = HostProcess(make_competition(tmp_path / "comp"), database).start()
     try:

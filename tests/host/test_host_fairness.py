@@ -15,7 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from host_support import EXAMPLES, HostProcess, make_competition, tar_folder, wait_for
+from host_support import (
+    EXAMPLES,
+    HostProcess,
+    make_competition,
+    sleepy_example,
+    tar_folder,
+    wait_for,
+)
 
 from arena.host.registrations import WINDOW_S
 
@@ -220,18 +227,14 @@ def test_client_key(address: str | None, key: str) -> None:
     assert client_key(address) == key
 
 
-def slow_bot(tmp: Path) -> Path:
-    """The random bot thinking 0.8 s a decision (inside the competitions' 1 s): legal,
-    but its games last some 30 s against the others' one."""
-    folder = tmp / "slow"
-    shutil.copytree(EXAMPLES / "random", folder, ignore=shutil.ignore_patterns("__pycache__"))
+def slow_bot(tmp: Path, flag: Path) -> Path:
+    """The random bot thinking 0.8 s a decision (inside the competitions' 1 s) while
+    ``flag`` exists: legal, but its games then last some 30 s against the others' one. The
+    test makes ``flag`` once it is validated: its validation game, at that pace, was 30 s
+    of waiting for nothing the test checks."""
+    folder = sleepy_example(tmp / "slow", "random", 0.8, flag)
     (folder / "bot.toml").write_text((folder / "bot.toml").read_text().replace(
         'name = "random"', 'name = "slowbot"'))
-    bot = folder / "bot.py"
-    bot.write_text(bot.read_text().replace(
-        "        return random.choice(obs.legal_actions)",
-        "        import time\n        time.sleep(0.8)\n"
-        "        return random.choice(obs.legal_actions)"))
     return folder
 
 
@@ -244,19 +247,22 @@ def test_a_slow_bot_sits_in_at_most_half_the_running_games(tmp_path: Path,
     games (all of a set's games hold the same bots), and the host's games per minute fell
     some twentyfold."""
     folder = make_competition(tmp_path / "comp", concurrency=2)
+    slow = tmp_path / "slow-now"
     h = HostProcess(folder, database).start()
     try:
         owners = {}
-        for name, folder_ in (("slowbot", slow_bot(tmp_path)), ("r1", EXAMPLES / "random"),
+        for name, folder_ in (("slowbot", slow_bot(tmp_path, slow)), ("r1", EXAMPLES / "random"),
                               ("r2", EXAMPLES / "random"), ("w1", EXAMPLES / "weak"),
                               ("w2", EXAMPLES / "weak")):
             token = h.register(f"owner-{name}")
             r = h.submit(token, tar_folder(folder_, rename=name))
             assert r.status_code == 201, r.text
             owners[name] = (token, r.json()["id"])
+        token, slow_id = owners["slowbot"]
+        assert h.wait_version(token, slow_id, timeout=600)["status"] == "active"
+        slow.touch()  # slow from its next decision on, in whatever game
         for token, v in owners.values():
             assert h.wait_version(token, v, timeout=600)["status"] == "active"
-        slow_id = owners["slowbot"][1]
 
         def running() -> list[dict]:
             return h.ok("GET", "/api/games?status=running&limit=500")["games"]

@@ -1,21 +1,22 @@
-"""A whole competition by itself through a real `moon host run` with real bots, on SQLite
-and on PostgreSQL (the long flow run on both: tests/host/conftest.py says why this one),
-with the issue's checks folded into its one timeline (one host a phase, one set of games):
-registration (accounts and invites; uploads refused with when they open), the season
-coming by itself (bots built, validated and rated; provisional until their placement
-series, the leaderboard's count of sets as the games list's, one version joining later
-starting the next sets; a version that forfeits in a row disabled, its owner reading
-why; challenges, unrated, over the quota a 429 with when to ask again; a participant
-disabled and enabled by the organiser), the freeze (an upload refused for good; the
-games go on), the final starting by itself among the season's versions, never running
-two games of a board at once, no public address giving away a tile of a board in play
-(a visitor's crawl, checked against the deal once the final's seed is published),
-resuming after a restart mid-final without playing a finished game again or losing one,
-ending after its boards; then the end (nothing more played, registration refused, each
-change of phase in the audit log), the front page showing the final's standings, `moon
-host status` its progress, `moon host export`'s archive refitting them from the games'
-own records, and a season game voided by the organiser leaving the season's fit equal
-to a refit of the archive without it."""
+"""A whole competition by itself through a real `moon host run` with real bots, on
+PostgreSQL alone (``postgres_only``: each of its parts is checked on SQLite and
+PostgreSQL by its own test, and a real host on PostgreSQL is more than its statements:
+tests/host/conftest.py says which and why), with the issue's checks folded into its one
+timeline (one host a phase, one set of games): registration (accounts and invites;
+uploads refused with when they open), the season coming by itself (bots built, validated
+and rated; provisional until their placement series, the leaderboard's count of sets as
+the games list's, one version joining later starting the next sets; a version that
+forfeits in a row disabled, its owner reading why; challenges, unrated, over the quota a
+429 with when to ask again; a participant disabled and enabled by the organiser), the
+freeze (an upload refused for good; the games go on), the final starting by itself among
+the season's versions, never running two games of a board at once, no public address
+giving away a tile of a board in play (a visitor's crawl, checked against the deal once
+the final's seed is published), resuming after a restart mid-final without playing a
+finished game again or losing one, ending after its boards; then the end (nothing more
+played, registration refused, each change of phase in the audit log), the front page
+showing the final's standings, `moon host status` its progress, `moon host export`'s
+archive refitting them from the games' own records, and a season game voided by the
+organiser leaving the season's fit equal to a refit of the archive without it."""
 
 from __future__ import annotations
 
@@ -106,6 +107,7 @@ def one_per_board(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return games
 
 
+@pytest.mark.postgres_only
 def test_a_competition_goes_by_itself_from_registration_to_final_standings(
         tmp_path: Path, database: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     # Each change of phase is due a few seconds after a start of the host, whose calendar

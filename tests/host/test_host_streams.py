@@ -5,7 +5,6 @@ games' clocks (400 streams on a queued game: every page and API answer took 1-5 
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import shutil
 import socket
@@ -22,11 +21,14 @@ SLEEP_S = 45
 at least this long, time for the test's streams."""
 
 
-def sleepy_bot(folder: Path, flag: Path) -> Path:
-    """The random bot, sleeping :data:`SLEEP_S` before it starts while ``flag`` exists."""
+def sleepy_bot(folder: Path, flag: Path, asleep: Path) -> Path:
+    """The random bot, sleeping :data:`SLEEP_S` before it starts while ``flag`` exists,
+    with a line appended to ``asleep`` first."""
     shutil.copytree(EXAMPLES / "random", folder)
     bot = folder / "bot.py"
     bot.write_text(f"import os, time\nif os.path.exists({str(flag)!r}):\n"
+                   f"    with open({str(asleep)!r}, 'a') as f:\n"
+                   f"        f.write(str(os.getpid()) + '\\n')\n"
                    f"    time.sleep({SLEEP_S})\n" + bot.read_text())
     return folder
 
@@ -82,21 +84,28 @@ def open_stream(host: HostProcess, game: str, cookie: str, client: str | None = 
 
 
 def test_a_client_and_the_host_hold_a_few_streams(host: HostProcess, tmp_path: Path) -> None:
-    flag = tmp_path / "sleep"
+    flag, asleep = tmp_path / "sleep", tmp_path / "asleep"
     alice = host.register("alice")
     for name in ("sleepy", "drowsy"):
-        r = host.submit(alice, tar_folder(sleepy_bot(tmp_path / name, flag), rename=name))
+        r = host.submit(alice, tar_folder(sleepy_bot(tmp_path / name, flag, asleep),
+                                          rename=name))
         assert r.status_code == 201, r.text
         assert host.wait_version(alice, r.json()["id"], 300)["status"] == "active"
     flag.touch()
-    since = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)  # started_at: whole seconds
+    # One game slot, and both versions in every game: the matchmaker marks a game running
+    # (before its bots start) only once the one before it has left `running`, so the one
+    # running once a bot has said it sleeps is that bot's, in its start-up for SLEEP_S.
+    # (The first game started a second after the flag, by its started_at in whole
+    # seconds, waited SLEEP_S more whenever a game started in between: its bots slept
+    # too, holding the slot.)
+    wait_for(asleep.exists, 120, "a bot of the sleepy ones asleep")
 
     def sleeping_game() -> str | None:
         games = host.ok("GET", "/api/games?status=running")["games"]
-        return next((g["id"] for g in games if g["started_at"]
-                     and dt.datetime.fromisoformat(g["started_at"]) >= since), None)
+        assert len(games) <= 1, games
+        return games[0]["id"] if games else None
 
-    game = wait_for(sleeping_game, 120, "a rated game of the sleepy bots")
+    game = wait_for(sleeping_game, 30, "the rated game of the sleeping bot")
     organiser = organiser_cookie(host)
     held = []
     try:
