@@ -336,14 +336,16 @@ def test_the_widest_decisions(preset, options, discards, trumps, engine):
     assert info["legal_count"].tolist() == [len(trumps)] * 6
 
 
-@pytest.mark.parametrize("threads,num_games", [(2, 64), (3, 50)])
-def test_threads_change_no_number(threads, num_games):
+@pytest.mark.parametrize("threads,num_games,observations", [
+    (2, 64, "float32"), (3, 50, "float32"), (2, 64, "int8"), (3, 50, "none"),
+])
+def test_threads_change_no_number(threads, num_games, observations):
     """Split between threads (50 games in shares of 17, 17 and 16), the compiled vector
     still agrees with the pure one at every step, through games that end in several
     shares at once (their seeds drawn in the order of the games)."""
     _need("compiled")
     counts = differential("moon3", {}, "observation", 2, games=300, num_games=num_games,
-                          seed=threads, threads=threads)
+                          seed=threads, threads=threads, observations=observations)
     assert counts["terminated"] + counts["truncated"] >= 300
 
 

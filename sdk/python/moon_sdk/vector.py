@@ -12,7 +12,19 @@
 Each game is one whole game of hands, as :func:`moon_sdk.pettingzoo_env.env` plays it: the
 action is the seat's to act (``info["seat"]``), the observation is that seat's
 :func:`moon_sdk.features.observation_features` vector (``features="information_state"``:
-the 1209-long one) and ``info["action_mask"]`` (``int8[N, 72]``) its legal actions.
+the 1209-long one) and ``info["action_mask"]`` (``int8[N, 72]``) its legal actions, also
+listed: ``info["legal_actions"]`` (``int8[N, 9]``: each row the legal action ids
+ascending, then -1; 9, :data:`MAX_LEGAL`, is the widest decision the rules allow) and
+``info["legal_count"]`` (``int8[N]``), so a uniformly random policy is
+``legal_actions[arange(N), (rng.random(N) * legal_count).astype(int)]``.
+
+``observations`` says what a step writes of the observation: ``"float32"`` (the default:
+the vectors above), ``"int8"`` (the same vectors as ``int8[N, size]``, the two fractional
+pieces in whole units: ``tricks_taken`` in sevenths of the hand, ``scores`` in points or
+marks clipped to twice the target, which must be at most 63; ``obs / observation_scale``
+is the float32 observation exactly; a quarter of the memory, the fastest mode that still
+observes) or ``"none"`` (nothing: ``obs`` is an empty ``float32[N, 0]``, every other
+array as ever; for playouts and random or scripted play, the fastest).
 ``rewards`` is ``float32[N, players]``: each seat's side's score change when a hand ends in
 that step (PettingZoo's ``reward="hand"``). A game that ends (``terminated``: by the rules;
 ``truncated``: after ``max_hands`` deals) starts the next game at once, with the next seed
