@@ -12,16 +12,22 @@ Random play (every game to its end or ``--max-hands`` deals), side by side in on
   legal action, near uniform), the policy's time included; N = 1024 on one thread (the
   default) and on two (``threads=2``: the CPU figure counts both threads, so the wall one
   is its speed, when the machine has two cores free);
+- ``N=1024 <mode> lists``: N = 1024 on one thread with ``observations=<mode>`` (float32,
+  int8, none) and the policy drawing from ``info["legal_actions"]`` (``legal_actions[i,
+  floor(u * legal_count[i])]``, ``u`` uniform in [0, 1): uniform over the legal actions);
 - ``native``: ``moon_engine.random_games``, the same random play all inside the core.
 
 The variants take turns, ``--repeats`` times; the table shows decisions per second of
 wall-clock time and per CPU-second of this process (min / median / max; on a shared
 machine CPU time is the steadier figure) and each CPU median's share of the native one.
 
-``--differential GAMES`` instead steps a compiled and a pure vector side by side with the
-same random legal actions over every configuration of tests/research/test_vector.py until
-GAMES games have ended, comparing every array of every step, and prints the counts
-(``--threads 2``: the compiled vector on two threads).
+``--differential GAMES`` instead steps compiled and pure vectors side by side, one of each
+per observation mode (``--modes``; all three unless told), with the same random legal
+actions over every configuration of tests/research/test_vector.py until GAMES games have
+ended, comparing every array of every step: each mode's compiled and pure arrays, and the
+modes with each other (int8 / ``observation_scale`` equal to float32; the masks, legal
+lists, rewards, flags and seeds the same in all). It prints the counts (``--threads 2``:
+the compiled vectors on two threads).
 """
 
 from __future__ import annotations
@@ -72,18 +78,28 @@ def one_at_a_time(state_class: type, ruleset: Ruleset, max_hands: int,
     return run
 
 
-def vectored(n: int, preset: str, max_hands: int, decisions: int,
-             engine: str, threads: int = 1) -> Callable[[], int]:
+def vectored(n: int, preset: str, max_hands: int, decisions: int, engine: str,
+             threads: int = 1, observations: str = "float32",
+             lists: bool = False) -> Callable[[], int]:
+    """A run of ``decisions`` random decisions (``lists``: drawn from the legal lists, else
+    by argmax of the mask times noise)."""
     games = vector.VectorGames(n, preset, max_hands=max_hands, engine=engine, copy=False,
-                               threads=threads)
+                               threads=threads, observations=observations)
     noise = np.random.default_rng(0).integers(1, 128, (16, n, 72), dtype=np.int8)
+    uniform = np.random.default_rng(0).random((16, n))
+    rows = np.arange(n)
     steps = max(1, decisions // n)
 
     def run() -> int:
         _, info = games.reset(seed=1)
-        mask = info["action_mask"]
-        for t in range(steps):
-            games.step(np.argmax(mask * noise[t & 15], axis=1))
+        if lists:
+            legal, count = info["legal_actions"], info["legal_count"]
+            for t in range(steps):
+                games.step(legal[rows, (uniform[t & 15] * count).astype(np.intp)])
+        else:
+            mask = info["action_mask"]
+            for t in range(steps):
+                games.step(np.argmax(mask * noise[t & 15], axis=1))
         return steps * n
     return run
 
@@ -121,6 +137,9 @@ def benchmark(args: argparse.Namespace) -> None:
         for t in (1, 2):
             variants[f"vector N=1024 ({t} thread{'s' * (t > 1)})"] = vectored(
                 1024, args.preset, mh, d, "compiled", threads=t)
+        for mode in vector.OBSERVATIONS:
+            variants[f"N=1024 {mode} lists"] = vectored(1024, args.preset, mh, d, "compiled",
+                                                        observations=mode, lists=True)
         variants["native"] = native(ruleset, mh, d * 4)
     for run in variants.values():  # warm-up
         run()
@@ -145,8 +164,12 @@ def benchmark(args: argparse.Namespace) -> None:
               f"{max(cs) / 1e6:>7.3f}{share}")
 
 
+def _same(x: Any, y: Any) -> bool:
+    return bool(x.dtype == y.dtype and np.array_equal(x, y))
+
+
 def differential(games: int, num_games: int, only: list[int] | None = None,
-                 threads: int = 1) -> None:
+                 threads: int = 1, modes: tuple[str, ...] = vector.OBSERVATIONS) -> None:
     if not vector.compiled_available():
         sys.exit("the differential needs the compiled core with its vector (make setup)")
     chosen = [c for i, c in enumerate(CONFIGS) if only is None or i in only]
@@ -156,24 +179,40 @@ def differential(games: int, num_games: int, only: list[int] | None = None,
     for number, (preset, options, features, max_hands) in enumerate(CONFIGS):
         if only is not None and number not in only:
             continue
-        a, b = (vector.VectorGames(num_games, preset, max_hands=max_hands, features=features,
-                                   engine=e, threads=t, **options)
-                for e, t in (("compiled", threads), ("pure", 1)))
-        oa, ia = a.reset(seed=1000 + number)
-        ob, ib = b.reset(seed=1000 + number)
-        if not (np.array_equal(oa, ob) and all(np.array_equal(ia[k], ib[k]) for k in ia)):
-            sys.exit(f"{preset} {options}: the first decisions differ")
+        pairs = {m: tuple(vector.VectorGames(num_games, preset, max_hands=max_hands,
+                                             features=features, engine=e, threads=t,
+                                             observations=m, **options)
+                          for e, t in (("compiled", threads), ("pure", 1)))
+                 for m in modes}
+        scale = pairs[modes[0]][0].observation_scale
+        first = {m: (a.reset(seed=1000 + number), b.reset(seed=1000 + number))
+                 for m, (a, b) in pairs.items()}
+        for m, ((oa, ia), (ob, ib)) in first.items():
+            if not (_same(oa, ob) and all(_same(ia[k], ib[k]) for k in ia)):
+                sys.exit(f"{preset} {options} {m}: the first decisions differ")
+        ia = first[modes[0]][0][1]
         rng = np.random.default_rng(number)
         ended = terminated = steps = 0
         while ended < per:
             noise = rng.integers(1, 128, ia["action_mask"].shape, dtype=np.int8)
             actions = np.argmax(ia["action_mask"] * noise, axis=1)
-            ra, rb = a.step(actions), b.step(actions)
-            same = all(np.array_equal(x, y) and x.dtype == y.dtype
-                       for x, y in zip(ra[:4], rb[:4], strict=True))
-            same = same and all(np.array_equal(ra[4][k], rb[4][k]) for k in ra[4])
-            if not same:
-                sys.exit(f"{preset} {options}: step {steps} differs")
+            results = {m: (a.step(actions), b.step(actions)) for m, (a, b) in pairs.items()}
+            for m, (ra, rb) in results.items():
+                same = all(_same(x, y) for x, y in zip(ra[:4], rb[:4], strict=True))
+                same = same and ra[4].keys() == rb[4].keys()
+                same = same and all(_same(ra[4][k], rb[4][k]) for k in ra[4])
+                if not same:
+                    sys.exit(f"{preset} {options} {m}: step {steps} differs")
+            ra = results[modes[0]][0]
+            for m, (rm, _) in results.items():  # the modes agree with each other
+                same = all(_same(x, y) for x, y in zip(ra[1:4], rm[1:4], strict=True))
+                same = same and all(_same(ra[4][k], rm[4][k]) for k in ra[4])
+                if not same:
+                    sys.exit(f"{preset} {options} {modes[0]}, {m}: step {steps} differs")
+            if "float32" in results and "int8" in results:
+                f32, i8 = results["float32"][0][0], results["int8"][0][0]
+                if not np.array_equal(f32, i8.astype(np.float32) / scale):
+                    sys.exit(f"{preset} {options}: step {steps}: int8 / scale is not float32")
             ia = ra[4]
             steps += 1
             ended += int(ra[2].sum() + ra[3].sum())
@@ -187,8 +226,8 @@ def differential(games: int, num_games: int, only: list[int] | None = None,
               flush=True)
     print(f"differential: {total['games']} games ({total['terminated']} to the end, "
           f"{total['truncated']} stopped at max_hands), {total['decisions']} decisions, "
-          f"compiled and pure vectors equal at every step "
-          f"({time.perf_counter() - start:.0f} s)")
+          f"compiled and pure vectors ({', '.join(modes)}; threads {threads}) equal at "
+          f"every step ({time.perf_counter() - start:.0f} s)")
 
 
 def main() -> None:
@@ -204,12 +243,18 @@ def main() -> None:
                     help="games per vector in the differential [256]")
     ap.add_argument("--threads", type=int, default=1,
                     help="threads of the compiled vector in the differential [1]")
+    ap.add_argument("--modes", default=",".join(vector.OBSERVATIONS),
+                    help="the differential's observation modes (comma-separated) "
+                    "[float32,int8,none]")
     ap.add_argument("--configs", help="the differential's configurations to run, by number "
                     "from 0 (comma-separated; to split it over processes) [all]")
     args = ap.parse_args()
     if args.differential:
         only = [int(x) for x in args.configs.split(",")] if args.configs else None
-        differential(args.differential, args.num_games, only, args.threads)
+        modes = tuple(args.modes.split(","))
+        if not modes or any(m not in vector.OBSERVATIONS for m in modes):
+            ap.error(f"--modes: some of {', '.join(vector.OBSERVATIONS)}")
+        differential(args.differential, args.num_games, only, args.threads, modes)
     else:
         benchmark(args)
 

@@ -12,26 +12,64 @@ pub const SEQUENCE: usize = 7 * (4 + 4 * 28);
 pub const RULES_AT: usize = 2;
 pub const RULES_LEN: usize = 12;
 
+/// A value of a feature vector: `f32` (the vectors of `moon_sdk.features`) or `i8` (the same
+/// vectors with the two fractional pieces scaled to whole numbers: `tricks_taken` times 7,
+/// `scores` times the target, which must then be at most 63 for `2 * target` to fit).
+pub trait Cell: Copy {
+    const ONE: Self;
+    /// A seat's tricks taken this hand (0..=7): `taken / 7`, or `taken`.
+    fn tricks(taken: u8) -> Self;
+    /// A side's score: `score / target` clipped to [-2, 2], or `score` clipped to
+    /// [-2 * target, 2 * target].
+    fn score(score: i64, target: i64) -> Self;
+}
+
+impl Cell for f32 {
+    const ONE: f32 = 1.0;
+    #[inline]
+    fn tricks(taken: u8) -> f32 {
+        (taken as f64 / 7.0) as f32
+    }
+    #[inline]
+    fn score(score: i64, target: i64) -> f32 {
+        (score as f64 / target as f64).clamp(-2.0, 2.0) as f32
+    }
+}
+
+impl Cell for i8 {
+    const ONE: i8 = 1;
+    #[inline]
+    fn tricks(taken: u8) -> i8 {
+        taken as i8
+    }
+    #[inline]
+    fn score(score: i64, target: i64) -> i8 {
+        score.clamp(-2 * target, 2 * target) as i8
+    }
+}
+
 /// Write `seat`'s vector of `g` into `out` (`FEATURES` long, or `FEATURES + SEQUENCE` with
 /// `sequence`), which must be all zero; `seat < players`.
-pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
+pub fn write<T: Cell>(g: &Game, seat: usize, sequence: bool, out: &mut [T]) {
     let n = g.cfg.players as usize;
     // seats relative to `seat`, by table: a `%` per play was most of the cost
-    let table: [usize; 4] = std::array::from_fn(|x| (x + n - seat) % n);
+    // (and no `%` here either: a division each, a tenth of a vector row's time)
+    let wrap = |x: usize, n: usize| if x >= n { x - n } else { x };
+    let table: [usize; 4] = std::array::from_fn(|x| wrap(x + n - seat, n));
     let rel = |x: u8| table[x as usize & 3];
-    let bits = |out: &mut [f32], base: usize, mut mask: u32| {
+    let bits = |out: &mut [T], base: usize, mut mask: u32| {
         while mask != 0 {
-            out[base + mask.trailing_zeros() as usize] = 1.0;
+            out[base + mask.trailing_zeros() as usize] = T::ONE;
             mask &= mask - 1;
         }
     };
-    out[n - 3] = 1.0;
+    out[n - 3] = T::ONE;
     if (1..=4).contains(&g.phase) {
-        out[14 + g.phase as usize - 1] = 1.0;
+        out[14 + g.phase as usize - 1] = T::ONE;
     }
-    out[18 + rel(g.dealer)] = 1.0;
+    out[18 + rel(g.dealer)] = T::ONE;
     if g.phase != GAME_OVER {
-        out[22 + rel(g.current)] = 1.0;
+        out[22 + rel(g.current)] = T::ONE;
     }
     bits(out, 26, g.hands[seat]);
     if g.bidder == seat as i8 {
@@ -39,11 +77,11 @@ pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
             bits(out, 54, g.widow);
         }
         if g.discard >= 0 {
-            out[82 + g.discard as usize] = 1.0;
+            out[82 + g.discard as usize] = T::ONE;
         }
     }
     for s in 0..n {
-        out[110 + 8 * table[s] + g.bid_slots[s] as usize] = 1.0;
+        out[110 + 8 * table[s] + g.bid_slots[s] as usize] = T::ONE;
     }
     let high = g.high_bid;
     out[142
@@ -53,12 +91,12 @@ pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
             6
         } else {
             high as usize - 2
-        }] = 1.0;
+        }] = T::ONE;
     if g.bidder >= 0 {
-        out[149 + rel(g.bidder as u8)] = 1.0;
+        out[149 + rel(g.bidder as u8)] = T::ONE;
     }
     if g.trump >= 0 {
-        out[153 + g.trump as usize] = 1.0;
+        out[153 + g.trump as usize] = T::ONE;
     }
     let current = &g.trick[..g.trick_len as usize];
     // the tiles each seat played this hand: what left its hand other than a discard
@@ -75,19 +113,19 @@ pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
         bits(out, 162 + 28 * table[s], had & !g.hands[s]);
     }
     for &(s, tile) in current {
-        out[274 + 28 * rel(s) + tile as usize] = 1.0;
+        out[274 + 28 * rel(s) + tile as usize] = T::ONE;
     }
     if let Some(&(leader, _)) = current.first() {
-        out[386 + rel(leader)] = 1.0;
+        out[386 + rel(leader)] = T::ONE;
     }
     for (s, &taken) in g.tricks_taken[..n].iter().enumerate() {
-        out[390 + rel(s as u8)] = (taken as f64 / 7.0) as f32;
+        out[390 + rel(s as u8)] = T::tricks(taken);
     }
     let sides = g.cfg.sides as usize;
     let mine = g.side_of(seat as u8) as usize;
-    let target = g.cfg.target as f64;
+    let target = g.cfg.target;
     for (side, &score) in g.scores[..sides].iter().enumerate() {
-        out[394 + (side + sides - mine) % sides] = (score as f64 / target).clamp(-2.0, 2.0) as f32;
+        out[394 + wrap(side + sides - mine, sides)] = T::score(score, target);
     }
     if sequence {
         let plays =
@@ -101,9 +139,9 @@ pub fn write(g: &Game, seat: usize, sequence: bool, out: &mut [f32]) {
                 });
         for (i, trick) in plays.enumerate() {
             let at = FEATURES + i * (4 + 4 * 28);
-            out[at + rel(trick[0].0)] = 1.0;
+            out[at + rel(trick[0].0)] = T::ONE;
             for (position, &(_, tile)) in trick.iter().enumerate() {
-                out[at + 4 + 28 * position + tile as usize] = 1.0;
+                out[at + 4 + 28 * position + tile as usize] = T::ONE;
             }
         }
     }

@@ -761,7 +761,9 @@ unsafe fn out_slice<'a, T: Element>(
 
 /// The arrays a step writes, as `moon_sdk.vector` allocates them.
 struct OutBufs {
-    obs: PyBuffer<f32>,
+    /// The observations in the vector's mode (float32, int8, or unused).
+    obs: Option<PyBuffer<f32>>,
+    obs8: Option<PyBuffer<i8>>,
     mask: PyBuffer<i8>,
     seats: PyBuffer<i64>,
     seeds: PyBuffer<i64>,
@@ -769,15 +771,25 @@ struct OutBufs {
     terminated: PyBuffer<u8>,
     truncated: PyBuffer<u8>,
     final_scores: PyBuffer<i64>,
+    legal: PyBuffer<i8>,
+    legal_count: PyBuffer<i8>,
 }
 
 impl OutBufs {
-    fn get(out: &Bound<'_, PyTuple>) -> PyResult<OutBufs> {
-        if out.len() != 8 {
-            return Err(PyValueError::new_err("out must be 8 arrays"));
+    fn get(out: &Bound<'_, PyTuple>, mode: vector::ObsMode) -> PyResult<OutBufs> {
+        if out.len() != 10 {
+            return Err(PyValueError::new_err("out must be 10 arrays"));
         }
+        let obs = out.get_item(0)?;
         Ok(OutBufs {
-            obs: PyBuffer::get(&out.get_item(0)?)?,
+            obs: match mode {
+                vector::ObsMode::F32 => Some(PyBuffer::get(&obs)?),
+                _ => None,
+            },
+            obs8: match mode {
+                vector::ObsMode::I8 => Some(PyBuffer::get(&obs)?),
+                _ => None,
+            },
             mask: PyBuffer::get(&out.get_item(1)?)?,
             seats: PyBuffer::get(&out.get_item(2)?)?,
             seeds: PyBuffer::get(&out.get_item(3)?)?,
@@ -785,16 +797,23 @@ impl OutBufs {
             terminated: PyBuffer::get(&out.get_item(5)?)?,
             truncated: PyBuffer::get(&out.get_item(6)?)?,
             final_scores: PyBuffer::get(&out.get_item(7)?)?,
+            legal: PyBuffer::get(&out.get_item(8)?)?,
+            legal_count: PyBuffer::get(&out.get_item(9)?)?,
         })
     }
 
     fn slices(&self, v: &vector::Vector) -> PyResult<vector::Out<'_>> {
         let k = v.num_games();
         let (n, sides) = (v.cfg.players as usize, v.cfg.sides as usize);
-        // Safety: see out_slice; the Python wrapper passes 8 distinct arrays.
+        // Safety: see out_slice; the Python wrapper passes 10 distinct arrays.
         unsafe {
+            let obs = match (&self.obs, &self.obs8) {
+                (Some(b), _) => vector::Obs::F32(out_slice(b, k * v.width(), "obs")?),
+                (_, Some(b)) => vector::Obs::I8(out_slice(b, k * v.width(), "obs")?),
+                _ => vector::Obs::None,
+            };
             Ok(vector::Out {
-                obs: out_slice(&self.obs, k * v.width(), "obs")?,
+                obs,
                 mask: out_slice(&self.mask, k * game::NUM_ACTIONS as usize, "mask")?,
                 seats: out_slice(&self.seats, k, "seats")?,
                 seeds: out_slice(&self.seeds, k, "seeds")?,
@@ -802,14 +821,17 @@ impl OutBufs {
                 terminated: out_slice(&self.terminated, k, "terminated")?,
                 truncated: out_slice(&self.truncated, k, "truncated")?,
                 final_scores: out_slice(&self.final_scores, k * sides, "final_scores")?,
+                legal: out_slice(&self.legal, k * vector::MAX_LEGAL, "legal_actions")?,
+                legal_count: out_slice(&self.legal_count, k, "legal_count")?,
             })
         }
     }
 }
 
 /// N games stepped in one call, for `moon_sdk.vector.VectorGames` (which documents the
-/// arrays): `VectorCore(ruleset, num_games, max_hands, sequence, rules)`, `rules` the 12
-/// values of the vectors' `rules` piece.
+/// arrays): `VectorCore(ruleset, num_games, max_hands, sequence, rules, threads,
+/// observations)`, `rules` the 12 values of the vectors' `rules` piece, `observations`
+/// `"float32"`, `"int8"` (a target of at most 63) or `"none"`.
 #[pyclass(module = "moon_engine", name = "VectorCore")]
 pub struct VectorCore {
     v: vector::Vector,
@@ -822,7 +844,8 @@ pub struct VectorCore {
 #[pymethods]
 impl VectorCore {
     #[new]
-    #[pyo3(signature = (ruleset, num_games, max_hands, sequence, rules, threads = 1))]
+    #[pyo3(signature = (ruleset, num_games, max_hands, sequence, rules, threads = 1,
+                        observations = "float32"))]
     fn new(
         ruleset: &Bound<'_, PyAny>,
         num_games: usize,
@@ -830,8 +853,24 @@ impl VectorCore {
         sequence: bool,
         rules: Vec<f32>,
         threads: usize,
+        observations: &str,
     ) -> PyResult<Self> {
         let cfg = config(ruleset)?;
+        let mode = match observations {
+            "float32" => vector::ObsMode::F32,
+            "int8" if cfg.target <= 63 => vector::ObsMode::I8,
+            "int8" => {
+                return Err(PyValueError::new_err(
+                    "int8 observations need a target of at most 63 (2 * target in an int8)",
+                ));
+            }
+            "none" => vector::ObsMode::None,
+            _ => {
+                return Err(PyValueError::new_err(
+                    "observations must be 'float32', 'int8' or 'none'",
+                ));
+            }
+        };
         let rules: [f32; RULES_LEN] = rules
             .try_into()
             .map_err(|_| PyValueError::new_err(format!("rules must be {RULES_LEN} values")))?;
@@ -841,17 +880,18 @@ impl VectorCore {
             ));
         }
         Ok(VectorCore {
-            v: vector::Vector::new(cfg, num_games, max_hands, sequence, rules),
+            v: vector::Vector::new(cfg, num_games, max_hands, sequence, rules, mode),
             ruleset: ruleset.clone().unbind(),
             threads,
         })
     }
 
     /// Start every game, seeds from `seed`'s stream, writing their first decisions into
-    /// `out` (obs, mask, seats, seeds, rewards, terminated, truncated, final_scores; the
-    /// last four are left as they are).
+    /// `out` (obs, mask, seats, seeds, rewards, terminated, truncated, final_scores,
+    /// legal_actions, legal_count; rewards, the flags and final_scores are left as they
+    /// are).
     fn reset(&mut self, seed: u64, out: &Bound<'_, PyTuple>) -> PyResult<()> {
-        let bufs = OutBufs::get(out)?;
+        let bufs = OutBufs::get(out, self.v.mode)?;
         let mut o = bufs.slices(&self.v)?;
         self.v.reset(seed, &mut o);
         Ok(())
@@ -885,7 +925,7 @@ impl VectorCore {
                 format!("game {i}: {}", self.v.games[i].why_illegal(a)),
             ));
         }
-        let bufs = OutBufs::get(out)?;
+        let bufs = OutBufs::get(out, self.v.mode)?;
         let mut o = bufs.slices(&self.v)?;
         let (v, threads) = (&mut self.v, self.threads);
         py.detach(|| v.step(acts, &mut o, threads));
@@ -942,6 +982,7 @@ fn moon_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_playout, m)?)?;
     m.add_function(wrap_pyfunction!(quick_count, m)?)?;
     m.add("DEAL_VERSION", deal::DEAL_VERSION)?;
+    m.add("MAX_LEGAL", vector::MAX_LEGAL)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

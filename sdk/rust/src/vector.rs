@@ -1,12 +1,60 @@
 //! N games stepped together (`moon_sdk.vector.VectorGames` on the compiled core): each
 //! step applies one action per game and writes every game's next decision (features of
-//! the seat to act, legal-action mask, seat), rewards and end flags into flat arrays;
-//! an ended game restarts with the next seed of a splitmix64 stream. No Python here.
+//! the seat to act as float32, int8 or not at all, legal-action mask and list, seat),
+//! rewards and end flags into flat arrays; an ended game restarts with the next seed of a
+//! splitmix64 stream. No Python here.
 
 use std::sync::{Arc, mpsc};
 
-use crate::features::{self, FEATURES, RULES_AT, RULES_LEN, SEQUENCE};
+use crate::features::{self, Cell, FEATURES, RULES_AT, RULES_LEN, SEQUENCE};
 use crate::game::{Config, GAME_OVER, Game, NUM_ACTIONS};
+
+/// The most legal actions a decision can have, the width of the legal-action lists: 9.
+/// By phase (docs/rules.md): a bid is a pass or one of 3..7 and 21, at most 7 (min_bid 3);
+/// a discard is one of the bidder's 7 tiles and the widow, 8; trumps are the numbers 0..6,
+/// doubles and no trumps, 9; a play is a tile of a hand of at most 7. So 9, reached at
+/// every trump decision of a ruleset with 0-0, doubles and no trumps (moon3, moon4).
+pub const MAX_LEGAL: usize = 9;
+
+/// What a step writes of the observations: the float32 vectors, the same as int8 (see
+/// `features::Cell`), or none.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ObsMode {
+    F32,
+    I8,
+    None,
+}
+
+/// The observation array of `Out`, as its mode has it (`None`: not written).
+pub enum Obs<'a> {
+    F32(&'a mut [f32]),
+    I8(&'a mut [i8]),
+    None,
+}
+
+impl<'a> Obs<'a> {
+    fn reborrow(&mut self) -> Obs<'_> {
+        match self {
+            Obs::F32(x) => Obs::F32(x),
+            Obs::I8(x) => Obs::I8(x),
+            Obs::None => Obs::None,
+        }
+    }
+
+    fn split(self, at: usize) -> (Obs<'a>, Obs<'a>) {
+        match self {
+            Obs::F32(x) => {
+                let (a, b) = x.split_at_mut(at);
+                (Obs::F32(a), Obs::F32(b))
+            }
+            Obs::I8(x) => {
+                let (a, b) = x.split_at_mut(at);
+                (Obs::I8(a), Obs::I8(b))
+            }
+            Obs::None => (Obs::None, Obs::None),
+        }
+    }
+}
 
 /// The next value of a splitmix64 stream (`state` advanced); `moon_sdk.vector` has the
 /// same generator for the pure engine.
@@ -18,11 +66,13 @@ pub fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Where a step writes, each a whole C-order array: `obs[N * width]`, `mask[N * 72]`,
-/// `seats[N]`, `seeds[N]`, `rewards[N * players]`, `terminated[N]`, `truncated[N]`
-/// (0 or 1), `final_scores[N * sides]` (an ended game's scores, else 0).
+/// Where a step writes, each a whole C-order array: `obs[N * width]` (by the mode),
+/// `mask[N * 72]`, `seats[N]`, `seeds[N]`, `rewards[N * players]`, `terminated[N]`,
+/// `truncated[N]` (0 or 1), `final_scores[N * sides]` (an ended game's scores, else 0),
+/// `legal[N * MAX_LEGAL]` (each row the legal actions ascending, then -1) and
+/// `legal_count[N]`.
 pub struct Out<'a> {
-    pub obs: &'a mut [f32],
+    pub obs: Obs<'a>,
     pub mask: &'a mut [i8],
     pub seats: &'a mut [i64],
     pub seeds: &'a mut [i64],
@@ -30,6 +80,14 @@ pub struct Out<'a> {
     pub terminated: &'a mut [u8],
     pub truncated: &'a mut [u8],
     pub final_scores: &'a mut [i64],
+    pub legal: &'a mut [i8],
+    pub legal_count: &'a mut [i8],
+}
+
+/// The `rules` piece of the vectors, in both kinds.
+struct Rules {
+    f32: [f32; RULES_LEN],
+    i8: [i8; RULES_LEN],
 }
 
 pub struct Vector {
@@ -39,7 +97,11 @@ pub struct Vector {
     stream: u64,
     pub max_hands: u64,
     pub sequence: bool,
-    rules: [f32; RULES_LEN],
+    pub mode: ObsMode,
+    rules: Rules,
+    /// Each game's legal actions now, bit `a` for action `a` (written with its row): the
+    /// check of a step's actions reads these 16 bytes a game, not the games.
+    legal: Vec<u128>,
     /// In a `Mutex` only to be `Sync` (a Python class must be); `step` has `&mut self`.
     pool: std::sync::Mutex<Pool>,
 }
@@ -52,6 +114,7 @@ impl Vector {
         max_hands: u64,
         sequence: bool,
         rules: [f32; RULES_LEN],
+        mode: ObsMode,
     ) -> Vector {
         Vector {
             cfg,
@@ -60,7 +123,12 @@ impl Vector {
             stream: 0,
             max_hands,
             sequence,
-            rules,
+            mode,
+            rules: Rules {
+                f32: rules,
+                i8: rules.map(|x| x as i8),
+            },
+            legal: vec![0; num_games],
             pool: Default::default(),
         }
     }
@@ -69,8 +137,11 @@ impl Vector {
         self.seeds.len()
     }
 
+    /// Length of an observation row (0 when none is written).
     pub fn width(&self) -> usize {
-        if self.sequence {
+        if self.mode == ObsMode::None {
+            0
+        } else if self.sequence {
             FEATURES + SEQUENCE
         } else {
             FEATURES
@@ -81,17 +152,24 @@ impl Vector {
         splitmix64(&mut self.stream) >> 1
     }
 
-    fn row(&self, i: usize, out: &mut Out<'_>) {
-        let (w, a) = (self.width(), NUM_ACTIONS as usize);
-        write_row(
+    fn shape(&self) -> Shape {
+        Shape {
+            players: self.cfg.players as usize,
+            sides: self.cfg.sides as usize,
+            width: self.width(),
+            max_hands: self.max_hands,
+            sequence: self.sequence,
+        }
+    }
+
+    fn row(&mut self, i: usize, out: &mut Out<'_>) {
+        self.legal[i] = write_row(
             &self.games[i],
             self.seeds[i],
-            self.sequence,
+            &self.shape(),
             &self.rules,
-            &mut out.obs[i * w..(i + 1) * w],
-            &mut out.mask[i * a..(i + 1) * a],
-            &mut out.seats[i],
-            &mut out.seeds[i],
+            out,
+            i,
         );
     }
 
@@ -116,14 +194,13 @@ impl Vector {
         }
     }
 
-    /// The first game whose action is not legal, `(game, action)`, if any.
+    /// The first game whose action is not legal, `(game, action)`, if any (after `reset`).
     pub fn first_illegal(&self, actions: &[i64]) -> Option<(usize, i64)> {
-        self.games
+        self.legal
             .iter()
             .zip(actions)
-            .enumerate()
-            .find(|(_, (g, a))| !g.is_legal(**a))
-            .map(|(i, (_, a))| (i, *a))
+            .position(|(&bits, &a)| !(0..NUM_ACTIONS as i64).contains(&a) || bits >> a & 1 == 0)
+            .map(|i| (i, actions[i]))
     }
 
     /// Play `actions[i]` in game `i` (all legal: `first_illegal` is None) and write the
@@ -135,19 +212,14 @@ impl Vector {
     pub fn step(&mut self, actions: &[i64], out: &mut Out<'_>, threads: usize) {
         let k = self.num_games();
         let threads = threads.clamp(1, k);
-        let shape = Shape {
-            players: self.cfg.players as usize,
-            sides: self.cfg.sides as usize,
-            width: self.width(),
-            max_hands: self.max_hands,
-            sequence: self.sequence,
-        };
+        let shape = self.shape();
         let ended: Vec<usize>;
         {
             let rules = &self.rules;
             let seeds = &self.seeds[..];
             let per = k.div_ceil(threads);
             let mut games = &mut self.games[..];
+            let mut legal = &mut self.legal[..];
             let mut acts = actions;
             let mut rest = out.reborrow();
             let mut shares = Vec::with_capacity(threads);
@@ -155,10 +227,12 @@ impl Vector {
             while at < k {
                 let m = per.min(k - at);
                 let (g, more) = games.split_at_mut(m);
+                let (l, more_legal) = legal.split_at_mut(m);
                 let (a, more_acts) = acts.split_at(m);
                 let (o, more_out) = rest.split(m, &shape);
-                shares.push((at, g, a, o));
+                shares.push((at, g, l, a, o));
                 games = more;
+                legal = more_legal;
                 acts = more_acts;
                 rest = more_out;
                 at += m;
@@ -168,9 +242,10 @@ impl Vector {
             let jobs: Vec<Job<'_>> = shares
                 .into_iter()
                 .zip(results.iter_mut())
-                .map(|((at, g, a, mut o), r)| -> Job<'_> {
+                .map(|((at, g, l, a, mut o), r)| -> Job<'_> {
                     Box::new(move || {
-                        *r = step_share(shape, rules, &seeds[at..at + g.len()], g, a, &mut o, at)
+                        let seeds = &seeds[at..at + g.len()];
+                        *r = step_share(shape, rules, seeds, g, l, a, &mut o, at)
                     })
                 })
                 .collect();
@@ -268,7 +343,7 @@ struct Shape {
 impl<'a> Out<'a> {
     fn reborrow(&mut self) -> Out<'_> {
         Out {
-            obs: self.obs,
+            obs: self.obs.reborrow(),
             mask: self.mask,
             seats: self.seats,
             seeds: self.seeds,
@@ -276,12 +351,14 @@ impl<'a> Out<'a> {
             terminated: self.terminated,
             truncated: self.truncated,
             final_scores: self.final_scores,
+            legal: self.legal,
+            legal_count: self.legal_count,
         }
     }
 
     /// The arrays of the first `m` games, and of the rest.
     fn split(self, m: usize, s: &Shape) -> (Out<'a>, Out<'a>) {
-        let (obs, obs2) = self.obs.split_at_mut(m * s.width);
+        let (obs, obs2) = self.obs.split(m * s.width);
         let (mask, mask2) = self.mask.split_at_mut(m * NUM_ACTIONS as usize);
         let (seats, seats2) = self.seats.split_at_mut(m);
         let (seeds, seeds2) = self.seeds.split_at_mut(m);
@@ -289,6 +366,8 @@ impl<'a> Out<'a> {
         let (terminated, terminated2) = self.terminated.split_at_mut(m);
         let (truncated, truncated2) = self.truncated.split_at_mut(m);
         let (final_scores, final2) = self.final_scores.split_at_mut(m * s.sides);
+        let (legal, legal2) = self.legal.split_at_mut(m * MAX_LEGAL);
+        let (legal_count, legal_count2) = self.legal_count.split_at_mut(m);
         (
             Out {
                 obs,
@@ -299,6 +378,8 @@ impl<'a> Out<'a> {
                 terminated,
                 truncated,
                 final_scores,
+                legal,
+                legal_count,
             },
             Out {
                 obs: obs2,
@@ -309,37 +390,56 @@ impl<'a> Out<'a> {
                 terminated: terminated2,
                 truncated: truncated2,
                 final_scores: final2,
+                legal: legal2,
+                legal_count: legal_count2,
             },
         )
     }
 }
 
-/// Game `g`'s next decision into its row: features of the seat to act (`rules` in its
-/// piece), the legal-action mask, the seat and the game's seed.
-#[allow(clippy::too_many_arguments)]
+/// Game `g`'s next decision into row `i` of `out`: features of the seat to act (`rules`
+/// in its piece) in the observation's mode, the legal-action mask and list, the seat and
+/// the game's seed. Returns the legal actions as a bitset (bit `a`: action `a`).
 #[inline]
-fn write_row(
-    g: &Game,
-    seed: u64,
-    sequence: bool,
-    rules: &[f32; RULES_LEN],
-    obs: &mut [f32],
-    mask: &mut [i8],
-    seat_out: &mut i64,
-    seed_out: &mut i64,
-) {
-    obs.fill(0.0);
+fn write_row(g: &Game, seed: u64, s: &Shape, rules: &Rules, out: &mut Out<'_>, i: usize) -> u128 {
     let seat = g.current as usize;
-    features::write(g, seat, sequence, obs);
-    obs[RULES_AT..RULES_AT + RULES_LEN].copy_from_slice(rules);
-    mask.fill(0);
+    let w = s.width;
+    match &mut out.obs {
+        Obs::F32(obs) => features_row(g, seat, s.sequence, &rules.f32, &mut obs[i * w..][..w]),
+        Obs::I8(obs) => features_row(g, seat, s.sequence, &rules.i8, &mut obs[i * w..][..w]),
+        Obs::None => {}
+    }
     let mut legal = [0u8; 32];
     let k = g.legal_actions(&mut legal);
-    for &x in &legal[..k] {
+    assert!(k <= MAX_LEGAL, "more legal actions than MAX_LEGAL");
+    let a = NUM_ACTIONS as usize;
+    let mask = &mut out.mask[i * a..][..a];
+    let list = &mut out.legal[i * MAX_LEGAL..][..MAX_LEGAL];
+    mask.fill(0);
+    list.fill(-1);
+    let mut bits = 0u128;
+    for (slot, &x) in list.iter_mut().zip(&legal[..k]) {
         mask[x as usize] = 1;
+        *slot = x as i8;
+        bits |= 1 << x;
     }
-    *seat_out = seat as i64;
-    *seed_out = seed as i64;
+    out.legal_count[i] = k as i8;
+    out.seats[i] = seat as i64;
+    out.seeds[i] = seed as i64;
+    bits
+}
+
+#[inline]
+fn features_row<T: Cell + Default>(
+    g: &Game,
+    seat: usize,
+    sequence: bool,
+    rules: &[T; RULES_LEN],
+    obs: &mut [T],
+) {
+    obs.fill(T::default());
+    features::write(g, seat, sequence, obs);
+    obs[RULES_AT..RULES_AT + RULES_LEN].copy_from_slice(rules);
 }
 
 /// Hints that game `g` is wanted soon: the games are apart in memory, and at N = 1024 a
@@ -373,18 +473,20 @@ fn prefetch_history(g: &Game) {
 /// Step `games` (game `at + j` is `games[j]`, its arrays `out`'s row `j`): apply each
 /// action, write its rewards and flags and, if it goes on, its next row. Returns the
 /// (global) numbers of the games that ended, ascending, which the caller restarts.
+#[allow(clippy::too_many_arguments)]
 fn step_share(
     s: &Shape,
-    rules: &[f32; RULES_LEN],
+    rules: &Rules,
     seeds: &[u64],
     games: &mut [Game],
+    legal: &mut [u128],
     actions: &[i64],
     out: &mut Out<'_>,
     at: usize,
 ) -> Vec<usize> {
     const FAR: usize = 8;
     const NEAR: usize = 3;
-    let (n, sides, w, a) = (s.players, s.sides, s.width, NUM_ACTIONS as usize);
+    let (n, sides) = (s.players, s.sides);
     let mut ended = Vec::new();
     for g in games.iter().take(FAR) {
         prefetch_struct(g);
@@ -421,16 +523,7 @@ fn step_share(
             ended.push(at + i);
         } else {
             fin.fill(0);
-            write_row(
-                g,
-                seeds[i],
-                s.sequence,
-                rules,
-                &mut out.obs[i * w..(i + 1) * w],
-                &mut out.mask[i * a..(i + 1) * a],
-                &mut out.seats[i],
-                &mut out.seeds[i],
-            );
+            legal[i] = write_row(g, seeds[i], s, rules, out, i);
         }
     }
     ended
