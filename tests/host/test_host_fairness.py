@@ -228,13 +228,14 @@ def test_client_key(address: str | None, key: str) -> None:
 
 
 def slow_bot(tmp: Path, flag: Path) -> Path:
-    """The random bot thinking 0.8 s a decision (inside the competitions' 1 s) while
-    ``flag`` exists: legal, but its games then last some 30 s against the others' one. The
+    """The random bot thinking 0.8 s a decision (inside the competitions' 1 s) in the games
+    it starts while ``flag`` exists (a game it was playing then stays fast, and soon over):
+    legal, but those games last some 30 s against the others' one. The
     test makes ``flag`` once every bot is validated: its validation game, at that pace, was
     30 s of waiting for nothing the test checks, and its games with the first bots
     validated (all its own while two are active) filled both slots for two minutes more,
     the others' validation games waiting behind them."""
-    folder = sleepy_example(tmp / "slow", "random", 0.8, flag)
+    folder = sleepy_example(tmp / "slow", "random", 0.8, flag, whole_games=True)
     (folder / "bot.toml").write_text((folder / "bot.toml").read_text().replace(
         'name = "random"', 'name = "slowbot"'))
     return folder
