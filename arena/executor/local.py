@@ -254,6 +254,12 @@ class LocalExecutor:
                               f"(one of {', '.join(PROBES)})")
         async with self._slots:
             forks = await self.start_fork_server(request.bots)
+            if self._stack is None:
+                # the executor stopped while this game waited for a slot or for the fork
+                # server: its referee has aborted the games it had, and a match made now
+                # would wait out its start-up limit (its bots cannot join a stopped server)
+                raise InfrastructureError(f"game {request.game_id}: stopped with the "
+                                          "executor")
             t0 = time.monotonic()
             forked = forks is not None and any(forks.usable_for(b) for b in request.bots)
             try:

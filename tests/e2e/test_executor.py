@@ -138,6 +138,31 @@ def test_an_aborted_game_is_an_infrastructure_error_not_a_result(tmp_path, monke
         "aborted"
 
 
+def test_a_game_that_waits_for_a_slot_at_the_stop_is_not_started(tmp_path):
+    # one slot: "first" plays, "second" waits for the slot when the executor stops. The
+    # referee aborts "first"; "second" then gets the slot but is refused, not started (a
+    # match made after the referee's shutdown was no game it aborted: it waited out its
+    # start-up limit against a stopping server, and the host's stop with it)
+    bots = [example("random")] * 3
+
+    async def go() -> list[FinishedGame | BaseException]:
+        async with LocalExecutor(tmp_path / "records", 1, grace_s=0.0) as ex:  # the host's
+            tasks = [asyncio.create_task(ex.play(request(g, bots, seed)))
+                     for g, seed in (("first", 1), ("second", 2))]
+            assert ex._referee is not None
+            while "first" not in ex._referee.matches:
+                await asyncio.sleep(0.01)
+        return await asyncio.gather(*tasks, return_exceptions=True)
+
+    first, second = asyncio.run(go())
+    assert isinstance(first, InfrastructureError), first
+    assert load_record(tmp_path / "records" / "first.json")["result"]["termination"] == \
+        "aborted"
+    assert isinstance(second, InfrastructureError), second
+    assert str(second) == "game second: stopped with the executor"
+    assert not (tmp_path / "records" / "second.json").exists()
+
+
 def test_a_bad_request_is_the_callers_config_error(tmp_path):
     [err] = play(tmp_path, request("two", [example("random")] * 2))
     assert isinstance(err, ConfigError) and "3 bots are needed" in str(err)

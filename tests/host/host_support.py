@@ -508,21 +508,28 @@ def flaky_bot(counter: Path) -> bytes:
     return tar_files(files)
 
 
-def sleepy_example(folder: Path, example: str, seconds: float, flag: Path | None = None
-                   ) -> Path:
+def sleepy_example(folder: Path, example: str, seconds: float, flag: Path | None = None,
+                   *, whole_games: bool = False) -> Path:
     """The example bot ``example`` copied to ``folder``, sleeping ``seconds`` before each
-    decision (while the file ``flag`` exists, if one is given): a sleep costs no CPU, so
-    its games last longer and a host playing them burns less; ``folder``."""
+    decision (while the file ``flag`` exists, if one is given; with ``whole_games``, in
+    the games where it existed at the bot's first decision: a game is slow throughout or
+    not at all): a sleep costs no CPU, so its games last longer and a host playing them
+    burns less; ``folder``."""
     shutil.copytree(EXAMPLES / example, folder,
                     ignore=shutil.ignore_patterns("__pycache__"))
     source = (folder / "bot.py").read_text()
     assert "    def act(self, obs):\n" in source and "\nfrom moon_sdk import" in source
     sleep = f"        time.sleep({seconds})\n"
-    if flag is not None:
+    if flag is not None and whole_games:  # a bot process plays one game
+        sleep = ("        global SLOW\n        if SLOW is None:\n"
+                 f"            SLOW = os.path.exists({str(flag)!r})\n"
+                 "        if SLOW:\n    " + sleep)
+    elif flag is not None:
         sleep = f"        if os.path.exists({str(flag)!r}):\n    " + sleep
     (folder / "bot.py").write_text(source.replace(
         "    def act(self, obs):\n", "    def act(self, obs):\n" + sleep, 1)
-        .replace("\nfrom moon_sdk import", "\nimport os\nimport time\n\nfrom moon_sdk import", 1))
+        .replace("\nfrom moon_sdk import",
+                 "\nimport os\nimport time\n\nSLOW = None\nfrom moon_sdk import", 1))
     return folder
 
 

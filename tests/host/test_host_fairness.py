@@ -228,11 +228,14 @@ def test_client_key(address: str | None, key: str) -> None:
 
 
 def slow_bot(tmp: Path, flag: Path) -> Path:
-    """The random bot thinking 0.8 s a decision (inside the competitions' 1 s) while
-    ``flag`` exists: legal, but its games then last some 30 s against the others' one. The
-    test makes ``flag`` once it is validated: its validation game, at that pace, was 30 s
-    of waiting for nothing the test checks."""
-    folder = sleepy_example(tmp / "slow", "random", 0.8, flag)
+    """The random bot thinking 0.8 s a decision (inside the competitions' 1 s) in the games
+    it starts while ``flag`` exists (a game it was playing then stays fast, and soon over):
+    legal, but those games last some 30 s against the others' one. The
+    test makes ``flag`` once every bot is validated: its validation game, at that pace, was
+    30 s of waiting for nothing the test checks, and its games with the first bots
+    validated (all its own while two are active) filled both slots for two minutes more,
+    the others' validation games waiting behind them."""
+    folder = sleepy_example(tmp / "slow", "random", 0.8, flag, whole_games=True)
     (folder / "bot.toml").write_text((folder / "bot.toml").read_text().replace(
         'name = "random"', 'name = "slowbot"'))
     return folder
@@ -258,28 +261,35 @@ def test_a_slow_bot_sits_in_at_most_half_the_running_games(tmp_path: Path,
             r = h.submit(token, tar_folder(folder_, rename=name))
             assert r.status_code == 201, r.text
             owners[name] = (token, r.json()["id"])
-        token, slow_id = owners["slowbot"]
-        assert h.wait_version(token, slow_id, timeout=600)["status"] == "active"
-        slow.touch()  # slow from its next decision on, in whatever game
+        _, slow_id = owners["slowbot"]
         for token, v in owners.values():
             assert h.wait_version(token, v, timeout=600)["status"] == "active"
+        slow.touch()  # slow from its next decision on, in whatever game
 
         def running() -> list[dict]:
             return h.ok("GET", "/api/games?status=running&limit=500")["games"]
 
-        # from the moment the slow bot's first game runs until it is over: never two of
-        # its games at once, and the others' games go on meanwhile
-        first = wait_for(lambda: next((g for g in running() if slow_id in
-                                       [x["version_id"] for x in g["seats"]]), None),
+        def finished() -> list[dict]:
+            return h.ok("GET", "/api/games?status=finished&limit=500")["games"]
+
+        def has_slow(g: dict) -> bool:
+            return slow_id in [x["version_id"] for x in g["seats"]]
+
+        # from the moment a game of the slow bot that started after it was made slow
+        # runs until it is over: never two of its games at once, and the others' games
+        # go on meanwhile (those finished since)
+        started_fast = {g["id"] for g in running()}
+        first = wait_for(lambda: next((g for g in running() if has_slow(g)
+                                       and g["id"] not in started_fast), None),
                          300, "a game of the slow bot")
+        done_before = {g["id"] for g in finished()}
         seen_at_once, others_done = 0, set()
         while True:
             now = running()
-            slow_games = [g for g in now if slow_id in [x["version_id"] for x in g["seats"]]]
-            seen_at_once = max(seen_at_once, len(slow_games))
-            done = h.ok("GET", "/api/games?status=finished&limit=500")["games"]
+            seen_at_once = max(seen_at_once, len([g for g in now if has_slow(g)]))
+            done = finished()
             others_done |= {g["id"] for g in done
-                            if slow_id not in [x["version_id"] for x in g["seats"]]}
+                            if not has_slow(g) and g["id"] not in done_before}
             if first["id"] in {g["id"] for g in done} or len(others_done) >= 12:
                 break
             time.sleep(0.2)
