@@ -54,7 +54,12 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from .features import INFORMATION_STATE_SIZE, OBSERVATION_SIZE, observation_features
+from .features import (
+    INFORMATION_STATE_SIZE,
+    OBSERVATION_PIECES,
+    OBSERVATION_SIZE,
+    observation_features,
+)
 from .local import resolve_ruleset
 from .pettingzoo_env import _Features
 from .rules import GameState as PureGameState
@@ -75,10 +80,22 @@ piece holds a score clipped to twice the target, at most 126."""
 
 _GAME_OVER = Phase.GAME_OVER
 _MASK64 = (1 << 64) - 1
-_RULES = slice(2, 14)
+
+
+def _piece(name: str) -> slice:
+    """Where the piece ``name`` of :data:`OBSERVATION_PIECES` lies in a feature vector."""
+    at = 0
+    for piece, size in OBSERVATION_PIECES:
+        if piece == name:
+            return slice(at, at + size)
+        at += size
+    raise KeyError(name)
+
+
+_RULES = _piece("rules")
 """The ``rules`` piece of a feature vector."""
-_TRICKS = slice(390, 394)
-_SCORES = slice(394, 397)
+_TRICKS = _piece("tricks_taken")
+_SCORES = _piece("scores")
 """The fractional pieces of a feature vector: ``tricks_taken`` (/7), ``scores`` (/target)."""
 
 
